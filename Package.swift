@@ -1,0 +1,67 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "swift-iap",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "IAPCore", targets: ["IAPCore"]),
+        .library(name: "IAPCrypto", targets: ["IAPCrypto"]),
+        .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
+        .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
+        .library(name: "IAPTesting", targets: ["IAPTesting"]),
+        .executable(name: "iap", targets: ["iap"]),
+    ],
+    targets: [
+        // MARK: - Core
+        .target(name: "IAPCore"),
+
+        // MARK: - Backends
+        .systemLibrary(
+            name: "CIAPOpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(
+            name: "IAPCrypto",
+            dependencies: ["IAPCore", "CIAPOpenSSL"],
+            resources: [.copy("Resources/AppleRootCA-G3.cer")]
+        ),
+        .target(name: "IAPStorageFile", dependencies: ["IAPCore"]),
+        .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
+
+        // MARK: - Test support
+        .target(name: "IAPTesting", dependencies: ["IAPCore", "IAPCrypto"]),
+
+        // MARK: - Tool and examples
+        .executableTarget(
+            name: "iap",
+            dependencies: ["IAPCore", "IAPCrypto", "IAPStorageFile", "IAPTransportURLSession", "IAPTesting"],
+            path: "Sources/Examples/iap",
+            resources: [.copy("Samples")]
+        ),
+
+        // MARK: - Tests
+        .testTarget(name: "IAPCoreTests", dependencies: ["IAPCore", "IAPTesting"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "IAPCryptoTests",
+            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "IAPStorageFileTests", dependencies: ["IAPCore", "IAPStorageFile", "IAPTesting"]),
+        .testTarget(
+            name: "IAPTransportURLSessionTests",
+            dependencies: ["IAPCore", "IAPTransportURLSession", "IAPTesting"]
+        ),
+        .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPTesting"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
+    ]
+)
+
+for target in package.targets where [.regular, .test, .executable].contains(target.type) {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,2 @@
+/// The namespace of the OpenSSL-backed cryptography.
+public enum IAPCrypto {}

@@ -1,0 +1,2 @@
+/// The namespace of the file-based JSON entitlement store.
+public enum IAPStorageFile {}

@@ -1,0 +1,2 @@
+/// The namespace of the `URLSession` transport.
+public enum IAPTransportURLSession {}
