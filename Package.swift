@@ -24,8 +24,7 @@ let package = Package(
         ),
         .target(
             name: "IAPCrypto",
-            dependencies: ["IAPCore", "CIAPOpenSSL"],
-            resources: [.copy("Resources/AppleRootCA-G3.cer")]
+            dependencies: ["IAPCore", "CIAPOpenSSL"]
         ),
         .target(name: "IAPStorageFile", dependencies: ["IAPCore"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
@@ -37,8 +36,7 @@ let package = Package(
         .executableTarget(
             name: "iap",
             dependencies: ["IAPCore", "IAPCrypto", "IAPStorageFile", "IAPTransportURLSession", "IAPTesting"],
-            path: "Sources/Examples/iap",
-            resources: [.copy("Samples")]
+            path: "Sources/Examples/iap"
         ),
 
         // MARK: - Tests

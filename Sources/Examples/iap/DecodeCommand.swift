@@ -1,0 +1,72 @@
+import Foundation
+import IAPCore
+
+/// `iap decode`: prints a JWS's header and payload without verifying anything.
+enum DecodeCommand {
+    static let usage = """
+        usage: iap decode [FILE|-]
+
+        Prints the header and payload of a compact JWS as JSON, WITHOUT verifying the signature or the
+        certificate chain. The output is marked "unverified": never act on it.
+        """
+
+    static func run(_ arguments: [String]) -> Never {
+        let data: Data
+        do {
+            let parsed = try Arguments(arguments, options: [], flags: ["help"])
+            if parsed.has("help") {
+                Output.line(usage)
+                terminate(.success)
+            }
+            data = try Input.read(try parsed.singlePositional())
+        } catch let error as Arguments.UsageError {
+            Output.error("error: usage: \(error.message)")
+            Output.error(usage)
+            terminate(.usage)
+        } catch let error as Input.ReadError {
+            Output.error("error: \(error.message)")
+            terminate(.usage)
+        } catch {
+            Output.error("error: \(error)")
+            terminate(.usage)
+        }
+
+        let token = Input.token(from: data)
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else {
+            Output.error(
+                "error: \(IAPError.Code.malformedSignedData.rawValue): a compact JWS has three segments, found \(segments.count)"
+            )
+            terminate(.rejected)
+        }
+        guard let header = jsonObject(segments[0]), let payload = jsonObject(segments[1]) else {
+            Output.error(
+                "error: \(IAPError.Code.malformedSignedData.rawValue): the header or payload is not base64url-encoded JSON"
+            )
+            terminate(.rejected)
+        }
+        let document: [String: Any] = ["unverified": true, "header": header, "payload": payload]
+        do {
+            let output = try JSONSerialization.data(
+                withJSONObject: document,
+                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            )
+            Output.write(output)
+            Output.write("\n")
+        } catch {
+            Output.error("error: \(IAPError.Code.internalError.rawValue): \(error)")
+            terminate(.rejected)
+        }
+        Output.error("warning: decoded WITHOUT verification; do not trust these values")
+        terminate(.success)
+    }
+
+    private static func jsonObject(_ segment: Substring) -> Any? {
+        var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 {
+            base64.append("=")
+        }
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The `iap` command-line tool.
+@main
+enum IAPTool {
+    static let usage = """
+        usage: iap <command> [options]
+
+        commands:
+          verify    verify App Store signed data (JWS) and print its payload
+          decode    print a JWS's header and payload WITHOUT verifying it
+          bench     run a benchmark: iap bench verify
+
+        Run 'iap <command> --help' for a command's options.
+        """
+
+    static func main() async {
+        var arguments = CommandLine.arguments.dropFirst()
+        guard let command = arguments.popFirst() else {
+            Output.error(usage)
+            terminate(.usage)
+        }
+        let rest = Array(arguments)
+        switch command {
+        case "verify":
+            VerifyCommand.run(rest)
+        case "decode":
+            DecodeCommand.run(rest)
+        case "bench":
+            await BenchCommand.run(rest)
+        case "help", "--help", "-h":
+            Output.line(usage)
+            terminate(.success)
+        default:
+            Output.error("error: usage: unknown command '\(command)'")
+            Output.error(usage)
+            terminate(.usage)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Reads the tool's input: a file, or standard input for `-` or no argument.
+enum Input {
+    struct ReadError: Error {
+        let message: String
+    }
+
+    static func read(_ path: String?) throws(ReadError) -> Data {
+        if path == nil || path == "-" {
+            if isatty(0) != 0 {
+                FileHandle.standardError.write(Data("reading from standard input (end with Ctrl-D)\n".utf8))
+            }
+            return FileHandle.standardInput.readDataToEndOfFile()
+        }
+        guard let path else { return Data() }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ReadError(message: "cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// The text of one signed-data token: surrounding white space removed, and a notification body
+    /// (`{"signedPayload": "..."}`) unwrapped.
+    static func token(from data: Data) -> String {
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("{"), let body = try? JSONDecoder().decode(NotificationBody.self, from: Data(text.utf8)) {
+            return body.signedPayload
+        }
+        return text
+    }
+
+    /// Splits input into lines; a final newline does not start another line, and `\r\n` counts as one.
+    static func lines(of data: Data) -> [Substring] {
+        let text = String(decoding: data, as: UTF8.self)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.last == "" {
+            lines.removeLast()
+        }
+        return lines.map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
+    }
+
+    private struct NotificationBody: Decodable {
+        let signedPayload: String
+    }
+}
