@@ -33,6 +33,13 @@ struct P256KeyLoadingTests {
         #expect(certificateKey.isValidSignature(try key.signature(for: message), for: message))
     }
 
+    @Test("A SEC1 key preceded by an EC PARAMETERS block loads")
+    func sec1WithParametersLoads() throws {
+        let key = try P256PrivateKey(pemRepresentation: try Fixtures.text("p256-sec1-with-params.pem"))
+        let message = Array("m".utf8)
+        #expect(key.publicKey.isValidSignature(try key.signature(for: message), for: message))
+    }
+
     @Test("PEM and DER encodings round-trip")
     func encodingsRoundTrip() throws {
         let key = try P256PrivateKey()
@@ -79,6 +86,13 @@ struct P256KeyLoadingTests {
         do {
             _ = try P256PrivateKey(pemRepresentation: garbage)
             Issue.record("garbage PKCS#8 was accepted")
+        } catch let error as IAPError {
+            #expect(error.code == .invalidKey)
+            #expect(error.message.contains("error:"), "message should carry OpenSSL's reason: \(error.message)")
+        }
+        do {
+            _ = try P256PrivateKey(pemRepresentation: PEMText.wrap(label: "PRIVATE KEY", base64: "!!!!"))
+            Issue.record("a PEM block with bad base64 was accepted")
         } catch let error as IAPError {
             #expect(error.code == .invalidKey)
             #expect(error.message.contains("error:"), "message should carry OpenSSL's reason: \(error.message)")

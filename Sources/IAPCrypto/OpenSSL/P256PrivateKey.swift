@@ -68,9 +68,9 @@ public final class P256PrivateKey: @unchecked Sendable {
     /// - Throws: ``IAPError`` `.invalidKey` when there is no such block, the block is encrypted or malformed, or the
     ///   key is not on P-256.
     public convenience init(pemRepresentation: String) throws {
-        let blocks = PEMBlock.blocks(in: pemRepresentation).filter { $0.label != "EC PARAMETERS" }
-        guard let block = blocks.first else {
-            throw IAPError(.invalidKey, "No PEM private key block found")
+        let document = PEMBlock.read(pemRepresentation)
+        guard let block = document.blocks.first(where: { $0.label != "EC PARAMETERS" }) else {
+            throw IAPError(.invalidKey, document.emptyReason, underlying: document.failure)
         }
         guard !block.hasHeaders else {
             throw IAPError(.invalidKey, "Encrypted PEM private keys are not supported")

@@ -53,8 +53,9 @@ public final class P256PublicKey: @unchecked Sendable {
     /// - Parameter pemRepresentation: PEM text whose first block is `-----BEGIN PUBLIC KEY-----`.
     /// - Throws: ``IAPError`` `.invalidKey` when there is no such block or the key is not P-256.
     public convenience init(pemRepresentation: String) throws {
-        guard let block = PEMBlock.blocks(in: pemRepresentation).first else {
-            throw IAPError(.invalidKey, "No PEM block found")
+        let document = PEMBlock.read(pemRepresentation)
+        guard let block = document.blocks.first else {
+            throw IAPError(.invalidKey, document.emptyReason, underlying: document.failure)
         }
         guard block.label == "PUBLIC KEY", !block.hasHeaders else {
             throw IAPError(.invalidKey, "Expected a PEM \"PUBLIC KEY\" block, found \"\(block.label)\"")

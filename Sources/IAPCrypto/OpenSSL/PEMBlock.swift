@@ -15,22 +15,34 @@ struct PEMBlock {
     /// The base64-decoded body.
     let der: [UInt8]
 
-    /// Decodes every PEM block of a document, in order.
+    /// The result of reading a PEM document.
+    struct Document {
+        /// The blocks that were read, in order.
+        var blocks: [PEMBlock]
+        /// Why reading stopped, when it stopped on a malformed block rather than at the end of the text.
+        var failure: OpenSSLError?
+
+        /// Describes an empty document for an error message, with OpenSSL's reason when there is one.
+        var emptyReason: String {
+            failure.map { "No PEM block could be read: \($0)" } ?? "No PEM block found"
+        }
+    }
+
+    /// Decodes every PEM block of a document, in order, with `PEM_read_bio`.
     ///
-    /// Text outside the blocks is ignored, as OpenSSL does.
+    /// Text outside the blocks is ignored, as OpenSSL does. Reading stops at the first malformed block.
     ///
     /// - Parameter pem: The PEM document.
-    /// - Returns: The blocks; empty when the text holds no well-formed block.
-    static func blocks(in pem: String) -> [PEMBlock] {
+    /// - Returns: The blocks read before the end of the text or the first malformed block.
+    static func read(_ pem: String) -> Document {
         ERR_clear_error()
         let bytes = Array(pem.utf8)
         guard !bytes.isEmpty, bytes.count < Int(Int32.max) else {
-            return []
+            return Document(blocks: [], failure: nil)
         }
-        return bytes.withUnsafeBytes { buffer -> [PEMBlock] in
+        return bytes.withUnsafeBytes { buffer -> Document in
             guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else {
-                ERR_clear_error()
-                return []
+                return Document(blocks: [], failure: OpenSSLError.drain(after: "BIO_new_mem_buf"))
             }
             defer { BIO_free(bio) }
             var blocks: [PEMBlock] = []
@@ -52,9 +64,12 @@ struct PEMBlock {
                 let der = data.map { Array(UnsafeBufferPointer(start: $0, count: max(0, length))) } ?? []
                 blocks.append(PEMBlock(label: label, hasHeaders: hasHeaders, der: der))
             }
-            // The last read always fails with "no start line"; that is the end of the document.
-            ERR_clear_error()
-            return blocks
+            // Reading past the last block fails with "no start line": that is the end of the document.
+            if ERR_GET_REASON(ERR_peek_last_error()) == PEM_R_NO_START_LINE {
+                ERR_clear_error()
+                return Document(blocks: blocks, failure: nil)
+            }
+            return Document(blocks: blocks, failure: OpenSSLError.drain(after: "PEM_read_bio"))
         }
     }
 

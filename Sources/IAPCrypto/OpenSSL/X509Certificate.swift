@@ -81,8 +81,9 @@ public final class X509Certificate: @unchecked Sendable {
     /// - Parameter pemEncoded: PEM text whose first block is `-----BEGIN CERTIFICATE-----`.
     /// - Throws: ``IAPError`` `.certificateInvalid` when there is no such block or it is not a well-formed certificate.
     public convenience init(pemEncoded: String) throws {
-        guard let block = PEMBlock.blocks(in: pemEncoded).first else {
-            throw IAPError(.certificateInvalid, "No PEM block found")
+        let document = PEMBlock.read(pemEncoded)
+        guard let block = document.blocks.first else {
+            throw IAPError(.certificateInvalid, document.emptyReason, underlying: document.failure)
         }
         guard block.label == "CERTIFICATE", !block.hasHeaders else {
             throw IAPError(.certificateInvalid, "Expected a PEM \"CERTIFICATE\" block, found \"\(block.label)\"")
