@@ -30,5 +30,7 @@ static inline void ciap_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 static inline int ciap_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }
 static inline X509 *ciap_sk_X509_value(const STACK_OF(X509) *sk, int i) { return sk_X509_value(sk, i); }
 static inline long ciap_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
+// XN_FLAG_RFC2253 without ASN1_STRFLGS_ESC_MSB, so UTF-8 in names prints as UTF-8 instead of \XX escapes.
+static inline unsigned long ciap_XN_FLAG_RFC2253_UTF8(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
 
 #endif
