@@ -72,7 +72,9 @@ struct Arguments {
     /// At most one positional argument.
     func singlePositional() throws(UsageError) -> String? {
         guard positionals.count <= 1 else {
-            throw UsageError(message: "expected at most one input, got \(positionals.count): \(positionals.joined(separator: " "))")
+            throw UsageError(
+                message: "expected at most one input, got \(positionals.count): \(positionals.joined(separator: " "))"
+            )
         }
         return positionals.first
     }

@@ -76,10 +76,8 @@ enum BenchCommand {
         let timing: Timing
         do {
             timing = try Timing(Arguments(arguments, options: ["seconds", "runs"], flags: []))
-        } catch let error as Arguments.UsageError {
-            Output.error("error: usage: \(error.message)")
-            terminate(.usage)
         } catch {
+            Output.error("error: usage: \(error.message)")
             terminate(.usage)
         }
         do {
@@ -136,9 +134,9 @@ enum BenchCommand {
 
     static var isDebugBuild: Bool {
         #if DEBUG
-        true
+            true
         #else
-        false
+            false
         #endif
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 
@@ -46,9 +46,9 @@ enum Output {
             var offset = 0
             while offset < raw.count {
                 #if canImport(Glibc)
-                let written = Glibc.write(descriptor, base + offset, raw.count - offset)
+                    let written = Glibc.write(descriptor, base + offset, raw.count - offset)
                 #else
-                let written = Darwin.write(descriptor, base + offset, raw.count - offset)
+                    let written = Darwin.write(descriptor, base + offset, raw.count - offset)
                 #endif
                 if written <= 0 {
                     if written < 0, errno == EINTR { continue }

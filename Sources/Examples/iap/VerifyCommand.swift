@@ -146,7 +146,8 @@ enum VerifyCommand {
                 let known: [AppStoreEnvironment] = [.production, .sandbox, .xcode, .localTesting]
                 guard let match = known.first(where: { $0.rawValue == environment }) else {
                     throw Arguments.UsageError(
-                        message: "--environment must be Production, Sandbox, Xcode or LocalTesting, not '\(environment)'"
+                        message:
+                            "--environment must be Production, Sandbox, Xcode or LocalTesting, not '\(environment)'"
                     )
                 }
                 configuration.environment = match
@@ -159,7 +160,9 @@ enum VerifyCommand {
             }
             if let appAppleId = try arguments.value("app-apple-id") {
                 guard let value = Int64(appAppleId), value > 0 else {
-                    throw Arguments.UsageError(message: "--app-apple-id must be a positive integer, not '\(appAppleId)'")
+                    throw Arguments.UsageError(
+                        message: "--app-apple-id must be a positive integer, not '\(appAppleId)'"
+                    )
                 }
                 configuration.appAppleId = value
             } else {
@@ -177,7 +180,8 @@ enum VerifyCommand {
             if let kind = try arguments.value("kind"), kind != "auto" {
                 guard let match = SignedDataKind(rawValue: kind) else {
                     throw Arguments.UsageError(
-                        message: "--kind must be auto, transaction, renewal, notification or app-transaction, not '\(kind)'"
+                        message:
+                            "--kind must be auto, transaction, renewal, notification or app-transaction, not '\(kind)'"
                     )
                 }
                 self.kind = match
@@ -190,7 +194,9 @@ enum VerifyCommand {
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                throw Arguments.UsageError(message: "cannot read root certificate \(path): \(error.localizedDescription)")
+                throw Arguments.UsageError(
+                    message: "cannot read root certificate \(path): \(error.localizedDescription)"
+                )
             }
             do {
                 if data.starts(with: Array("-----BEGIN".utf8)) {

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    public import FoundationEssentials
 #else
-public import Foundation
+    public import Foundation
 #endif
 
 /// One HTTP request, as the App Store Server API client and the delivery client send it.
@@ -45,7 +45,10 @@ public struct HTTPResponse: Sendable, Hashable {
     /// Creates a response. Header names are lowercased.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
-        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        self.headers = Dictionary(
+            headers.map { ($0.key.lowercased(), $0.value) },
+            uniquingKeysWith: { _, last in last }
+        )
         self.body = body
     }
 

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import IAPCore
 
@@ -58,7 +58,10 @@ struct CompactJWS {
             throw IAPError(.malformedSignedData, "a segment of the compact JWS is empty")
         }
         guard header.utf8.count <= Limits.header else {
-            throw IAPError(.malformedSignedData, "the JWS header is \(header.utf8.count) bytes, more than \(Limits.header)")
+            throw IAPError(
+                .malformedSignedData,
+                "the JWS header is \(header.utf8.count) bytes, more than \(Limits.header)"
+            )
         }
         guard payload.utf8.count <= Limits.payload else {
             throw IAPError(

@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    public import FoundationEssentials
 #else
-public import Foundation
+    public import Foundation
 #endif
-public import IAPCore
+import IAPCore
 
 /// Signs compact JWS with ES256, the way the App Store signs its data and App Store Connect expects
 /// tokens.

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    import FoundationEssentials
 #else
-public import Foundation
+    import Foundation
 #endif
 public import IAPCore
 import Synchronization
@@ -55,7 +55,10 @@ public final class AppStoreServerAPITokenProvider: BearerTokenProvider {
             throw IAPError(.invalidConfiguration, "the key id, issuer id and bundle id must not be empty")
         }
         guard lifetime > .seconds(60), lifetime <= Self.maximumLifetime else {
-            throw IAPError(.invalidConfiguration, "the token lifetime must be more than 1 minute and at most 20 minutes")
+            throw IAPError(
+                .invalidConfiguration,
+                "the token lifetime must be more than 1 minute and at most 20 minutes"
+            )
         }
         self.issuerId = issuerId
         self.keyId = keyId

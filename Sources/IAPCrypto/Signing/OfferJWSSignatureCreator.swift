@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    import FoundationEssentials
 #else
-public import Foundation
+    import Foundation
 #endif
 public import IAPCore
 

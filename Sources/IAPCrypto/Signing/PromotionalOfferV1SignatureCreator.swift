@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    public import FoundationEssentials
 #else
-public import Foundation
+    public import Foundation
 #endif
-public import IAPCore
+import IAPCore
 
 /// Creates the version 1 promotional offer signature that StoreKit's `Product.PurchaseOption.promotionalOffer`
 /// (and StoreKit 1's `SKPaymentDiscount`) carry.

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    public import FoundationEssentials
 #else
-public import Foundation
+    public import Foundation
 #endif
 public import IAPCore
 
@@ -301,7 +301,10 @@ public final class AppStoreSignedDataVerifier: Verifier {
                 "x5c must hold exactly 3 certificates (leaf, intermediate, root), found \(header.certificateChain.count)"
             )
         }
-        let key = VerifiedChainCache.ChainKey(leaf: header.certificateChain[0], intermediate: header.certificateChain[1])
+        let key = VerifiedChainCache.ChainKey(
+            leaf: header.certificateChain[0],
+            intermediate: header.certificateChain[1]
+        )
         if let entry = cache.entry(for: key), entry.covers(instant) {
             try checkSignature(jws, key: entry.leafKey)
             cache.insert(entry, for: key, header: jws.headerSegment)
@@ -444,7 +447,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
             return Identity(bundleId: data.bundleId, environment: data.environment, appAppleId: data.appAppleId)
         }
         if let summary = payload.summary {
-            return Identity(bundleId: summary.bundleId, environment: summary.environment, appAppleId: summary.appAppleId)
+            return Identity(
+                bundleId: summary.bundleId,
+                environment: summary.environment,
+                appAppleId: summary.appAppleId
+            )
         }
         if let token = payload.externalPurchaseToken {
             return Identity(
@@ -454,7 +461,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
             )
         }
         if let appData = payload.appData {
-            return Identity(bundleId: appData.bundleId, environment: appData.environment, appAppleId: appData.appAppleId)
+            return Identity(
+                bundleId: appData.bundleId,
+                environment: appData.environment,
+                appAppleId: appData.appAppleId
+            )
         }
         return Identity()
     }
