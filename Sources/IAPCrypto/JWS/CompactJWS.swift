@@ -5,11 +5,21 @@
 #endif
 import IAPCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A compact JWS split into its three segments, checked for shape but not yet for its signature.
 ///
 /// The parser is strict on purpose: exactly three non-empty segments of unpadded base64url, each under
 /// a size limit, a header that is a JSON object, and a 64-byte signature. Anything else is
 /// ``IAPError/Code/malformedSignedData`` before any cryptography runs.
+///
+/// It works on the token's UTF-8 bytes in place: the header stays encoded until it is needed (a
+/// header the verifier has seen before is never decoded again), and the signing input is a range of
+/// the token.
 struct CompactJWS {
     /// Size limits on the encoded segments. Apple's largest real tokens (notifications carrying a
     /// signed transaction and a signed renewal info) are about 15 KiB.
@@ -22,100 +32,83 @@ struct CompactJWS {
         static let certificate = 8 * 1024
     }
 
-    /// The encoded header segment, as it appears in the token.
-    let headerSegment: Substring
+    /// The encoded header segment.
+    let header: UnsafeBufferPointer<UInt8>
     /// The bytes that were signed: `header.payload`, as ASCII.
-    let signingInput: Substring
+    let signingInput: UnsafeBufferPointer<UInt8>
     /// The decoded payload bytes (JSON).
     let payload: [UInt8]
     /// The decoded 64-byte signature.
     let signature: [UInt8]
 
-    init(_ token: String) throws {
-        let utf8 = token.utf8
-        guard !utf8.isEmpty else {
+    /// Parses a token's UTF-8 bytes; the result borrows `token` and must not outlive it.
+    init(_ token: UnsafeBufferPointer<UInt8>) throws {
+        guard let base = token.baseAddress, !token.isEmpty else {
             throw IAPError(.malformedSignedData, "the signed data is empty")
         }
-        guard utf8.count <= Limits.total else {
-            throw IAPError(.malformedSignedData, "the signed data is \(utf8.count) bytes, more than \(Limits.total)")
+        guard token.count <= Limits.total else {
+            throw IAPError(.malformedSignedData, "the signed data is \(token.count) bytes, more than \(Limits.total)")
         }
-        guard let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")) else {
+        let dot = UInt8(ascii: ".")
+        guard let firstDot = Self.index(of: dot, in: token, from: 0) else {
             throw IAPError(.malformedSignedData, "a compact JWS has three segments separated by '.', found 1")
         }
-        let afterFirst = utf8.index(after: firstDot)
-        guard let secondDot = utf8[afterFirst...].firstIndex(of: UInt8(ascii: ".")) else {
+        guard let secondDot = Self.index(of: dot, in: token, from: firstDot + 1) else {
             throw IAPError(.malformedSignedData, "a compact JWS has three segments separated by '.', found 2")
         }
-        let afterSecond = utf8.index(after: secondDot)
-        if utf8[afterSecond...].contains(UInt8(ascii: ".")) {
-            let count = utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count + 1
+        if Self.index(of: dot, in: token, from: secondDot + 1) != nil {
+            let count = token.lazy.filter { $0 == dot }.count + 1
             throw IAPError(.malformedSignedData, "a compact JWS has three segments separated by '.', found \(count)")
         }
-        let header = token[token.startIndex..<firstDot]
-        let payload = token[afterFirst..<secondDot]
-        let signature = token[afterSecond...]
+        let header = UnsafeBufferPointer(start: base, count: firstDot)
+        let payload = UnsafeBufferPointer(start: base + firstDot + 1, count: secondDot - firstDot - 1)
+        let signature = UnsafeBufferPointer(start: base + secondDot + 1, count: token.count - secondDot - 1)
         guard !header.isEmpty, !payload.isEmpty, !signature.isEmpty else {
             throw IAPError(.malformedSignedData, "a segment of the compact JWS is empty")
         }
-        guard header.utf8.count <= Limits.header else {
+        guard header.count <= Limits.header else {
+            throw IAPError(.malformedSignedData, "the JWS header is \(header.count) bytes, more than \(Limits.header)")
+        }
+        guard payload.count <= Limits.payload else {
             throw IAPError(
                 .malformedSignedData,
-                "the JWS header is \(header.utf8.count) bytes, more than \(Limits.header)"
+                "the JWS payload is \(payload.count) bytes, more than \(Limits.payload)"
             )
         }
-        guard payload.utf8.count <= Limits.payload else {
+        guard signature.count == Limits.signatureLength else {
             throw IAPError(
                 .malformedSignedData,
-                "the JWS payload is \(payload.utf8.count) bytes, more than \(Limits.payload)"
+                "the JWS signature must be 64 bytes as unpadded base64url (86 characters), "
+                    + "found \(signature.count) characters"
             )
         }
-        guard signature.utf8.count == Limits.signatureLength else {
-            throw IAPError(
-                .malformedSignedData,
-                "the JWS signature must be 64 bytes as unpadded base64url (86 characters), found \(signature.utf8.count) characters"
-            )
-        }
-        guard let decodedSignature = Self.decode(signature) else {
+        guard let decodedSignature = Base64.decodeURL(signature) else {
             throw IAPError(.malformedSignedData, "the JWS signature is not canonical unpadded base64url")
         }
-        guard let decodedPayload = Self.decode(payload) else {
+        guard let decodedPayload = Base64.decodeURL(payload) else {
             throw IAPError(.malformedSignedData, "the JWS payload is not canonical unpadded base64url")
         }
-        // The header is decoded lazily (see `decodeHeader()`), so a cached header costs nothing.
-        guard Self.isBase64URL(header) else {
-            throw IAPError(.malformedSignedData, "the JWS header is not unpadded base64url")
-        }
-        self.headerSegment = header
-        self.signingInput = token[token.startIndex..<secondDot]
+        // The header is decoded and checked lazily (see `decodeHeader()`): a header identical to one
+        // that was checked before needs no second look.
+        self.header = header
+        self.signingInput = UnsafeBufferPointer(start: base, count: secondDot)
         self.payload = decodedPayload
         self.signature = decodedSignature
     }
 
+    /// The first index of `byte` at or after `start`, found with `memchr`.
+    private static func index(of byte: UInt8, in buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = buffer.baseAddress, start < buffer.count else { return nil }
+        guard let found = memchr(base + start, Int32(byte), buffer.count - start) else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+    }
+
     /// Decodes and checks the protected header.
     func decodeHeader() throws -> Header {
-        guard let bytes = Self.decode(headerSegment) else {
+        guard let bytes = Base64.decodeURL(header) else {
             throw IAPError(.malformedSignedData, "the JWS header is not canonical unpadded base64url")
         }
         return try Header(json: bytes)
-    }
-
-    private static func decode(_ segment: Substring) -> [UInt8]? {
-        var segment = segment
-        return segment.withUTF8 { Base64.decodeURL($0) }
-    }
-
-    private static func isBase64URL(_ segment: Substring) -> Bool {
-        let remainder = segment.utf8.count % 4
-        guard remainder != 1 else { return false }
-        return segment.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                return true
-            default:
-                return false
-            }
-        }
     }
 }
 

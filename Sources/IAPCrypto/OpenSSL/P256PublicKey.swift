@@ -15,8 +15,11 @@ import Synchronization
 public final class P256PublicKey: @unchecked Sendable {
     /// The `EVP_PKEY *`, owned.
     let pkey: OpaquePointer
-    /// The SubjectPublicKeyInfo DER encoding.
-    public let derRepresentation: [UInt8]
+    /// The SubjectPublicKeyInfo DER encoding (computed on demand: OpenSSL 3.0's encoders are slow, and the
+    /// verification path never needs it).
+    public var derRepresentation: [UInt8] {
+        Self.subjectPublicKeyInfo(of: pkey) ?? []
+    }
     /// Verification contexts ready for `EVP_PKEY_verify`; each is used by one thread at a time.
     private let verifyContexts = Mutex<[VerifyContext]>([])
     /// How many idle contexts the pool keeps.
@@ -72,12 +75,7 @@ public final class P256PublicKey: @unchecked Sendable {
             EVP_PKEY_free(pkey)
             throw IAPError(.invalidKey, "The key is not an EC P-256 key")
         }
-        guard let der = Self.subjectPublicKeyInfo(of: pkey) else {
-            EVP_PKEY_free(pkey)
-            throw IAPError.openSSL(.invalidKey, "Cannot encode the public key", operation: "i2d_PUBKEY")
-        }
         self.pkey = pkey
-        self.derRepresentation = der
     }
 
     deinit {

@@ -23,9 +23,13 @@ public final class X509Certificate: @unchecked Sendable {
     /// The end of the validity period.
     public let notAfter: Date
     /// The subject name on one line, RFC 2253 style (`CN=…,OU=…,O=…,C=…`).
-    public let subject: String
+    public var subject: String {
+        Fields.oneLine(X509_get_subject_name(handle))
+    }
     /// The serial number as upper-case hexadecimal, without separators (`47C287CDD9F9E7867F528ADA74DC7DB7`).
-    public let serialNumberHex: String
+    public var serialNumberHex: String {
+        Fields.hex(X509_get0_serialNumber(handle)) ?? ""
+    }
     /// Whether the basicConstraints extension says this is a CA certificate.
     public let isCA: Bool
     /// The subject public key, when it is an EC P-256 key; `nil` for any other key.
@@ -70,8 +74,6 @@ public final class X509Certificate: @unchecked Sendable {
         self.derBytes = derEncoded
         self.notBefore = fields.notBefore
         self.notAfter = fields.notAfter
-        self.subject = fields.subject
-        self.serialNumberHex = fields.serialNumberHex
         self.isCA = fields.isCA
         self.p256PublicKey = fields.p256PublicKey
     }
@@ -121,8 +123,6 @@ public final class X509Certificate: @unchecked Sendable {
     private struct Fields {
         var notBefore: Date
         var notAfter: Date
-        var subject: String
-        var serialNumberHex: String
         var isCA: Bool
         var p256PublicKey: P256PublicKey?
 
@@ -138,11 +138,9 @@ public final class X509Certificate: @unchecked Sendable {
             }
             self.notBefore = notBefore
             self.notAfter = notAfter
-            self.subject = Self.oneLine(X509_get_subject_name(handle))
-            guard let serial = Self.hex(X509_get0_serialNumber(handle)) else {
-                throw IAPError.openSSL(.certificateInvalid, "The serial number cannot be read", operation: "BN_bn2hex")
+            guard let serial = X509_get0_serialNumber(handle), ASN1_STRING_length(serial) > 0 else {
+                throw IAPError(.certificateInvalid, "The certificate has no serial number")
             }
-            self.serialNumberHex = serial
             // X509_get_extension_flags also makes OpenSSL parse and cache the extensions now, while the object is
             // still private to this thread.
             let flags = X509_get_extension_flags(handle)

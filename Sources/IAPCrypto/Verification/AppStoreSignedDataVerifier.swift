@@ -171,8 +171,8 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     public func transaction(_ token: String) throws -> TransactionPayload {
-        let (jws, payload) = try verifiedPayload(token, as: TransactionPayload.self)
-        try checkIdentity(bundleId: payload.bundleId, environment: payload.environment, jws: jws)
+        let payload = try verifiedPayload(token, as: TransactionPayload.self)
+        try checkIdentity(bundleId: payload.bundleId, environment: payload.environment)
         return payload
     }
 
@@ -182,9 +182,9 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified renewal info.
     /// - Throws: ``IAPError`` naming the failed check.
     public func renewalInfo(_ token: String) throws -> RenewalInfoPayload {
-        let (jws, payload) = try verifiedPayload(token, as: RenewalInfoPayload.self)
+        let payload = try verifiedPayload(token, as: RenewalInfoPayload.self)
         // A renewal info carries no bundle id.
-        try checkIdentity(bundleId: nil, environment: payload.environment, jws: jws, checksBundleId: false)
+        try checkIdentity(bundleId: nil, environment: payload.environment, checksBundleId: false)
         return payload
     }
 
@@ -194,8 +194,8 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified app transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     public func appTransaction(_ token: String) throws -> AppTransactionPayload {
-        let (jws, payload) = try verifiedPayload(token, as: AppTransactionPayload.self)
-        try checkIdentity(bundleId: payload.bundleId, environment: payload.receiptType, jws: jws)
+        let payload = try verifiedPayload(token, as: AppTransactionPayload.self)
+        try checkIdentity(bundleId: payload.bundleId, environment: payload.receiptType)
         try checkAppAppleId(payload.appAppleId, environment: payload.receiptType)
         return payload
     }
@@ -206,12 +206,12 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified notification.
     /// - Throws: ``IAPError`` naming the failed check.
     public func notification(_ token: String) throws -> VerifiedNotification {
-        let (jws, payload) = try verifiedPayload(token, as: NotificationPayload.self)
+        let payload = try verifiedPayload(token, as: NotificationPayload.self)
         let identity = Self.identity(of: payload)
         if configuration.bundleId != nil, identity.bundleId == nil {
             throw IAPError(.bundleIdMismatch, "the notification names no app (no data, summary, token or app data)")
         }
-        try checkIdentity(bundleId: identity.bundleId, environment: identity.environment, jws: jws)
+        try checkIdentity(bundleId: identity.bundleId, environment: identity.environment)
         try checkAppAppleId(identity.appAppleId, environment: identity.environment)
 
         var verified = VerifiedNotification(payload: payload)
@@ -271,8 +271,10 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The kind the payload's fields show.
     /// - Throws: ``IAPError`` with code `malformedSignedData` or `unexpectedPayload`.
     public func detectKind(_ token: String) throws -> SignedDataKind {
-        let jws = try CompactJWS(token)
-        return try SignedDataKindDetector.detect(payload: jws.payload)
+        var token = token
+        return try token.withUTF8 { bytes in
+            try SignedDataKindDetector.detect(payload: try CompactJWS(bytes).payload)
+        }
     }
 
     // MARK: - The pipeline
@@ -280,20 +282,28 @@ public final class AppStoreSignedDataVerifier: Verifier {
     private func verifiedPayload<Payload: SignedPayload>(
         _ token: String,
         as type: Payload.Type
-    ) throws -> (CompactJWS, Payload) {
-        let jws = try CompactJWS(token)
-        let payload = try decodePayload(jws.payload, as: type)
+    ) throws -> Payload {
+        var token = token
+        return try token.withUTF8 { bytes in
+            let jws = try CompactJWS(bytes)
+            let payload = try decodePayload(jws.payload, as: type)
+            try verifySignedBytes(jws, payload: payload)
+            return payload
+        }
+    }
+
+    private func verifySignedBytes<Payload: SignedPayload>(_ jws: CompactJWS, payload: Payload) throws {
         let instant = validationInstant(for: payload)
 
-        if let entry = cache.entry(forHeader: jws.headerSegment), entry.covers(instant) {
+        if let entry = cache.entry(forHeader: jws.header), entry.covers(instant) {
             try checkSignature(jws, key: entry.leafKey)
-            return (jws, payload)
+            return
         }
 
         let header = try jws.decodeHeader()
         if header.certificateChain.count == 1, header.keyID == "Apple_Xcode_Key" || isUnsignedEnvironment(payload) {
             try verifyXcodeSigned(jws, header: header, payload: payload)
-            return (jws, payload)
+            return
         }
         guard header.certificateChain.count == 3 else {
             throw IAPError(
@@ -307,14 +317,13 @@ public final class AppStoreSignedDataVerifier: Verifier {
         )
         if let entry = cache.entry(for: key), entry.covers(instant) {
             try checkSignature(jws, key: entry.leafKey)
-            cache.insert(entry, for: key, header: jws.headerSegment)
-            return (jws, payload)
+            cache.insert(entry, for: key, header: jws.header)
+            return
         }
 
         let entry = try validateChain(leaf: key.leaf, intermediate: key.intermediate, at: instant)
         try checkSignature(jws, key: entry.leafKey)
-        cache.insert(entry, for: key, header: jws.headerSegment)
-        return (jws, payload)
+        cache.insert(entry, for: key, header: jws.header)
     }
 
     private func validateChain(leaf leafDER: [UInt8], intermediate intermediateDER: [UInt8], at instant: Date) throws
@@ -365,11 +374,8 @@ public final class AppStoreSignedDataVerifier: Verifier {
     }
 
     private func checkSignature(_ jws: CompactJWS, key: P256PublicKey) throws {
-        var input = jws.signingInput
-        let valid = input.withUTF8 { message in
-            jws.signature.withUnsafeBytes { signature in
-                key.isValidSignature(signature, for: UnsafeRawBufferPointer(message))
-            }
+        let valid = jws.signature.withUnsafeBytes { signature in
+            key.isValidSignature(signature, for: UnsafeRawBufferPointer(jws.signingInput))
         }
         guard valid else {
             throw IAPError(.signatureInvalid, "the ES256 signature does not match the signed data")
@@ -473,7 +479,6 @@ public final class AppStoreSignedDataVerifier: Verifier {
     private func checkIdentity(
         bundleId: String?,
         environment: AppStoreEnvironment?,
-        jws: CompactJWS,
         checksBundleId: Bool = true
     ) throws {
         if checksBundleId, let expected = configuration.bundleId, bundleId != expected {

@@ -5,6 +5,12 @@
 #endif
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Remembers certificate chains that already validated, so that a token from a known chain costs one
 /// ECDSA verification instead of three.
 ///
@@ -32,35 +38,52 @@ final class VerifiedChainCache: Sendable {
         let intermediate: [UInt8]
     }
 
-    /// The exact header segment, hashed by sampling (headers are several KiB), compared in full.
-    struct HeaderKey: Hashable, Sendable {
+    /// A remembered encoded header and the chain it carries.
+    private struct HeaderEntry {
         let bytes: [UInt8]
+        let chain: ChainKey
+        let entry: Entry
+    }
 
-        init(_ segment: Substring) {
-            self.bytes = Array(segment.utf8)
+    /// Hashes an encoded header by its length and a sample of its bytes (headers are several KiB);
+    /// a match is always confirmed by comparing every byte.
+    private static func headerHash(_ header: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(header.count)
+        guard let base = header.baseAddress, header.count >= 8 else {
+            hasher.combine(bytes: UnsafeRawBufferPointer(header))
+            return hasher.finalize()
         }
+        // Sixteen 8-byte words spread over the header, the last one ending at its last byte.
+        let raw = UnsafeRawPointer(base)
+        let span = header.count - 8
+        for sample in 0..<16 {
+            hasher.combine(raw.loadUnaligned(fromByteOffset: span * sample / 15, as: UInt64.self))
+        }
+        return hasher.finalize()
+    }
 
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(bytes.count)
-            let count = bytes.count
-            guard count > 0 else { return }
-            let samples = Swift.min(count, 64)
-            let stride = count / samples
-            bytes.withUnsafeBufferPointer { buffer in
-                var index = count - 1
-                for _ in 0..<samples {
-                    hasher.combine(buffer[index])
-                    index -= stride
-                }
-            }
+    private static func equal(_ stored: [UInt8], _ header: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard stored.count == header.count else { return false }
+        return stored.withUnsafeBufferPointer { stored in
+            guard let left = stored.baseAddress, let right = header.baseAddress else { return stored.isEmpty }
+            return memcmp(left, right, stored.count) == 0
         }
     }
 
     private struct State {
         var byChain: [ChainKey: Entry] = [:]
-        var byHeader: [HeaderKey: Entry] = [:]
-        var headersOfChain: [ChainKey: [HeaderKey]] = [:]
+        var byHeader: [Int: [HeaderEntry]] = [:]
+        var headerCount: [ChainKey: Int] = [:]
         var insertionOrder: [ChainKey] = []
+
+        mutating func removeHeaders(of chain: ChainKey) {
+            for (hash, entries) in byHeader where entries.contains(where: { $0.chain == chain }) {
+                let kept = entries.filter { $0.chain != chain }
+                byHeader[hash] = kept.isEmpty ? nil : kept
+            }
+            headerCount[chain] = nil
+        }
     }
 
     let capacity: Int
@@ -74,10 +97,12 @@ final class VerifiedChainCache: Sendable {
         state.withLock { $0.byChain.count }
     }
 
-    func entry(forHeader segment: Substring) -> Entry? {
+    func entry(forHeader header: UnsafeBufferPointer<UInt8>) -> Entry? {
         guard capacity > 0 else { return nil }
-        let key = HeaderKey(segment)
-        return state.withLock { $0.byHeader[key] }
+        let hash = Self.headerHash(header)
+        return state.withLock { state in
+            state.byHeader[hash]?.first(where: { Self.equal($0.bytes, header) })?.entry
+        }
     }
 
     func entry(for key: ChainKey) -> Entry? {
@@ -86,31 +111,33 @@ final class VerifiedChainCache: Sendable {
     }
 
     /// Records that `key` validated, and that `header` carries that chain.
-    func insert(_ entry: Entry, for key: ChainKey, header: Substring) {
+    func insert(_ entry: Entry, for key: ChainKey, header: UnsafeBufferPointer<UInt8>) {
         guard capacity > 0 else { return }
-        let headerKey = HeaderKey(header)
+        let hash = Self.headerHash(header)
+        let bytes = Array(header)
         state.withLock { state in
             if state.byChain[key] == nil {
                 state.insertionOrder.append(key)
                 while state.insertionOrder.count > capacity {
                     let evicted = state.insertionOrder.removeFirst()
                     state.byChain[evicted] = nil
-                    for header in state.headersOfChain.removeValue(forKey: evicted) ?? [] {
-                        state.byHeader[header] = nil
-                    }
+                    state.removeHeaders(of: evicted)
                 }
             }
             state.byChain[key] = entry
-            var headers = state.headersOfChain[key, default: []]
-            if state.byHeader[headerKey] == nil {
-                // Bound the header variants per chain too: a hostile sender can vary unknown header fields.
-                if headers.count >= 8 {
-                    state.byHeader[headers.removeFirst()] = nil
+            var entries = state.byHeader[hash] ?? []
+            if let index = entries.firstIndex(where: { Self.equal($0.bytes, header) }) {
+                entries[index] = HeaderEntry(bytes: bytes, chain: key, entry: entry)
+            } else {
+                // Bound the header variants per chain: a sender can vary unknown header fields at will.
+                if state.headerCount[key, default: 0] >= 8 {
+                    state.removeHeaders(of: key)
+                    entries = state.byHeader[hash] ?? []
                 }
-                headers.append(headerKey)
+                entries.append(HeaderEntry(bytes: bytes, chain: key, entry: entry))
+                state.headerCount[key, default: 0] += 1
             }
-            state.headersOfChain[key] = headers
-            state.byHeader[headerKey] = entry
+            state.byHeader[hash] = entries
         }
     }
 }

@@ -1,0 +1,27 @@
+/// What the business sells: product id → kind, subscription group, entitlements, units, duration.
+///
+/// The delivery pipeline asks the catalog about every verified transaction, and the entitlement engine
+/// works from a snapshot of it. `StaticProductCatalog` (built in code or loaded from JSON or an Xcode
+/// `.storekit` file) is the standard implementation; a catalog kept in a database or fetched from a
+/// configuration service conforms the same way.
+///
+/// ## Implementation requirements
+/// - ``product(id:)`` returns the product, or throws ``IAPError`` with code
+///   ``IAPError/Code/unknownProduct`` naming the id; it never returns a guessed product.
+/// - ``allProducts()`` returns every product exactly once, each with a unique `productId`.
+/// - The answers of one call are consistent with each other; a catalog that changes over time
+///   (a remote one) may answer differently on later calls.
+/// - Safe to call from many tasks at once.
+public protocol ProductCatalog: Sendable {
+    /// The product with an id.
+    ///
+    /// - Parameter id: The App Store product id.
+    /// - Returns: The product.
+    /// - Throws: ``IAPError`` with code `unknownProduct` when the catalog has no such product.
+    func product(id: String) async throws -> CatalogProduct
+
+    /// Every product in the catalog.
+    ///
+    /// - Throws: ``IAPError`` if the catalog cannot be read.
+    func allProducts() async throws -> [CatalogProduct]
+}

@@ -1,0 +1,129 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// The durable ledger behind exactly-once delivery.
+///
+/// It keeps the verified transactions by id with their delivery and revocation state (which is also the
+/// retry queue), the appAccountToken → user bindings, the latest renewal info per subscription, and
+/// the ids of processed notifications. The delivery pipeline, the notification processor and the
+/// reconciler build every guarantee of swift-iap on this contract, so a backend must keep it exactly.
+///
+/// ## Implementation requirements
+/// - **Durable before it answers.** When a mutating call returns, its effect survives a crash of the
+///   process (and, for a database, of the machine, as far as the database promises).
+/// - **Atomic.** Each call applies entirely or not at all. A call that throws changed nothing; it throws
+///   ``IAPError`` with code ``IAPError/Code/storageFailure`` (or `storageCorrupted` / `storageLocked`).
+/// - **Idempotent by key.** ``insert(_:)`` is keyed by `transactionId`: of any number of concurrent
+///   inserts of one id, from any number of tasks or processes, exactly one returns `.inserted`; all
+///   others return `.existing` with the stored entry. ``bind(appAccountToken:to:)`` is keyed by the
+///   token: the first binding wins forever. ``markNotificationProcessed(_:at:)`` is keyed by the
+///   notification UUID.
+/// - **Compare-and-set.** ``replace(_:ifRevision:)`` stores the entry only if the stored revision still
+///   equals the given one, then increments the revision; otherwise it returns `false` and changes
+///   nothing. `sequence`, `transactionId` and `recordedAt` never change after insert.
+/// - **Ordering.** `sequence` is assigned on insert, unique and increasing in insert order.
+///   ``history(userId:cursor:limit:)`` returns a user's entries by descending `sequence`; a cursor stays
+///   valid while entries are added, and paging never skips or repeats an entry.
+///   ``dueDeliveries(at:limit:)`` returns entries in state `retrying` with `nextAttemptAt <= at`, and
+///   `pending` entries whose claim (`nextAttemptAt`) expired or was never taken, by `nextAttemptAt` then
+///   `sequence`.
+/// - **Renewal infos** are kept per `originalTransactionId`; ``storeRenewalInfo(_:)`` replaces the stored
+///   one only when the new one's `signedDate` is later (App Store notifications arrive out of order).
+/// - Safe to call from many tasks at once.
+///
+/// `EntitlementStoreConformance` in `IAPTesting` checks all of this; every backend must pass it.
+public protocol EntitlementStore: Sendable {
+    /// Records a new transaction, or returns the one already recorded with its id.
+    ///
+    /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned by the store.
+    /// - Returns: `.inserted` with the stored entry, or `.existing` with the entry already there.
+    /// - Throws: ``IAPError`` if the store fails; nothing was recorded.
+    func insert(_ entry: LedgerEntry) async throws -> InsertOutcome
+
+    /// The entry for a transaction id, or `nil`.
+    ///
+    /// - Throws: ``IAPError`` if the store fails.
+    func entry(transactionId: String) async throws -> LedgerEntry?
+
+    /// Replaces an entry if nobody changed it since it was read.
+    ///
+    /// - Parameters:
+    ///   - entry: The new state of the entry (same `transactionId`).
+    ///   - revision: The revision the caller read.
+    /// - Returns: `true` if stored (the stored revision is now `revision + 1`), `false` if the stored
+    ///   revision differs or the entry does not exist.
+    /// - Throws: ``IAPError`` if the store fails; nothing changed.
+    func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool
+
+    /// Every entry of a subscription or purchase family, by ascending `sequence`.
+    ///
+    /// - Parameter originalTransactionId: The original transaction id.
+    /// - Throws: ``IAPError`` if the store fails.
+    func entries(originalTransactionId: String) async throws -> [LedgerEntry]
+
+    /// One page of a user's entries, newest first.
+    ///
+    /// - Parameters:
+    ///   - userId: The user.
+    ///   - cursor: `nil` for the first page, or the previous page's `nextCursor`.
+    ///   - limit: The most entries to return (at least 1).
+    /// - Returns: The page.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor, or if the store fails.
+    func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage
+
+    /// Entries whose delivery is due: retries whose time came, and pending entries not held by a deliverer.
+    ///
+    /// - Parameters:
+    ///   - instant: Now.
+    ///   - limit: The most entries to return.
+    /// - Throws: ``IAPError`` if the store fails.
+    func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry]
+
+    /// Binds an appAccountToken to a user, once and for good.
+    ///
+    /// - Parameters:
+    ///   - appAccountToken: The token (a UUID string; compared case-insensitively).
+    ///   - userId: The user.
+    /// - Returns: Whether it was bound now, was already bound to this user, or belongs to another.
+    /// - Throws: ``IAPError`` if the store fails.
+    func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome
+
+    /// The user an appAccountToken is bound to, or `nil`.
+    ///
+    /// - Throws: ``IAPError`` if the store fails.
+    func user(forAppAccountToken appAccountToken: String) async throws -> String?
+
+    /// Stores a subscription's renewal info if it is newer than the stored one.
+    ///
+    /// - Parameter renewalInfo: The verified renewal info (it must have an `originalTransactionId`).
+    /// - Returns: `true` if stored, `false` if an equally new or newer one was already there.
+    /// - Throws: ``IAPError`` with code `invalidArgument` without an original transaction id, or if the store fails.
+    func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool
+
+    /// The latest renewal info of a subscription, or `nil`.
+    ///
+    /// - Throws: ``IAPError`` if the store fails.
+    func renewalInfo(originalTransactionId: String) async throws -> RenewalInfoPayload?
+
+    /// Records that a notification was processed.
+    ///
+    /// - Parameters:
+    ///   - notificationUUID: The notification's `notificationUUID`.
+    ///   - instant: When it was processed.
+    /// - Returns: `true` the first time for this UUID, `false` after.
+    /// - Throws: ``IAPError`` if the store fails.
+    func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool
+
+    /// Whether a notification was processed.
+    ///
+    /// - Throws: ``IAPError`` if the store fails.
+    func isNotificationProcessed(_ notificationUUID: String) async throws -> Bool
+
+    /// Counts over the whole ledger.
+    ///
+    /// - Throws: ``IAPError`` if the store fails.
+    func statistics() async throws -> LedgerStatistics
+}

@@ -1,0 +1,143 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// Where a recorded transaction is on its way to the customer.
+public enum DeliveryState: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Recorded; the fulfillment hook has not confirmed it yet (new, or claimed by a deliverer).
+    case pending
+    /// The fulfillment hook confirmed it.
+    case delivered
+    /// The hook failed; a retry is due at ``LedgerEntry/nextAttemptAt``.
+    case retrying
+    /// The hook failed too often; it waits for a person (visible, never dropped).
+    case deadLettered
+}
+
+/// One transaction in the ledger: the verified App Store transaction, whose it is, and how far its
+/// delivery and any revocation got.
+///
+/// A ledger entry never holds the raw signed data, only the verified, decoded payload.
+public struct LedgerEntry: Codable, Sendable, Hashable {
+    /// The App Store transaction id: the ledger's key.
+    public var transactionId: String
+    /// The original transaction id (a subscription's or a restored purchase's first transaction).
+    public var originalTransactionId: String
+    /// The business user who owns the purchase.
+    public var userId: String
+    /// The App Store product id.
+    public var productId: String
+    /// The verified transaction as the App Store signed it.
+    public var transaction: TransactionPayload
+    /// The business order id the app attached, if any.
+    public var orderId: String?
+    /// Where the delivery is.
+    public var deliveryState: DeliveryState
+    /// How many times the fulfillment hook was called for the grant.
+    public var deliveryAttempts: Int
+    /// When the next delivery attempt is due (for `retrying`), or until when a deliverer holds its
+    /// claim (for a claimed `pending` entry).
+    public var nextAttemptAt: Date?
+    /// The last delivery failure, for people.
+    public var lastError: String?
+    /// When the entry was first recorded.
+    public var recordedAt: Date
+    /// When the hook confirmed the grant.
+    public var deliveredAt: Date?
+    /// When the App Store revoked the transaction (refund, family sharing removed), if it did.
+    public var revokedAt: Date?
+    /// Whether the revoke hook confirmed taking the purchase back.
+    public var revocationDelivered: Bool
+    /// The store's insertion order: unique, increasing, assigned by the store on insert.
+    public var sequence: Int64
+    /// Bumped by the store on every change; the compare-and-set key of ``EntitlementStore/replace(_:ifRevision:)``.
+    public var revision: Int64
+
+    /// Creates an entry, as the delivery pipeline records it (the store assigns `sequence` and `revision`).
+    public init(
+        transaction: TransactionPayload,
+        transactionId: String,
+        originalTransactionId: String,
+        userId: String,
+        productId: String,
+        orderId: String? = nil,
+        recordedAt: Date
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.userId = userId
+        self.productId = productId
+        self.transaction = transaction
+        self.orderId = orderId
+        self.deliveryState = .pending
+        self.deliveryAttempts = 0
+        self.nextAttemptAt = nil
+        self.lastError = nil
+        self.recordedAt = recordedAt
+        self.deliveredAt = nil
+        self.revokedAt = nil
+        self.revocationDelivered = false
+        self.sequence = 0
+        self.revision = 0
+    }
+}
+
+/// The outcome of ``EntitlementStore/insert(_:)``.
+public enum InsertOutcome: Sendable, Hashable {
+    /// The entry was new and is now stored, with its sequence and revision assigned.
+    case inserted(LedgerEntry)
+    /// An entry with the same transaction id was already stored; it is returned unchanged.
+    case existing(LedgerEntry)
+}
+
+/// The outcome of ``EntitlementStore/bind(appAccountToken:to:)``.
+public enum BindingOutcome: Sendable, Hashable {
+    /// The token was unbound and is now bound to the user.
+    case bound
+    /// The token was already bound to the same user.
+    case alreadyBound
+    /// The token is bound to another user; nothing changed.
+    case conflict(existingUserId: String)
+}
+
+/// One page of a user's history, newest first.
+public struct LedgerPage: Sendable, Hashable {
+    /// The entries, newest first.
+    public var entries: [LedgerEntry]
+    /// The cursor for the next (older) page, or `nil` when this is the last page.
+    public var nextCursor: String?
+
+    /// Creates a page.
+    public init(entries: [LedgerEntry], nextCursor: String?) {
+        self.entries = entries
+        self.nextCursor = nextCursor
+    }
+}
+
+/// Counts over the whole ledger.
+public struct LedgerStatistics: Codable, Sendable, Hashable {
+    /// Recorded transactions.
+    public var transactions: Int
+    /// Transactions whose grant was confirmed.
+    public var delivered: Int
+    /// Transactions waiting for a retry.
+    public var pendingRetries: Int
+    /// Transactions that failed too often.
+    public var deadLetters: Int
+    /// Revoked transactions.
+    public var revoked: Int
+    /// Distinct users.
+    public var users: Int
+
+    /// Creates statistics.
+    public init(transactions: Int, delivered: Int, pendingRetries: Int, deadLetters: Int, revoked: Int, users: Int) {
+        self.transactions = transactions
+        self.delivered = delivered
+        self.pendingRetries = pendingRetries
+        self.deadLetters = deadLetters
+        self.revoked = revoked
+        self.users = users
+    }
+}
