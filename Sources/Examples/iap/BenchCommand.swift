@@ -5,7 +5,7 @@ import IAPCrypto
 /// `iap bench`: benchmarks that print machine-readable figures.
 enum BenchCommand {
     static let usage = """
-        usage: iap bench verify [--seconds S] [--runs N] [--only warm|cold|openssl|apple]
+        usage: iap bench verify [--seconds S] [--runs N] [--only warm|cold|openssl|apple|breakdown]
 
         verify   transactions verified per second on one thread: (a) with a warm chain cache, (b) with no
                  cache (three signatures per token), (c) OpenSSL's own P-256 verify rate in this process.
@@ -89,6 +89,8 @@ enum BenchCommand {
             var cold: [Double] = []
             var baseline: [Double] = []
             var apple: [Double] = []
+            var parse: [Double] = []
+            var decode: [Double] = []
             func wanted(_ name: String) -> Bool { only == nil || only == name }
             for run in 1...timing.runs {
                 Output.error("run \(run)/\(timing.runs)")
@@ -103,6 +105,19 @@ enum BenchCommand {
                         ECDSABaseline.p256VerificationsPerSecond(
                             minimumDuration: .milliseconds(Int64(timing.seconds * 1000))
                         )
+                    )
+                }
+                if wanted("breakdown") {
+                    parse.append(
+                        try rate(seconds: timing.seconds / 4) {
+                            _ = try X509Certificate(derEncoded: fixture.leafDER)
+                        }
+                    )
+                    let decoder = AppStoreJSON.makeDecoder()
+                    decode.append(
+                        try rate(seconds: timing.seconds / 4) {
+                            _ = try decoder.decode(TransactionPayload.self, from: fixture.payloadJSON)
+                        }
                     )
                 }
                 if wanted("apple") {
@@ -128,6 +143,11 @@ enum BenchCommand {
                 "appleChainNoCache": [
                     "perSecond": median(apple).rounded(),
                     "note": "the real Apple chain, whose intermediate and root are P-384",
+                ],
+                "breakdown": [
+                    "certificateParsePerSecond": median(parse).rounded(),
+                    "payloadJSONDecodePerSecond": median(decode).rounded(),
+                    "note": "parsing one DER certificate (d2i_X509) and decoding one transaction payload, per second",
                 ],
                 "ratios": [
                     "warmCacheToOpenSSL": c > 0 ? (a / c * 1000).rounded() / 1000 : 0,
@@ -163,6 +183,8 @@ struct BenchmarkFixture {
     let cold: AppStoreSignedDataVerifier
     let appleToken: String
     let appleCold: AppStoreSignedDataVerifier
+    let leafDER: [UInt8]
+    let payloadJSON: Data
 
     init() throws {
         let signedDate = Date(millisecondsSince1970: 1_767_225_600_000)
@@ -195,6 +217,8 @@ struct BenchmarkFixture {
             price: 9_990,
             appTransactionId: "704289572311181848"
         )
+        leafDER = pki.leaf.derBytes
+        payloadJSON = try AppStoreJSON.makeEncoder().encode(payload)
         let signer = JWSSigner(key: pki.leafKey, certificateChain: pki.x5c)
         token = try signer.sign(payload)
         let configuration = AppStoreSignedDataVerifier.Configuration(
