@@ -11,11 +11,12 @@ public import IAPCore
 /// 1. the compact JWS shape: three unpadded base64url segments within size limits, a 64-byte signature;
 /// 2. the header: a JSON object with `alg` = `ES256` and an `x5c` of exactly three standard-base64 DER
 ///    certificates (the third, the root, is never trusted);
-/// 3. the chain: leaf ← intermediate ← one of the configured roots, valid at the validation instant
+/// 3. the payload: a JSON object of the expected kind (read before the chain, which is validated at
+///    the payload's `signedDate`; nothing in it is trusted before step 5 passes);
+/// 4. the chain: leaf ← intermediate ← one of the configured roots, valid at the validation instant
 ///    (the payload's `signedDate` by default, as Apple's offline verifier does), the leaf carrying
 ///    Apple's marker OID 1.2.840.113635.100.6.11.1 and the intermediate 1.2.840.113635.100.6.2.1;
-/// 4. the ES256 signature with the leaf's P-256 key;
-/// 5. the payload: a JSON object of the expected kind;
+/// 5. the ES256 signature with the leaf's P-256 key;
 /// 6. the app's identity: bundle id, environment and App Apple ID where configured.
 ///
 /// A notification's nested signed transaction, renewal info and app transaction are verified the same
@@ -286,21 +287,30 @@ public final class AppStoreSignedDataVerifier: Verifier {
         var token = token
         return try token.withUTF8 { bytes in
             let jws = try CompactJWS(bytes)
+            // A header seen before already passed its checks; any other is checked before the payload is
+            // read, so a refused algorithm or a malformed header is reported as such whatever the payload holds.
+            let headerEntry = cache.entry(forHeader: jws.header)
+            let checkedHeader = headerEntry == nil ? try jws.decodeHeader() : nil
             let payload = try decodePayload(jws.payload, as: type)
-            try verifySignedBytes(jws, payload: payload)
+            try verifySignedBytes(jws, payload: payload, headerEntry: headerEntry, checkedHeader: checkedHeader)
             return payload
         }
     }
 
-    private func verifySignedBytes<Payload: SignedPayload>(_ jws: CompactJWS, payload: Payload) throws {
+    private func verifySignedBytes<Payload: SignedPayload>(
+        _ jws: CompactJWS,
+        payload: Payload,
+        headerEntry: VerifiedChainCache.Entry?,
+        checkedHeader: CompactJWS.Header?
+    ) throws {
         let instant = validationInstant(for: payload)
 
-        if let entry = cache.entry(forHeader: jws.header), entry.covers(instant) {
-            try checkSignature(jws, key: entry.leafKey)
+        if let headerEntry, headerEntry.covers(instant) {
+            try checkSignature(jws, key: headerEntry.leafKey)
             return
         }
 
-        let header = try jws.decodeHeader()
+        let header = try checkedHeader ?? jws.decodeHeader()
         if header.certificateChain.count == 1, header.keyID == "Apple_Xcode_Key" || isUnsignedEnvironment(payload) {
             try verifyXcodeSigned(jws, header: header, payload: payload)
             return
