@@ -431,6 +431,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
         else {
             throw IAPError(.malformedSignedData, "the JWS payload is not a JSON object")
         }
+        if type == TransactionPayload.self,
+            let fast = bytes.withUnsafeBytes({ FastTransactionDecoder.decode($0) }) as? Payload
+        {
+            return fast
+        }
         do {
             return try decoder.decode(type, from: Data(bytes))
         } catch {

@@ -1,0 +1,296 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Decodes the common shape of a transaction payload without `JSONDecoder`.
+///
+/// Verification decodes one transaction payload per token, and `JSONDecoder` costs about as much as a
+/// quarter of the ECDSA verification itself. This decoder handles the shape the App Store actually
+/// signs — one flat JSON object whose values are ASCII strings without escapes, integers, booleans or
+/// `null` — and returns `nil` for anything else (escapes, non-ASCII, fractions, exponents, nested
+/// objects or arrays, duplicate keys, a value of the wrong type, trailing bytes, malformed JSON). The
+/// caller then falls back to `JSONDecoder`, which stays the single authority on what is valid and on the
+/// error to report. For every input it accepts, the result equals `JSONDecoder`'s (with
+/// ``AppStoreJSON/makeDecoder()``); the tests and the fuzz target check that equivalence.
+package enum FastTransactionDecoder {
+    private enum Value {
+        case string(UnsafeRawBufferPointer)
+        case integer(Int64)
+        case bool(Bool)
+        case null
+    }
+
+    /// Decodes `bytes`, or returns `nil` to ask for the full decoder.
+    package static func decode(_ bytes: UnsafeRawBufferPointer) -> TransactionPayload? {
+        var parser = Parser(bytes)
+        var payload = TransactionPayload()
+        var seen = Set<String>()
+        guard parser.skipWhitespace(), parser.consume(UInt8(ascii: "{")) else { return nil }
+        guard parser.skipWhitespace() else { return nil }
+        if parser.consume(UInt8(ascii: "}")) {
+            return parser.atEndAfterWhitespace() ? payload : nil
+        }
+        while true {
+            guard parser.skipWhitespace(), let keyBytes = parser.string() else { return nil }
+            let key = String(decoding: keyBytes, as: UTF8.self)
+            guard seen.insert(key).inserted else { return nil }
+            guard parser.skipWhitespace(), parser.consume(UInt8(ascii: ":")), parser.skipWhitespace() else {
+                return nil
+            }
+            guard let value = parser.value() else { return nil }
+            guard assign(value, to: key, in: &payload) else { return nil }
+            guard parser.skipWhitespace() else { return nil }
+            if parser.consume(UInt8(ascii: ",")) {
+                continue
+            }
+            guard parser.consume(UInt8(ascii: "}")) else { return nil }
+            return parser.atEndAfterWhitespace() ? payload : nil
+        }
+    }
+
+    // MARK: - Fields
+
+    private static func assign(_ value: Value, to key: String, in payload: inout TransactionPayload) -> Bool {
+        switch key {
+        case "originalTransactionId": return string(value, into: &payload.originalTransactionId)
+        case "transactionId": return string(value, into: &payload.transactionId)
+        case "webOrderLineItemId": return string(value, into: &payload.webOrderLineItemId)
+        case "bundleId": return string(value, into: &payload.bundleId)
+        case "productId": return string(value, into: &payload.productId)
+        case "subscriptionGroupIdentifier": return string(value, into: &payload.subscriptionGroupIdentifier)
+        case "purchaseDate": return date(value, into: &payload.purchaseDate)
+        case "originalPurchaseDate": return date(value, into: &payload.originalPurchaseDate)
+        case "expiresDate": return date(value, into: &payload.expiresDate)
+        case "quantity": return int32(value, into: &payload.quantity)
+        case "type": return enumeration(value, into: &payload.type)
+        case "appAccountToken": return string(value, into: &payload.appAccountToken)
+        case "inAppOwnershipType": return enumeration(value, into: &payload.inAppOwnershipType)
+        case "signedDate": return date(value, into: &payload.signedDate)
+        case "revocationReason": return integerEnumeration(value, into: &payload.revocationReason)
+        case "revocationDate": return date(value, into: &payload.revocationDate)
+        case "isUpgraded": return bool(value, into: &payload.isUpgraded)
+        case "offerType": return integerEnumeration(value, into: &payload.offerType)
+        case "offerIdentifier": return string(value, into: &payload.offerIdentifier)
+        case "environment": return enumeration(value, into: &payload.environment)
+        case "storefront": return string(value, into: &payload.storefront)
+        case "storefrontId": return string(value, into: &payload.storefrontId)
+        case "transactionReason": return enumeration(value, into: &payload.transactionReason)
+        case "currency": return string(value, into: &payload.currency)
+        case "price": return int64(value, into: &payload.price)
+        case "offerDiscountType": return enumeration(value, into: &payload.offerDiscountType)
+        case "appTransactionId": return string(value, into: &payload.appTransactionId)
+        case "offerPeriod": return string(value, into: &payload.offerPeriod)
+        case "revocationType": return enumeration(value, into: &payload.revocationType)
+        case "revocationPercentage": return int32(value, into: &payload.revocationPercentage)
+        case "billingPlanType": return enumeration(value, into: &payload.billingPlanType)
+        case "advancedCommerceInfo", "commitmentInfo":
+            // Objects are left to the full decoder; an explicit null is simply absent.
+            if case .null = value { return true }
+            return false
+        default:
+            // Unknown keys are ignored, as JSONDecoder ignores them.
+            return true
+        }
+    }
+
+    private static func string(_ value: Value, into field: inout String?) -> Bool {
+        switch value {
+        case .string(let bytes):
+            field = String(decoding: bytes, as: UTF8.self)
+            return true
+        case .null:
+            field = nil
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func enumeration<E: OpenEnumeration>(_ value: Value, into field: inout E?) -> Bool
+    where E.RawValue == String {
+        var raw: String?
+        guard string(value, into: &raw) else { return false }
+        field = raw.map(E.init(rawValue:))
+        return true
+    }
+
+    private static func integerEnumeration<E: OpenEnumeration>(_ value: Value, into field: inout E?) -> Bool
+    where E.RawValue == Int32 {
+        var raw: Int32?
+        guard int32(value, into: &raw) else { return false }
+        field = raw.map(E.init(rawValue:))
+        return true
+    }
+
+    private static func int32(_ value: Value, into field: inout Int32?) -> Bool {
+        switch value {
+        case .integer(let number):
+            guard let narrow = Int32(exactly: number) else { return false }
+            field = narrow
+            return true
+        case .null:
+            field = nil
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func int64(_ value: Value, into field: inout Int64?) -> Bool {
+        switch value {
+        case .integer(let number):
+            field = number
+            return true
+        case .null:
+            field = nil
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func bool(_ value: Value, into field: inout Bool?) -> Bool {
+        switch value {
+        case .bool(let flag):
+            field = flag
+            return true
+        case .null:
+            field = nil
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func date(_ value: Value, into field: inout Date?) -> Bool {
+        switch value {
+        case .integer(let milliseconds):
+            guard milliseconds.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds) else { return false }
+            field = Date(millisecondsSince1970: milliseconds)
+            return true
+        case .null:
+            field = nil
+            return true
+        default:
+            return false
+        }
+    }
+
+    // MARK: - Scanning
+
+    private struct Parser {
+        let bytes: UnsafeRawBufferPointer
+        var index = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+        }
+
+        /// Skips JSON white space; always `true`, so it chains in `guard` conditions.
+        mutating func skipWhitespace() -> Bool {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return true
+                }
+            }
+            return true
+        }
+
+        mutating func consume(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func atEndAfterWhitespace() -> Bool {
+            _ = skipWhitespace()
+            return index == bytes.count
+        }
+
+        /// A string of printable ASCII without escapes; `nil` for anything else.
+        mutating func string() -> UnsafeRawBufferPointer? {
+            guard consume(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                    index += 1
+                    return slice
+                }
+                guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
+                index += 1
+            }
+            return nil
+        }
+
+        mutating func value() -> Value? {
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                return string().map(Value.string)
+            case UInt8(ascii: "t"):
+                return literal("true") ? .bool(true) : nil
+            case UInt8(ascii: "f"):
+                return literal("false") ? .bool(false) : nil
+            case UInt8(ascii: "n"):
+                return literal("null") ? .null : nil
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return integer().map(Value.integer)
+            default:
+                return nil
+            }
+        }
+
+        private mutating func literal(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard index + count <= bytes.count else { return false }
+            let matches = word.withUTF8Buffer { expected in
+                (0..<count).allSatisfy { bytes[index + $0] == expected[$0] }
+            }
+            guard matches else { return false }
+            index += count
+            return terminatesValue(at: index + 0)
+        }
+
+        /// A JSON integer (no fraction, no exponent, no leading zeros) that fits in Int64.
+        private mutating func integer() -> Int64? {
+            var negative = false
+            if bytes[index] == UInt8(ascii: "-") {
+                negative = true
+                index += 1
+            }
+            let start = index
+            var magnitude: UInt64 = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                let digit = UInt64(bytes[index] - UInt8(ascii: "0"))
+                let (shifted, overflowed) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, carried) = shifted.addingReportingOverflow(digit)
+                guard !overflowed, !carried else { return nil }
+                magnitude = sum
+                index += 1
+            }
+            let digits = index - start
+            guard digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
+            guard terminatesValue(at: index) else { return nil }
+            if negative {
+                guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+                return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+            }
+            guard magnitude <= UInt64(Int64.max) else { return nil }
+            return Int64(magnitude)
+        }
+
+        /// Whether a scalar ends here: at white space, `,`, `}` or the end (not `.`, `e`, a letter, ...).
+        private func terminatesValue(at position: Int) -> Bool {
+            guard position < bytes.count else { return true }
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "}"): return true
+            default: return false
+            }
+        }
+    }
+}
