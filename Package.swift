@@ -38,6 +38,14 @@ let package = Package(
             dependencies: ["IAPCore", "IAPCrypto", "IAPStorageFile", "IAPTransportURLSession", "IAPTesting"],
             path: "Sources/Examples/iap"
         ),
+        // A libFuzzer target over the verifier's input entry, and a replayer of its corpus in a normal build
+        // (see Documentation/Fuzzing.md).
+        .executableTarget(
+            name: "IAPFuzzVerifier",
+            dependencies: ["IAPCore", "IAPCrypto", "CIAPFuzzerDriver"],
+            path: "Sources/Examples/Fuzz/VerifierFuzzer"
+        ),
+        .systemLibrary(name: "CIAPFuzzerDriver", path: "Sources/Examples/Fuzz/CIAPFuzzerDriver"),
 
         // MARK: - Tests
         .testTarget(name: "IAPCoreTests", dependencies: ["IAPCore", "IAPTesting"], resources: [.copy("Fixtures")]),
