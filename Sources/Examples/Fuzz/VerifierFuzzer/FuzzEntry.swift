@@ -16,7 +16,8 @@ import IAPCrypto
 /// 2. when it starts with `{`, as a JWS payload, signed on the spot with the fuzzer's TestPKI and verified like
 ///    a token, so that mutations reach payload decoding, identity checks and nested signed data;
 /// 3. as raw bytes, through `X509Certificate(derEncoded:)` and `P256PublicKey(derRepresentation:)`;
-/// 4. as text, through `X509Certificate(pemEncoded:)`.
+/// 4. as text, through `X509Certificate(pemEncoded:)`;
+/// 5. as a transaction payload, through the fast decoder, whose answer must equal `JSONDecoder`'s.
 ///
 /// Every error must be an ``IAPError``; anything else stops the process, which the fuzzer reports.
 enum FuzzEntry {
@@ -26,6 +27,14 @@ enum FuzzEntry {
         let text = String(decoding: bytes, as: UTF8.self)
 
         exercise(token: text, fixture: fixture)
+
+        // The fast transaction decoder must agree with JSONDecoder on everything it accepts.
+        if let fast = FastTransactionDecoder.decode(input) {
+            let full = try? AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: Data(bytes))
+            guard full == fast else {
+                fatalError("the fast transaction decoder and JSONDecoder disagree on an input")
+            }
+        }
 
         if bytes.first == UInt8(ascii: "{") {
             // Signing cannot fail on input; a failure here is a bug worth stopping for.
