@@ -8,7 +8,8 @@
 public enum DeliveryState: String, Codable, Sendable, Hashable, CaseIterable {
     /// Recorded; the fulfillment hook has not confirmed it yet (new, or claimed by a deliverer).
     case pending
-    /// The fulfillment hook confirmed it.
+    /// Settled: the fulfillment hook carried out what the entry currently calls for — the grant, or after a
+    /// revocation the take-back. A purchase revoked before it was ever granted is settled without a call.
     case delivered
     /// The hook failed; a retry is due at ``LedgerEntry/nextAttemptAt``.
     case retrying
@@ -50,6 +51,9 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
     public var revokedAt: Date?
     /// Whether the revoke hook confirmed taking the purchase back.
     public var revocationDelivered: Bool
+    /// How many times the purchase was granted again after a reversed refund; part of the idempotency key
+    /// the fulfillment hook sees, so a re-grant is never mistaken for the first grant.
+    public var grantGeneration: Int
     /// The store's insertion order: unique, increasing, assigned by the store on insert.
     public var sequence: Int64
     /// Bumped by the store on every change; the compare-and-set key of ``EntitlementStore/replace(_:ifRevision:)``.
@@ -79,6 +83,7 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
         self.deliveredAt = nil
         self.revokedAt = nil
         self.revocationDelivered = false
+        self.grantGeneration = 0
         self.sequence = 0
         self.revision = 0
     }

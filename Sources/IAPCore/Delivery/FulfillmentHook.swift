@@ -1,0 +1,97 @@
+/// What the fulfillment hook is asked to grant or take back.
+public struct Delivery: Sendable, Hashable {
+    /// Whether to grant or take back.
+    public enum Action: String, Sendable, Hashable, Codable {
+        /// Give the customer what they bought.
+        case grant
+        /// Take back what a refunded or revoked purchase gave.
+        case revoke
+    }
+
+    /// Grant or revoke.
+    public var action: Action
+    /// The key to deduplicate on: the transaction id for the first grant; `<id>:grant:<n>` for a re-grant
+    /// after a reversed refund; `<id>:revoke:<n>` for a take-back. The same key may arrive more than
+    /// once (after a crash or a timeout); carrying it out twice must have the effect of once.
+    public var idempotencyKey: String
+    /// The App Store transaction id.
+    public var transactionId: String
+    /// The business user.
+    public var userId: String
+    /// The product, as the catalog describes it.
+    public var product: CatalogProduct
+    /// The verified transaction.
+    public var transaction: TransactionPayload
+    /// For consumables, the units to add or remove: quantity × units per purchase; 1 otherwise.
+    public var units: Int64
+    /// The business order id the app attached, if any.
+    public var orderId: String?
+
+    /// Creates a delivery.
+    public init(
+        action: Action,
+        idempotencyKey: String,
+        transactionId: String,
+        userId: String,
+        product: CatalogProduct,
+        transaction: TransactionPayload,
+        units: Int64,
+        orderId: String?
+    ) {
+        self.action = action
+        self.idempotencyKey = idempotencyKey
+        self.transactionId = transactionId
+        self.userId = userId
+        self.product = product
+        self.transaction = transaction
+        self.units = units
+        self.orderId = orderId
+    }
+}
+
+/// The integrator's code that actually gives (and takes back) what was bought.
+///
+/// ## Implementation requirements
+/// - Idempotent by ``Delivery/idempotencyKey``: the pipeline guarantees at most one call at a time per
+///   entry and never calls again after a confirmed success, but a crash or a timeout between your
+///   side effect and the pipeline recording it means the same key can arrive again.
+/// - Throw to say "not done": the pipeline retries later with backoff. Return only when the effect is
+///   durable on your side.
+public protocol FulfillmentHook: Sendable {
+    /// Grants a purchase.
+    ///
+    /// - Throws: Any error; the pipeline records it and retries.
+    func grant(_ delivery: Delivery) async throws
+
+    /// Takes back a refunded or revoked purchase.
+    ///
+    /// - Throws: Any error; the pipeline records it and retries.
+    func revoke(_ delivery: Delivery) async throws
+}
+
+/// A fulfillment hook made of two closures.
+public struct ClosureFulfillmentHook: FulfillmentHook {
+    private let onGrant: @Sendable (Delivery) async throws -> Void
+    private let onRevoke: @Sendable (Delivery) async throws -> Void
+
+    /// Creates a hook.
+    ///
+    /// - Parameters:
+    ///   - grant: Called to grant.
+    ///   - revoke: Called to take back.
+    public init(
+        grant: @escaping @Sendable (Delivery) async throws -> Void,
+        revoke: @escaping @Sendable (Delivery) async throws -> Void
+    ) {
+        self.onGrant = grant
+        self.onRevoke = revoke
+    }
+
+    public func grant(_ delivery: Delivery) async throws {
+        try await onGrant(delivery)
+    }
+
+    public func revoke(_ delivery: Delivery) async throws {
+        try await onRevoke(delivery)
+    }
+}
