@@ -1,0 +1,137 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// Where an order stands, as a customer-support screen shows it.
+public enum OrderState: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Granted.
+    case delivered
+    /// Recorded; the grant is under way.
+    case pending
+    /// The grant failed; a retry is scheduled.
+    case retrying
+    /// The grant failed too often; it waits for a person.
+    case deadLettered
+    /// Refunded or revoked by the App Store.
+    case revoked
+}
+
+/// One order in a user's history: no raw signed data, only what a person needs.
+public struct OrderHistoryItem: Codable, Sendable, Hashable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var type: ProductType?
+    public var purchaseDate: Date?
+    public var expiresDate: Date?
+    public var quantity: Int
+    public var price: Int64?
+    public var currency: String?
+    public var environment: AppStoreEnvironment?
+    public var isFamilyShared: Bool
+    public var orderId: String?
+    public var state: OrderState
+    public var recordedAt: Date
+    public var deliveredAt: Date?
+    public var revokedAt: Date?
+
+    /// The history item of a ledger entry.
+    public init(_ entry: LedgerEntry) {
+        transactionId = entry.transactionId
+        originalTransactionId = entry.originalTransactionId
+        productId = entry.productId
+        type = entry.transaction.type
+        purchaseDate = entry.transaction.purchaseDate
+        expiresDate = entry.transaction.expiresDate
+        quantity = entry.transaction.effectiveQuantity
+        price = entry.transaction.price
+        currency = entry.transaction.currency
+        environment = entry.transaction.environment
+        isFamilyShared = entry.transaction.inAppOwnershipType == .familyShared
+        orderId = entry.orderId
+        recordedAt = entry.recordedAt
+        deliveredAt = entry.deliveredAt
+        revokedAt = entry.revokedAt
+        state =
+            if entry.revokedAt != nil {
+                .revoked
+            } else {
+                switch entry.deliveryState {
+                case .delivered: .delivered
+                case .pending: .pending
+                case .retrying: .retrying
+                case .deadLettered: .deadLettered
+                }
+            }
+    }
+}
+
+/// Which orders a history page shows; `nil` means any.
+public struct OrderHistoryFilter: Sendable, Hashable {
+    public var productIds: Set<String>?
+    public var types: Set<ProductType>?
+    public var states: Set<OrderState>?
+
+    /// Creates a filter.
+    public init(productIds: Set<String>? = nil, types: Set<ProductType>? = nil, states: Set<OrderState>? = nil) {
+        self.productIds = productIds
+        self.types = types
+        self.states = states
+    }
+
+    func matches(_ item: OrderHistoryItem) -> Bool {
+        if let productIds, !productIds.contains(item.productId) { return false }
+        if let types, !types.contains(where: { $0 == item.type }) { return false }
+        if let states, !states.contains(item.state) { return false }
+        return true
+    }
+}
+
+/// One page of a user's orders, newest first.
+public struct OrderHistoryPage: Codable, Sendable, Hashable {
+    /// The orders, newest first.
+    public var items: [OrderHistoryItem]
+    /// The cursor of the next (older) page, or `nil` at the end.
+    public var nextCursor: String?
+}
+
+/// A user's orders, newest first, with a stable cursor and filters — revoked and pending orders included.
+public struct OrderHistory: Sendable {
+    private let store: any EntitlementStore
+
+    /// Creates an order history over a ledger.
+    public init(store: some EntitlementStore) {
+        self.store = store
+    }
+
+    /// One page of a user's orders.
+    ///
+    /// - Parameters:
+    ///   - userId: The user.
+    ///   - cursor: `nil` for the newest orders, or the previous page's `nextCursor`.
+    ///   - limit: The most orders to return, 1 to 200.
+    ///   - filter: Which orders to show.
+    /// - Returns: The page.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a bad limit or cursor, or if the store fails.
+    public func page(
+        userId: String,
+        cursor: String? = nil,
+        limit: Int = 20,
+        filter: OrderHistoryFilter = OrderHistoryFilter()
+    ) async throws -> OrderHistoryPage {
+        guard (1...200).contains(limit) else {
+            throw IAPError(.invalidArgument, "the page size must be between 1 and 200, not \(limit)")
+        }
+        var items: [OrderHistoryItem] = []
+        var next = cursor
+        repeat {
+            // Never ask for more than is still needed, so no examined entry is skipped by the cursor.
+            let page = try await store.history(userId: userId, cursor: next, limit: limit - items.count)
+            items += page.entries.map(OrderHistoryItem.init).filter(filter.matches)
+            next = page.nextCursor
+        } while items.count < limit && next != nil
+        return OrderHistoryPage(items: items, nextCursor: next)
+    }
+}
