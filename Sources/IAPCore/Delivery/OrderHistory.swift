@@ -20,21 +20,37 @@ public enum OrderState: String, Codable, Sendable, Hashable, CaseIterable {
 
 /// One order in a user's history: no raw signed data, only what a person needs.
 public struct OrderHistoryItem: Codable, Sendable, Hashable {
+    /// The App Store transaction id.
     public var transactionId: String
+    /// The original transaction id.
     public var originalTransactionId: String
+    /// The product id.
     public var productId: String
+    /// The App Store's product type.
     public var type: ProductType?
+    /// When it was bought (or renewed).
     public var purchaseDate: Date?
+    /// When a subscription period ends.
     public var expiresDate: Date?
+    /// How many were bought.
     public var quantity: Int
+    /// The price in milli-units of the currency (9990 is 9.99).
     public var price: Int64?
+    /// The ISO 4217 currency code.
     public var currency: String?
+    /// The App Store environment.
     public var environment: AppStoreEnvironment?
+    /// Whether it came through Family Sharing.
     public var isFamilyShared: Bool
+    /// The business order id the app attached.
     public var orderId: String?
+    /// Where the order stands.
     public var state: OrderState
+    /// When the ledger recorded it.
     public var recordedAt: Date
+    /// When it was granted.
     public var deliveredAt: Date?
+    /// When the App Store revoked it.
     public var revokedAt: Date?
 
     /// The history item of a ledger entry.
@@ -70,8 +86,11 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
 
 /// Which orders a history page shows; `nil` means any.
 public struct OrderHistoryFilter: Sendable, Hashable {
+    /// Only these products.
     public var productIds: Set<String>?
+    /// Only these product types.
     public var types: Set<ProductType>?
+    /// Only orders in these states.
     public var states: Set<OrderState>?
 
     /// Creates a filter.
