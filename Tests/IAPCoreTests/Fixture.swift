@@ -2,7 +2,7 @@ import Foundation
 import IAPCore
 import Testing
 
-/// Loads the JSON files in `Fixtures/`, copied from Apple's App Store Server Library test resources.
+/// Loads the files in `Fixtures/` (see `Fixtures/README.md` for where each comes from).
 enum Fixture {
     struct Missing: Error {
         let name: String
@@ -14,6 +14,16 @@ enum Fixture {
             throw Missing(name: name)
         }
         return try Data(contentsOf: url)
+    }
+
+    /// The URL of `Fixtures/<name>.<fileExtension>`.
+    static func url(_ name: String, fileExtension: String) throws -> URL {
+        guard
+            let url = Bundle.module.url(forResource: name, withExtension: fileExtension, subdirectory: "Fixtures")
+        else {
+            throw Missing(name: "\(name).\(fileExtension)")
+        }
+        return url
     }
 
     /// `Fixtures/<name>.json` decoded with the App Store decoder.

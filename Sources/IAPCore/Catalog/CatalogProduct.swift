@@ -97,10 +97,13 @@ public struct CatalogProduct: Codable, Sendable, Hashable {
     public var entitlements: [String]
     /// How many units one purchase of a consumable adds to the balance; 1 by default.
     public var unitsPerPurchase: Int
-    /// How long a non-renewing subscription grants access.
+    /// How long a non-renewing subscription grants access; for an auto-renewable subscription, its
+    /// renewal period (informational: the App Store's `expiresDate` decides).
     public var duration: SubscriptionPeriod?
     /// A human-readable name.
     public var displayName: String?
+    /// Whether family members can share a purchase through Family Sharing; `false` by default.
+    public var familyShareable: Bool
 
     /// Creates a product.
     public init(
@@ -111,7 +114,8 @@ public struct CatalogProduct: Codable, Sendable, Hashable {
         entitlements: [String] = [],
         unitsPerPurchase: Int = 1,
         duration: SubscriptionPeriod? = nil,
-        displayName: String? = nil
+        displayName: String? = nil,
+        familyShareable: Bool = false
     ) {
         self.productId = productId
         self.kind = kind
@@ -121,5 +125,29 @@ public struct CatalogProduct: Codable, Sendable, Hashable {
         self.unitsPerPurchase = unitsPerPurchase
         self.duration = duration
         self.displayName = displayName
+        self.familyShareable = familyShareable
+    }
+}
+
+extension CatalogProduct {
+    private enum CodingKeys: String, CodingKey {
+        case productId, kind, subscriptionGroupId, groupLevel, entitlements, unitsPerPurchase, duration
+        case displayName, familyShareable
+    }
+
+    /// Decodes a product; `entitlements`, `unitsPerPurchase` and `familyShareable` may be absent.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            productId: try container.decode(String.self, forKey: .productId),
+            kind: try container.decode(ProductKind.self, forKey: .kind),
+            subscriptionGroupId: try container.decodeIfPresent(String.self, forKey: .subscriptionGroupId),
+            groupLevel: try container.decodeIfPresent(Int.self, forKey: .groupLevel),
+            entitlements: try container.decodeIfPresent([String].self, forKey: .entitlements) ?? [],
+            unitsPerPurchase: try container.decodeIfPresent(Int.self, forKey: .unitsPerPurchase) ?? 1,
+            duration: try container.decodeIfPresent(SubscriptionPeriod.self, forKey: .duration),
+            displayName: try container.decodeIfPresent(String.self, forKey: .displayName),
+            familyShareable: try container.decodeIfPresent(Bool.self, forKey: .familyShareable) ?? false
+        )
     }
 }
