@@ -15,23 +15,44 @@
 /// - **Durable before it answers.** When a mutating call returns, its effect survives a crash of the
 ///   process (and, for a database, of the machine, as far as the database promises).
 /// - **Atomic.** Each call applies entirely or not at all. A call that throws changed nothing; it throws
-///   ``IAPError`` with code ``IAPError/Code/storageFailure`` (or `storageCorrupted` / `storageLocked`).
+///   ``IAPError`` with code ``IAPError/Code/storageFailure`` (or `storageCorrupted` / `storageLocked`) when
+///   the store fails, and ``IAPError/Code/invalidArgument`` when the input breaks a rule under *Validation*.
+/// - **Faithful.** An entry reads back exactly as it was written, apart from the `sequence` and `revision`
+///   the store assigns; dates keep at least millisecond precision.
 /// - **Idempotent by key.** ``insert(_:)`` is keyed by `transactionId`: of any number of concurrent
 ///   inserts of one id, from any number of tasks or processes, exactly one returns `.inserted`; all
 ///   others return `.existing` with the stored entry. ``bind(appAccountToken:to:)`` is keyed by the
-///   token: the first binding wins forever. ``markNotificationProcessed(_:at:)`` is keyed by the
-///   notification UUID.
-/// - **Compare-and-set.** ``replace(_:ifRevision:)`` stores the entry only if the stored revision still
-///   equals the given one, then increments the revision; otherwise it returns `false` and changes
-///   nothing. `sequence`, `transactionId` and `recordedAt` never change after insert.
+///   token, compared case-insensitively: the first binding wins forever.
+///   ``markNotificationProcessed(_:at:)`` is keyed by the notification UUID.
+/// - **Exact keys.** User ids, transaction ids, original transaction ids and notification UUIDs compare
+///   exactly, byte for byte (a case-insensitive database collation breaks this); only appAccountTokens
+///   ignore case.
+/// - **Compare-and-set.** ``insert(_:)`` stores revision 1. ``replace(_:ifRevision:)`` stores the entry
+///   only if the stored revision still equals the given one, then increments the revision; otherwise it
+///   returns `false` and changes nothing. The `revision` inside the given entry is ignored. `sequence`,
+///   `transactionId` and `recordedAt` never change after insert; `userId` and `originalTransactionId`
+///   may, and the reads by user and by original transaction id follow.
 /// - **Ordering.** `sequence` is assigned on insert, unique and increasing in insert order.
 ///   ``history(userId:cursor:limit:)`` returns a user's entries by descending `sequence`; a cursor stays
-///   valid while entries are added, and paging never skips or repeats an entry.
-///   ``dueDeliveries(at:limit:)`` returns entries in state `retrying` with `nextAttemptAt <= at`, and
-///   `pending` entries whose claim (`nextAttemptAt`) expired or was never taken, by `nextAttemptAt` then
-///   `sequence`.
+///   valid while entries are added, and paging never skips or repeats an entry. Entries added after a
+///   walk began are newer than its cursor, so they do not appear in its later pages. A page's
+///   `nextCursor` is `nil` exactly when no older entry of the user exists. Cursors are opaque, belong
+///   to the user they were issued for, and are documented by each backend.
+///   ``dueDeliveries(at:limit:)`` returns entries in state `retrying` with `nextAttemptAt <= at` (or
+///   with no `nextAttemptAt`, so that a retry is never stranded), and `pending` entries whose claim
+///   (`nextAttemptAt`) expired (`<= at`) or was never taken (`nil`), by `nextAttemptAt` (`nil` first)
+///   then `sequence`. `delivered` and `deadLettered` entries are never due.
 /// - **Renewal infos** are kept per `originalTransactionId`; ``storeRenewalInfo(_:)`` replaces the stored
-///   one only when the new one's `signedDate` is later (App Store notifications arrive out of order).
+///   one only when the new one's `signedDate` is later (App Store notifications arrive out of order). A
+///   missing `signedDate` counts as earlier than any date.
+/// - **Validation.** These calls throw ``IAPError/Code/invalidArgument`` and change nothing:
+///   ``insert(_:)`` with an empty `transactionId` or `userId`; ``replace(_:ifRevision:)`` of a stored
+///   entry with an empty `userId`, or a `sequence` or `recordedAt` other than the stored ones;
+///   ``history(userId:cursor:limit:)`` or ``dueDeliveries(at:limit:)`` with a `limit` below 1, or a
+///   malformed cursor (the empty string is malformed: the first page is `nil`);
+///   ``bind(appAccountToken:to:)`` with an empty token or user id; ``storeRenewalInfo(_:)`` without an
+///   `originalTransactionId` (or with an empty one); ``markNotificationProcessed(_:at:)`` with an empty
+///   UUID. Reads with an unknown or empty key find nothing and do not throw.
 /// - Safe to call from many tasks at once.
 ///
 /// `EntitlementStoreConformance` in `IAPTesting` checks all of this; every backend must pass it.
@@ -39,8 +60,10 @@ public protocol EntitlementStore: Sendable {
     /// Records a new transaction, or returns the one already recorded with its id.
     ///
     /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned by the store.
-    /// - Returns: `.inserted` with the stored entry, or `.existing` with the entry already there.
-    /// - Throws: ``IAPError`` if the store fails; nothing was recorded.
+    /// - Returns: `.inserted` with the stored entry (revision 1), or `.existing` with the entry already
+    ///   there, unchanged even if the given entry differs from it.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId`, or if the
+    ///   store fails; nothing was recorded.
     func insert(_ entry: LedgerEntry) async throws -> InsertOutcome
 
     /// The entry for a transaction id, or `nil`.
@@ -51,11 +74,13 @@ public protocol EntitlementStore: Sendable {
     /// Replaces an entry if nobody changed it since it was read.
     ///
     /// - Parameters:
-    ///   - entry: The new state of the entry (same `transactionId`).
+    ///   - entry: The new state of the entry (same `transactionId`, `sequence` and `recordedAt`; its
+    ///     `revision` is ignored).
     ///   - revision: The revision the caller read.
     /// - Returns: `true` if stored (the stored revision is now `revision + 1`), `false` if the stored
     ///   revision differs or the entry does not exist.
-    /// - Throws: ``IAPError`` if the store fails; nothing changed.
+    /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or
+    ///   `recordedAt` or has an empty `userId`, or if the store fails; nothing changed.
     func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool
 
     /// Every entry of a subscription or purchase family, by ascending `sequence`.
@@ -70,16 +95,18 @@ public protocol EntitlementStore: Sendable {
     ///   - userId: The user.
     ///   - cursor: `nil` for the first page, or the previous page's `nextCursor`.
     ///   - limit: The most entries to return (at least 1).
-    /// - Returns: The page.
-    /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor, or if the store fails.
+    /// - Returns: The page; its `nextCursor` is `nil` when no older entry exists.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a `limit` below 1, or if
+    ///   the store fails.
     func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage
 
     /// Entries whose delivery is due: retries whose time came, and pending entries not held by a deliverer.
     ///
     /// - Parameters:
     ///   - instant: Now.
-    ///   - limit: The most entries to return.
-    /// - Throws: ``IAPError`` if the store fails.
+    ///   - limit: The most entries to return (at least 1).
+    /// - Returns: The due entries, by `nextAttemptAt` (`nil` first) then `sequence`.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1, or if the store fails.
     func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry]
 
     /// Binds an appAccountToken to a user, once and for good.
@@ -88,7 +115,7 @@ public protocol EntitlementStore: Sendable {
     ///   - appAccountToken: The token (a UUID string; compared case-insensitively).
     ///   - userId: The user.
     /// - Returns: Whether it was bound now, was already bound to this user, or belongs to another.
-    /// - Throws: ``IAPError`` if the store fails.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty token or user id, or if the store fails.
     func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome
 
     /// The user an appAccountToken is bound to, or `nil`.
@@ -114,7 +141,7 @@ public protocol EntitlementStore: Sendable {
     ///   - notificationUUID: The notification's `notificationUUID`.
     ///   - instant: When it was processed.
     /// - Returns: `true` the first time for this UUID, `false` after.
-    /// - Throws: ``IAPError`` if the store fails.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty UUID, or if the store fails.
     func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool
 
     /// Whether a notification was processed.

@@ -1,0 +1,263 @@
+import IAPCore
+
+extension EntitlementStoreConformance {
+    /// The checks of `history(userId:cursor:limit:)` and `entries(originalTransactionId:)`.
+    static let historyChecks: [ConformanceCheck] = [
+        ConformanceCheck(
+            name: "historyIsNewestFirst",
+            requirement: "history returns the user's entries by descending sequence, with a nil nextCursor when "
+                + "nothing older is left",
+            body: historyIsNewestFirst
+        ),
+        ConformanceCheck(
+            name: "historyPagingCoversEveryEntryOnce",
+            requirement: "paging through history with limits 1, 3 and 7 returns every entry exactly once, newest "
+                + "first, in full pages, and ends with a nil nextCursor",
+            body: historyPagingCoversEveryEntryOnce
+        ),
+        ConformanceCheck(
+            name: "historyPagingIsStableUnderInserts",
+            requirement: "entries inserted while a history walk is under way do not appear in its later pages, and "
+                + "the walk neither skips nor repeats an entry",
+            body: historyPagingIsStableUnderInserts
+        ),
+        ConformanceCheck(
+            name: "historyIsPerUser",
+            requirement: "history of a user holds only that user's entries, and an unknown user has an empty page",
+            body: historyIsPerUser
+        ),
+        ConformanceCheck(
+            name: "historyRejectsInvalidArguments",
+            requirement: "history with a malformed cursor (including \"\") or a limit below 1 throws "
+                + "IAPError(.invalidArgument)",
+            body: historyRejectsInvalidArguments
+        ),
+        ConformanceCheck(
+            name: "entriesByOriginalTransactionId",
+            requirement: "entries(originalTransactionId:) returns exactly the family's entries by ascending sequence",
+            body: entriesByOriginalTransactionId
+        ),
+    ]
+
+    private typealias Fixtures = ConformanceFixtures
+
+    /// Inserts `count` entries for `user`, each followed by one for `other`; returns the user's entries as stored.
+    private static func insertInterleaved(
+        _ count: Int,
+        user: String,
+        other: String,
+        into store: any EntitlementStore
+    ) async throws -> [LedgerEntry] {
+        var entries: [LedgerEntry] = []
+        for index in 0..<count {
+            let second = Int64(index * 2)
+            entries.append(
+                try await Fixtures.insertNew(
+                    Fixtures.entry("\(user)-t\(index)", user: user, second: second),
+                    into: store
+                )
+            )
+            _ = try await Fixtures.insertNew(
+                Fixtures.entry("\(other)-t\(index)", user: other, second: second + 1),
+                into: store
+            )
+        }
+        return entries
+    }
+
+    /// Walks a user's whole history with one limit; returns the entries in page order and the page sizes.
+    ///
+    /// Between pages it calls `betweenPages` with the number of pages read so far.
+    private static func walkHistory(
+        of user: String,
+        limit: Int,
+        in store: any EntitlementStore,
+        betweenPages: (Int) async throws -> Void = { _ in }
+    ) async throws -> (entries: [LedgerEntry], pageSizes: [Int]) {
+        var entries: [LedgerEntry] = []
+        var pageSizes: [Int] = []
+        var cursor: String?
+        repeat {
+            let page = try await store.history(userId: user, cursor: cursor, limit: limit)
+            try Fixtures.require(
+                page.entries.count <= limit,
+                "history with limit \(limit) returned \(page.entries.count) entries"
+            )
+            entries += page.entries
+            pageSizes.append(page.entries.count)
+            try Fixtures.require(
+                pageSizes.count <= 500,
+                "history of \(user) with limit \(limit) still returns a nextCursor after 500 pages "
+                    + "(\(entries.count) entries); the walk does not end"
+            )
+            cursor = page.nextCursor
+            if cursor != nil {
+                try await betweenPages(pageSizes.count)
+            }
+        } while cursor != nil
+        return (entries, pageSizes)
+    }
+
+    @Sendable
+    private static func historyIsNewestFirst(_ store: any EntitlementStore) async throws {
+        let empty = try await store.history(userId: "user-1", cursor: nil, limit: 10)
+        try Fixtures.require(
+            empty.entries.isEmpty && empty.nextCursor == nil,
+            "history of a user without entries returned \(Fixtures.describeValue(empty)); expected an empty page "
+                + "with a nil nextCursor"
+        )
+        let inserted = try await insertInterleaved(10, user: "user-1", other: "user-2", into: store)
+        let expected = Array(inserted.reversed())
+        let page = try await store.history(userId: "user-1", cursor: nil, limit: 10)
+        try Fixtures.require(
+            page.entries.map(\.transactionId) == expected.map(\.transactionId),
+            "history of user-1 returned \(Fixtures.ids(page.entries)); expected newest first \(Fixtures.ids(expected))"
+        )
+        try Fixtures.require(
+            page.entries == expected,
+            "history of user-1 returned entries that differ from the stored ones"
+        )
+        try Fixtures.require(
+            page.nextCursor == nil,
+            "history of user-1 with limit 10 returned all 10 entries but nextCursor \(page.nextCursor ?? "nil"); "
+                + "it must be nil when no older entry exists"
+        )
+    }
+
+    @Sendable
+    private static func historyPagingCoversEveryEntryOnce(_ store: any EntitlementStore) async throws {
+        let inserted = try await insertInterleaved(21, user: "user-1", other: "user-2", into: store)
+        let expected = inserted.reversed().map(\.transactionId)
+        var problems: [String] = []
+        for limit in [1, 3, 7] {
+            let walk = try await walkHistory(of: "user-1", limit: limit, in: store)
+            let ids = walk.entries.map(\.transactionId)
+            if ids != expected {
+                let repeated = Dictionary(grouping: ids, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+                let missing = Set(expected).subtracting(ids).sorted()
+                problems.append(
+                    "paging with limit \(limit) returned \(ids.count) entries in order "
+                        + "[\(ids.joined(separator: ", "))]; expected the 21 entries newest first "
+                        + "[\(expected.joined(separator: ", "))]"
+                        + (repeated.isEmpty ? "" : "; repeated: \(repeated.joined(separator: ", "))")
+                        + (missing.isEmpty ? "" : "; missing: \(missing.joined(separator: ", "))")
+                )
+            }
+            let fullPages = walk.pageSizes.dropLast().allSatisfy { $0 == limit }
+            if !fullPages || walk.pageSizes.last == 0 {
+                problems.append(
+                    "paging with limit \(limit) returned pages of sizes \(walk.pageSizes); every page but the last "
+                        + "must be full, and a page with a nextCursor must not be followed by an empty one"
+                )
+            }
+        }
+        if !problems.isEmpty {
+            throw ConformanceViolation(problems: problems)
+        }
+    }
+
+    @Sendable
+    private static func historyPagingIsStableUnderInserts(_ store: any EntitlementStore) async throws {
+        let inserted = try await insertInterleaved(12, user: "user-1", other: "user-2", into: store)
+        let expected = inserted.reversed().map(\.transactionId)
+        let walk = try await walkHistory(of: "user-1", limit: 3, in: store) { pagesRead in
+            for index in 0..<2 {
+                let id = "user-1-late-\(pagesRead)-\(index)"
+                _ = try await Fixtures.insertNew(
+                    Fixtures.entry(id, user: "user-1", second: Int64(1_000 + pagesRead * 10 + index)),
+                    into: store
+                )
+            }
+        }
+        let ids = walk.entries.map(\.transactionId)
+        let late = ids.filter { $0.contains("-late-") }
+        try Fixtures.require(
+            late.isEmpty,
+            "entries inserted during the walk showed up in its later pages: \(late.joined(separator: ", ")); "
+                + "a cursor must continue below the last sequence it returned, not at an offset"
+        )
+        try Fixtures.require(
+            ids == expected,
+            "a history walk with limit 3, while 2 entries were inserted after each page, returned "
+                + "[\(ids.joined(separator: ", "))]; expected [\(expected.joined(separator: ", "))]"
+        )
+        let fresh = try await walkHistory(of: "user-1", limit: 5, in: store)
+        try Fixtures.require(
+            fresh.entries.count == 12 + 2 * (walk.pageSizes.count - 1),
+            "a new walk after the inserts returned \(fresh.entries.count) entries; expected the 12 old ones and "
+                + "the \(2 * (walk.pageSizes.count - 1)) inserted during the first walk"
+        )
+    }
+
+    @Sendable
+    private static func historyIsPerUser(_ store: any EntitlementStore) async throws {
+        let first = try await insertInterleaved(4, user: "user-1", other: "user-2", into: store)
+        let firstPage = try await store.history(userId: "user-1", cursor: nil, limit: 100)
+        let secondPage = try await store.history(userId: "user-2", cursor: nil, limit: 100)
+        try Fixtures.require(
+            firstPage.entries.map(\.transactionId) == first.reversed().map(\.transactionId),
+            "history of user-1 returned \(Fixtures.ids(firstPage.entries)); expected only user-1's 4 entries"
+        )
+        try Fixtures.require(
+            secondPage.entries.allSatisfy { $0.userId == "user-2" } && secondPage.entries.count == 4,
+            "history of user-2 returned \(Fixtures.ids(secondPage.entries)); expected only user-2's 4 entries"
+        )
+        for unknown in ["user-3", "USER-1", "user"] {
+            let page = try await store.history(userId: unknown, cursor: nil, limit: 100)
+            try Fixtures.require(
+                page.entries.isEmpty && page.nextCursor == nil,
+                "history of \(unknown), who has no entries, returned \(Fixtures.describeValue(page)); user ids are "
+                    + "compared exactly"
+            )
+        }
+    }
+
+    @Sendable
+    private static func historyRejectsInvalidArguments(_ store: any EntitlementStore) async throws {
+        _ = try await insertInterleaved(3, user: "user-1", other: "user-2", into: store)
+        var problems: [String] = []
+        for cursor in ["", "not a cursor ☃ %%%", "\u{0}\u{1}"] {
+            let problem = await Fixtures.invalidArgumentProblem("history with the malformed cursor \"\(cursor)\"") {
+                try await store.history(userId: "user-1", cursor: cursor, limit: 10)
+            }
+            problems += problem.map { [$0] } ?? []
+        }
+        for limit in [0, -1] {
+            let problem = await Fixtures.invalidArgumentProblem("history with limit \(limit)") {
+                try await store.history(userId: "user-1", cursor: nil, limit: limit)
+            }
+            problems += problem.map { [$0] } ?? []
+        }
+        if !problems.isEmpty {
+            throw ConformanceViolation(problems: problems)
+        }
+    }
+
+    @Sendable
+    private static func entriesByOriginalTransactionId(_ store: any EntitlementStore) async throws {
+        var family: [LedgerEntry] = []
+        for index in 0..<4 {
+            family.append(
+                try await Fixtures.insertNew(
+                    Fixtures.entry("renewal-\(3 - index)", user: "user-1", original: "family-a", second: Int64(index)),
+                    into: store
+                )
+            )
+            _ = try await Fixtures.insertNew(
+                Fixtures.entry("other-\(index)", user: "user-1", original: "family-b", second: Int64(index)),
+                into: store
+            )
+        }
+        let read = try await store.entries(originalTransactionId: "family-a")
+        try Fixtures.require(
+            read == family,
+            "entries(originalTransactionId: \"family-a\") returned \(Fixtures.ids(read)); expected the family in "
+                + "insert order \(Fixtures.ids(family))"
+        )
+        let unknown = try await store.entries(originalTransactionId: "family-z")
+        try Fixtures.require(
+            unknown.isEmpty,
+            "entries(originalTransactionId:) of an unknown family returned \(Fixtures.ids(unknown))"
+        )
+    }
+}
