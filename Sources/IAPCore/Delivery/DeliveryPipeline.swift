@@ -268,7 +268,11 @@ public final class DeliveryPipeline: Sendable {
             }
             current = reloaded
         }
-        throw IAPError(.storageFailure, "transaction \(entry.transactionId) kept changing; try again", isRetryable: true)
+        throw IAPError(
+            .storageFailure,
+            "transaction \(entry.transactionId) kept changing; try again",
+            isRetryable: true
+        )
     }
 
     /// Runs the hook for an entry that needs it, unless another deliverer holds it.

@@ -86,11 +86,19 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
     private func run<T>(_ operation: Operation, _ body: () async throws -> T) async throws -> T {
         let timing = take(operation)
         if timing == .beforeApplying {
-            throw IAPError(.storageFailure, "injected fault: \(operation.rawValue) failed before applying", isRetryable: true)
+            throw IAPError(
+                .storageFailure,
+                "injected fault: \(operation.rawValue) failed before applying",
+                isRetryable: true
+            )
         }
         let result = try await body()
         if timing == .afterApplying {
-            throw IAPError(.storageFailure, "injected fault: \(operation.rawValue) failed after applying", isRetryable: true)
+            throw IAPError(
+                .storageFailure,
+                "injected fault: \(operation.rawValue) failed after applying",
+                isRetryable: true
+            )
         }
         return result
     }
