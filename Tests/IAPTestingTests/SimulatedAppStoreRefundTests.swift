@@ -116,6 +116,13 @@ struct SimulatedAppStoreRefundTests {
         await #expect(throws: IAPError(.invalidArgument)) {
             try await harness.store.refund(transactionId: bobs[0].transactionId)
         }
+        // Access through the family is not ownership: Bob can still buy it for himself.
+        let bobsOwn = try await harness.buy(C.premium, account: "bob")
+        #expect(bobsOwn.payload.inAppOwnershipType == .purchased)
+        // Shared with Carol, not with Alice, who bought it herself.
+        let bobsNotifications = try await harness.notifications()
+        #expect(bobsNotifications.map(Event.init) == [Event(.oneTimeCharge), Event(.oneTimeCharge)])
+        #expect(bobsNotifications.map(\.transaction?.inAppOwnershipType) == [.purchased, .familyShared])
 
         try await harness.store.refund(transactionId: bought.transactionId)
         let revoked = try await harness.notifications()

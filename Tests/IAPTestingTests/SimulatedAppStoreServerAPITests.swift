@@ -62,6 +62,18 @@ struct SimulatedAppStoreServerAPITests {
         #expect(viaAppTransaction.transactions.isEmpty)
     }
 
+    @Test("An upgrade re-lists the upgraded transaction after a saved revision")
+    func historyShowsUpgrade() async throws {
+        let harness = try StoreHarness()
+        let first = try await harness.buy(C.proMonthly)
+        let saved = try await readHistory(harness, id: first.transactionId)
+        #expect(saved.transactions.map(\.transactionId) == [first.transactionId])
+        let upgraded = try await harness.buy(C.maxMonthly)
+        let changes = try await readHistory(harness, id: first.transactionId, from: saved.revision)
+        #expect(changes.transactions.map(\.transactionId) == [first.transactionId, upgraded.transactionId])
+        #expect(changes.transactions.map(\.isUpgraded) == [true, nil])
+    }
+
     @Test("History is the customer's own: other customers' transactions stay out, and their revisions are refused")
     func historyIsPerCustomer() async throws {
         let harness = try StoreHarness()

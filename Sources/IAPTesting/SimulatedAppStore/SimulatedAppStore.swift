@@ -222,7 +222,7 @@ public actor SimulatedAppStore {
 
     /// The Ask to Buy requests waiting for a parent, oldest first.
     public var pendingAskToBuyRequestIds: [String] {
-        engine.askToBuyRequests.keys.sorted { ($0.count, $0) < ($1.count, $1) }
+        engine.askToBuyRequests.keys.sorted(by: SimulatedAppStoreEngine.numericOrder)
     }
 
     /// A parent approves an Ask to Buy request: the purchase happens now, with its transaction and notification.
@@ -281,6 +281,9 @@ public actor SimulatedAppStore {
     /// Moves the ``ManualClock`` forward and runs every subscription event that falls due on the way, each at its
     /// own instant (the clock is set to it first): renewals, failed renewals, the end of grace periods and of
     /// billing retry, and expiries.
+    ///
+    /// When an event cannot be signed the store keeps its state from before the call, but the clock may already
+    /// have moved to that event.
     ///
     /// - Parameter duration: How far to move the clock; not negative.
     /// - Throws: ``IAPError`` `.invalidConfiguration` when the store's clock is not a ``ManualClock``,

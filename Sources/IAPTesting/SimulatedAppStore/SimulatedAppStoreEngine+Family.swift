@@ -53,7 +53,7 @@ extension SimulatedAppStoreEngine {
             if let mirror = subscription(of: record), mirror.latestTransactionId != record.id { continue }
             revocable.append(record.id)
         }
-        for id in revocable.sorted(by: { ($0.count, $0) < ($1.count, $1) }) {
+        for id in revocable.sorted(by: Self.numericOrder) {
             try revokeFamilyShared(id)
         }
     }
@@ -68,7 +68,8 @@ extension SimulatedAppStoreEngine {
             try shareOneTimePurchase(record, with: member)
         }
         let owned = subscriptions.values.filter { $0.account == owner && $0.sharedFrom == nil && $0.isLive }
-        for subscription in owned.sorted(by: { $0.originalTransactionId < $1.originalTransactionId }) {
+        for subscription in owned.sorted(by: { Self.numericOrder($0.originalTransactionId, $1.originalTransactionId) })
+        {
             guard isFamilyShareable(subscription.productId) else { continue }
             let shared = subscriptions.values.contains {
                 $0.sharedFrom == subscription.originalTransactionId && $0.account == member && $0.isLive

@@ -81,6 +81,7 @@ extension SimulatedAppStoreEngine {
             let owned = transactionIdsByAccount[account, default: []].compactMap { transactions[$0] }
                 .first { record in
                     record.payload.productId == product.productId && record.payload.revocationDate == nil
+                        && record.sharedFrom == nil
                 }
             if let owned {
                 // Like StoreKit: buying what the customer owns restores it, without a new charge.
@@ -104,10 +105,13 @@ extension SimulatedAppStoreEngine {
 
     /// Makes the family-shared copy of a purchaser's non-consumable for a family member.
     mutating func shareOneTimePurchase(_ record: SimulatedTransactionRecord, with member: String) throws {
-        let alreadyShared = transactionIdsByAccount[member, default: []].contains { id in
-            transactions[id]?.sharedFrom == record.id && transactions[id]?.payload.revocationDate == nil
+        // A member who already has the product, bought or through this purchase, gets no other copy.
+        let alreadyHas = transactionIdsByAccount[member, default: []].contains { id in
+            guard let other = transactions[id], other.payload.revocationDate == nil else { return false }
+            return other.sharedFrom == record.id
+                || (other.sharedFrom == nil && other.payload.productId == record.payload.productId)
         }
-        guard !alreadyShared else { return }
+        guard !alreadyHas else { return }
         var payload = basePayload(productId: record.payload.productId ?? "", account: member, purchaseDate: now)
         payload.inAppOwnershipType = .familyShared
         let copy = insert(payload, account: member, orderId: nil, sharedFrom: record.id)

@@ -218,7 +218,9 @@ extension SimulatedAppStoreEngine {
         let groups = Dictionary(grouping: owned, by: \.groupId)
         var data: [SubscriptionGroupIdentifierItem] = []
         for groupId in groups.keys.sorted() {
-            let members = groups[groupId, default: []].sorted { $0.originalTransactionId < $1.originalTransactionId }
+            let members = groups[groupId, default: []].sorted {
+                Self.numericOrder($0.originalTransactionId, $1.originalTransactionId)
+            }
             let items = try members.map { subscription in
                 LastTransactionsItem(
                     status: subscription.status,
@@ -242,7 +244,7 @@ extension SimulatedAppStoreEngine {
 
     func lookUpOrder(orderId: String) throws -> OrderLookupResponse {
         let records = transactions.values.filter { $0.orderId == orderId && $0.sharedFrom == nil }
-            .sorted { ($0.id.count, $0.id) < ($1.id.count, $1.id) }
+            .sorted { Self.numericOrder($0.id, $1.id) }
         guard !records.isEmpty else {
             return OrderLookupResponse(status: .invalid, signedTransactions: [])
         }

@@ -40,7 +40,7 @@ extension SimulatedAppStoreEngine {
         try notify(.refund, transaction: revoked, subscription: subscription)
 
         let copies = transactions.values.filter { $0.sharedFrom == transactionId && $0.payload.revocationDate == nil }
-        for copy in copies.sorted(by: { $0.id < $1.id }) {
+        for copy in copies.sorted(by: { Self.numericOrder($0.id, $1.id) }) {
             try revokeFamilyShared(copy.id)
         }
         return try signed(revoked)

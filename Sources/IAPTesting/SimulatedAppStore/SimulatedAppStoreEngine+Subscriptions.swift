@@ -224,8 +224,7 @@ extension SimulatedAppStoreEngine {
                 let earlier =
                     date < current.date
                     || (date == current.date
-                        && (subscription.originalTransactionId.count, subscription.originalTransactionId)
-                            < (current.originalTransactionId.count, current.originalTransactionId))
+                        && Self.numericOrder(subscription.originalTransactionId, current.originalTransactionId))
                 if !earlier { continue }
             }
             next = (date, subscription.originalTransactionId)
@@ -337,7 +336,7 @@ extension SimulatedAppStoreEngine {
         let members = Set(familyMembers(of: owner.account))
         return subscriptions.values
             .filter { $0.sharedFrom == owner.originalTransactionId && members.contains($0.account) }
-            .sorted { $0.originalTransactionId < $1.originalTransactionId }
+            .sorted { Self.numericOrder($0.originalTransactionId, $1.originalTransactionId) }
     }
 
     /// Gives every family member a copy of the purchaser's newest transaction, with the same notification.

@@ -60,6 +60,11 @@ struct SimulatedAppStoreEngine: Sendable {
 
     // MARK: - Identifiers
 
+    /// Orders decimal identifiers by their numeric value (shorter first, then digit by digit).
+    static func numericOrder(_ lhs: String, _ rhs: String) -> Bool {
+        (lhs.count, lhs) < (rhs.count, rhs)
+    }
+
     mutating func makeTransactionId() -> String {
         defer { nextTransactionNumber &+= 1 }
         return String(nextTransactionNumber)
