@@ -1,0 +1,88 @@
+public import IAPCore
+
+extension SimulatedAppStore {
+    /// The app, storefront, prices and subscription rules a ``SimulatedAppStore`` simulates.
+    public struct Configuration: Sendable, Hashable {
+        /// The bundle identifier of the app, in every transaction and notification.
+        public var bundleId: String
+        /// The App Store identifier of the app. Notifications carry it in Production only, as Apple's do; API
+        /// responses always.
+        public var appAppleId: Int64
+        /// The environment the store signs for: `.sandbox` (the default) or `.production`.
+        public var environment: AppStoreEnvironment
+        /// The app build version in notification data (`bundleVersion`).
+        public var bundleVersion: String
+        /// The length of the billing grace period in days (Apple offers 3, 16 or 28), or `nil` for none: a failed
+        /// renewal then goes straight to billing retry.
+        public var gracePeriodDays: Int?
+        /// How many days after a failed renewal the App Store gives up retrying: 60, as Apple does.
+        public var billingRetryDays: Int
+        /// The storefront country code (ISO 3166-1 alpha-3).
+        public var storefront: String
+        /// Apple's identifier of ``storefront``.
+        public var storefrontId: String
+        /// The currency of every price (ISO 4217).
+        public var currency: String
+        /// The price, in milliunits of ``currency``, of products that have none in ``prices``.
+        public var defaultPrice: Int64
+        /// Prices in milliunits of ``currency`` (10990 is 10.99), by product id.
+        public var prices: [String: Int64]
+        /// Subscription periods of auto-renewable subscriptions, by product id. A product without one renews every
+        /// `duration` of its catalog entry, or monthly.
+        public var subscriptionPeriods: [String: SubscriptionPeriod]
+        /// The products that Family Sharing shares with the purchaser's family (non-consumables and auto-renewable
+        /// subscriptions only, as on the App Store).
+        public var familyShareableProductIds: Set<String>
+        /// The first transaction identifier the store hands out; later ones count up from it.
+        public var firstTransactionId: UInt64
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - bundleId: The bundle identifier of the app.
+        ///   - appAppleId: The App Store identifier of the app.
+        ///   - environment: `.sandbox` or `.production`.
+        ///   - bundleVersion: The app build version.
+        ///   - gracePeriodDays: The billing grace period in days, or `nil` for none.
+        ///   - billingRetryDays: How long billing retry lasts, in days.
+        ///   - storefront: The storefront country code.
+        ///   - storefrontId: Apple's identifier of the storefront.
+        ///   - currency: The currency of every price.
+        ///   - defaultPrice: The price of products without one in `prices`, in milliunits.
+        ///   - prices: Prices by product id, in milliunits.
+        ///   - subscriptionPeriods: Subscription periods by product id.
+        ///   - familyShareableProductIds: The products Family Sharing shares.
+        ///   - firstTransactionId: The first transaction identifier.
+        public init(
+            bundleId: String = "com.example.app",
+            appAppleId: Int64 = 1_234_567_890,
+            environment: AppStoreEnvironment = .sandbox,
+            bundleVersion: String = "1",
+            gracePeriodDays: Int? = nil,
+            billingRetryDays: Int = 60,
+            storefront: String = "USA",
+            storefrontId: String = "143441",
+            currency: String = "USD",
+            defaultPrice: Int64 = 990,
+            prices: [String: Int64] = [:],
+            subscriptionPeriods: [String: SubscriptionPeriod] = [:],
+            familyShareableProductIds: Set<String> = [],
+            firstTransactionId: UInt64 = 2_000_000_000_000_001
+        ) {
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.environment = environment
+            self.bundleVersion = bundleVersion
+            self.gracePeriodDays = gracePeriodDays
+            self.billingRetryDays = billingRetryDays
+            self.storefront = storefront
+            self.storefrontId = storefrontId
+            self.currency = currency
+            self.defaultPrice = defaultPrice
+            self.prices = prices
+            self.subscriptionPeriods = subscriptionPeriods
+            self.familyShareableProductIds = familyShareableProductIds
+            self.firstTransactionId = firstTransactionId
+        }
+    }
+}

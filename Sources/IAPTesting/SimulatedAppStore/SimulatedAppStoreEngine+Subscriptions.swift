@@ -1,0 +1,420 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import IAPCore
+
+extension SimulatedAppStoreEngine {
+    /// A gap longer than this between two subscriptions of a group starts a new `recentSubscriptionStartDate`.
+    static let recentSubscriptionGap: TimeInterval = 60 * 86_400
+
+    // MARK: - Buying
+
+    /// Buys an auto-renewable subscription: a first purchase or a resubscription of the group, or a change of plan
+    /// when the customer is already subscribed in it.
+    mutating func subscribe(
+        _ product: CatalogProduct,
+        account: String,
+        appAccountToken: String?
+    ) throws -> SimulatedPurchaseResult {
+        guard let groupId = product.subscriptionGroupId else {
+            return .failed(IAPError(.invalidConfiguration, "\(product.productId) has no subscription group"))
+        }
+        let existing = subscriptions.values.first { subscription in
+            subscription.account == account && subscription.groupId == groupId && subscription.sharedFrom == nil
+        }
+        if let existing, existing.isLive {
+            return try changePlan(existing, to: product, appAccountToken: appAccountToken)
+        }
+
+        let start = now
+        var payload = basePayload(productId: product.productId, account: account, purchaseDate: start)
+        payload.expiresDate = periodEnd(of: product.productId, from: start)
+        payload.webOrderLineItemId = makeWebOrderLineItemId()
+        payload.appAccountToken = appAccountToken
+        if let existing {
+            payload.originalTransactionId = existing.originalTransactionId
+            payload.originalPurchaseDate = existing.originalPurchaseDate
+        }
+        let record = insert(payload, account: account, orderId: makeOrderId())
+
+        var subscription =
+            existing
+            ?? SimulatedSubscriptionRecord(
+                originalTransactionId: record.id,
+                account: account,
+                groupId: groupId,
+                sharedFrom: nil,
+                originalPurchaseDate: start,
+                productId: product.productId,
+                autoRenewProductId: product.productId,
+                expiresDate: start,
+                latestTransactionId: record.id,
+                recentSubscriptionStartDate: start,
+                appAccountToken: appAccountToken
+            )
+        if existing != nil, start.timeIntervalSince(subscription.expiresDate) > Self.recentSubscriptionGap {
+            subscription.recentSubscriptionStartDate = start
+        }
+        subscription.productId = product.productId
+        subscription.autoRenewProductId = product.productId
+        subscription.autoRenewEnabled = true
+        subscription.phase = .active
+        subscription.expiresDate = payload.expiresDate ?? start
+        subscription.latestTransactionId = record.id
+        subscription.billingRetryStart = nil
+        subscription.gracePeriodExpiresDate = nil
+        subscription.expirationIntent = nil
+        subscription.beforeRevocation = nil
+        subscription.appAccountToken = appAccountToken ?? subscription.appAccountToken
+        subscriptions[subscription.originalTransactionId] = subscription
+
+        let subtype: NotificationSubtype = existing == nil ? .initialBuy : .resubscribe
+        try notify(.subscribed, subtype, transaction: record, subscription: subscription)
+        try mirrorTransaction(of: subscription, type: .subscribed, subtype: subtype)
+        return .purchased(try signed(record))
+    }
+
+    /// Buying another product of a group the customer is subscribed in: an upgrade takes effect at once; a
+    /// downgrade or crossgrade at the next renewal; the current product cancels a pending change or turns
+    /// auto-renew back on.
+    private mutating func changePlan(
+        _ current: SimulatedSubscriptionRecord,
+        to product: CatalogProduct,
+        appAccountToken: String?
+    ) throws -> SimulatedPurchaseResult {
+        var subscription = current
+        if product.productId == subscription.productId {
+            if subscription.autoRenewProductId != product.productId {
+                subscription.autoRenewProductId = product.productId
+                subscription.autoRenewEnabled = true
+                subscriptions[subscription.originalTransactionId] = subscription
+                try notify(.didChangeRenewalPref, subscription: subscription)
+                try mirrorState(of: subscription, type: .didChangeRenewalPref, subtype: nil)
+            } else if !subscription.autoRenewEnabled {
+                try setAutoRenew(originalTransactionId: subscription.originalTransactionId, enabled: true)
+            }
+            return .purchased(try signedTransaction(id: subscription.latestTransactionId))
+        }
+
+        let currentLevel = products[subscription.productId]?.groupLevel
+        if let currentLevel, let newLevel = product.groupLevel, newLevel < currentLevel {
+            return try upgrade(subscription, to: product, appAccountToken: appAccountToken)
+        }
+        subscription.autoRenewProductId = product.productId
+        subscription.autoRenewEnabled = true
+        subscriptions[subscription.originalTransactionId] = subscription
+        try notify(.didChangeRenewalPref, .downgrade, subscription: subscription)
+        try mirrorState(of: subscription, type: .didChangeRenewalPref, subtype: .downgrade)
+        return .purchased(try signedTransaction(id: subscription.latestTransactionId))
+    }
+
+    /// An upgrade: the current transaction is marked upgraded and a new period of the higher product starts now.
+    private mutating func upgrade(
+        _ current: SimulatedSubscriptionRecord,
+        to product: CatalogProduct,
+        appAccountToken: String?
+    ) throws -> SimulatedPurchaseResult {
+        var subscription = current
+        markUpgraded(subscription.latestTransactionId)
+        let start = now
+        var payload = basePayload(productId: product.productId, account: subscription.account, purchaseDate: start)
+        payload.originalTransactionId = subscription.originalTransactionId
+        payload.originalPurchaseDate = subscription.originalPurchaseDate
+        payload.expiresDate = periodEnd(of: product.productId, from: start)
+        payload.webOrderLineItemId = makeWebOrderLineItemId()
+        payload.appAccountToken = appAccountToken ?? subscription.appAccountToken
+        let record = insert(payload, account: subscription.account, orderId: makeOrderId())
+
+        subscription.productId = product.productId
+        subscription.autoRenewProductId = product.productId
+        subscription.autoRenewEnabled = true
+        subscription.phase = .active
+        subscription.expiresDate = payload.expiresDate ?? start
+        subscription.latestTransactionId = record.id
+        subscription.billingRetryStart = nil
+        subscription.gracePeriodExpiresDate = nil
+        subscription.expirationIntent = nil
+        subscriptions[subscription.originalTransactionId] = subscription
+        try notify(.didChangeRenewalPref, .upgrade, transaction: record, subscription: subscription)
+        try mirrorTransaction(of: subscription, type: .didChangeRenewalPref, subtype: .upgrade)
+        return .purchased(try signed(record))
+    }
+
+    private mutating func markUpgraded(_ transactionId: String) {
+        guard transactions[transactionId] != nil else { return }
+        transactions[transactionId]?.payload.isUpgraded = true
+        touch(transactionId)
+    }
+
+    // MARK: - Customer and billing switches
+
+    /// Turns auto-renew on or off for a purchaser's live subscription.
+    mutating func setAutoRenew(originalTransactionId: String, enabled: Bool) throws {
+        var subscription = try purchasedSubscription(originalTransactionId)
+        guard subscription.isLive else {
+            throw IAPError(
+                .invalidArgument,
+                "subscription \(originalTransactionId) has ended; buy it again to resubscribe"
+            )
+        }
+        guard subscription.autoRenewEnabled != enabled else { return }
+        subscription.autoRenewEnabled = enabled
+        subscriptions[originalTransactionId] = subscription
+        let subtype: NotificationSubtype = enabled ? .autoRenewEnabled : .autoRenewDisabled
+        try notify(.didChangeRenewalStatus, subtype, subscription: subscription)
+        try mirrorState(of: subscription, type: .didChangeRenewalStatus, subtype: subtype)
+    }
+
+    /// Makes charging the customer fail or succeed; fixing billing while the subscription is in its grace period or
+    /// billing retry recovers it at once.
+    mutating func setBillingFailure(originalTransactionId: String, failing: Bool) throws {
+        var subscription = try purchasedSubscription(originalTransactionId)
+        subscription.billingFailing = failing
+        subscriptions[originalTransactionId] = subscription
+        for var member in familyMirrors(of: subscription) {
+            member.billingFailing = failing
+            subscriptions[member.originalTransactionId] = member
+        }
+        if !failing, subscription.phase == .gracePeriod || subscription.phase == .billingRetry {
+            // In the grace period no paid day is lost: the new period starts where the old one ended. Later, the
+            // subscription restarts on the day of recovery.
+            let periodStart = subscription.phase == .gracePeriod ? subscription.expiresDate : now
+            try renew(subscription, purchaseDate: now, periodStart: periodStart, subtype: .billingRecovery)
+        }
+    }
+
+    private func purchasedSubscription(_ originalTransactionId: String) throws -> SimulatedSubscriptionRecord {
+        let subscription = try subscription(originalTransactionId)
+        guard subscription.sharedFrom == nil else {
+            throw IAPError(
+                .invalidArgument,
+                "subscription \(originalTransactionId) is family-shared; change the purchaser's subscription instead"
+            )
+        }
+        return subscription
+    }
+
+    // MARK: - Time
+
+    /// The next scheduled event of a purchaser's subscription: its renewal or expiry, the end of its grace period,
+    /// or the end of billing retry.
+    func dueDate(of subscription: SimulatedSubscriptionRecord) -> Date? {
+        guard subscription.sharedFrom == nil else { return nil }
+        switch subscription.phase {
+        case .active:
+            return subscription.expiresDate
+        case .gracePeriod:
+            return subscription.gracePeriodExpiresDate ?? subscription.expiresDate
+        case .billingRetry:
+            let start = subscription.billingRetryStart ?? subscription.expiresDate
+            return start.addingTimeInterval(Double(configuration.billingRetryDays) * 86_400)
+        case .expired, .revoked:
+            return nil
+        }
+    }
+
+    /// The earliest scheduled event of any subscription; ties go to the lower original transaction id.
+    func nextDueEvent() -> (date: Date, originalTransactionId: String)? {
+        var next: (date: Date, originalTransactionId: String)?
+        for subscription in subscriptions.values {
+            guard let date = dueDate(of: subscription) else { continue }
+            if let current = next {
+                let earlier =
+                    date < current.date
+                    || (date == current.date
+                        && Self.numericOrder(subscription.originalTransactionId, current.originalTransactionId))
+                if !earlier { continue }
+            }
+            next = (date, subscription.originalTransactionId)
+        }
+        return next
+    }
+
+    /// Runs every scheduled event due at or before `limit`, oldest first.
+    ///
+    /// - Parameters:
+    ///   - limit: The last instant to process.
+    ///   - manualClock: When given, set to each event's instant before it runs, so that everything signed for the
+    ///     event carries the instant it happened.
+    mutating func processDueEvents(until limit: Date, manualClock: ManualClock?) throws {
+        var steps = 0
+        while let event = nextDueEvent(), event.date <= limit {
+            steps += 1
+            guard steps <= 1_000_000 else {
+                throw IAPError(.internalError, "more than a million subscription events are due; advance in steps")
+            }
+            if let manualClock, manualClock.now < event.date {
+                manualClock.set(event.date)
+            }
+            try processEvent(of: event.originalTransactionId, dueAt: event.date)
+        }
+    }
+
+    private mutating func processEvent(of originalTransactionId: String, dueAt due: Date) throws {
+        guard var subscription = subscriptions[originalTransactionId] else { return }
+        switch subscription.phase {
+        case .active where !subscription.autoRenewEnabled:
+            subscription.phase = .expired
+            subscription.expirationIntent = .customerCancelled
+            subscriptions[originalTransactionId] = subscription
+            try notify(.expired, .voluntary, subscription: subscription)
+            try mirrorState(of: subscription, type: .expired, subtype: .voluntary)
+        case .active where subscription.billingFailing:
+            subscription.billingRetryStart = subscription.expiresDate
+            let subtype: NotificationSubtype?
+            if let graceDays = configuration.gracePeriodDays {
+                subscription.phase = .gracePeriod
+                subscription.gracePeriodExpiresDate = subscription.expiresDate.addingTimeInterval(
+                    Double(graceDays) * 86_400
+                )
+                subtype = .gracePeriod
+            } else {
+                subscription.phase = .billingRetry
+                subtype = nil
+            }
+            subscriptions[originalTransactionId] = subscription
+            try notify(.didFailToRenew, subtype, subscription: subscription)
+            try mirrorState(of: subscription, type: .didFailToRenew, subtype: subtype)
+        case .active:
+            try renew(subscription, purchaseDate: due, periodStart: due, subtype: nil)
+        case .gracePeriod:
+            subscription.phase = .billingRetry
+            subscriptions[originalTransactionId] = subscription
+            try notify(.gracePeriodExpired, subscription: subscription)
+            try mirrorState(of: subscription, type: .gracePeriodExpired, subtype: nil)
+        case .billingRetry:
+            subscription.phase = .expired
+            subscription.expirationIntent = .billingError
+            subscriptions[originalTransactionId] = subscription
+            try notify(.expired, .billingRetry, subscription: subscription)
+            try mirrorState(of: subscription, type: .expired, subtype: .billingRetry)
+        case .expired, .revoked:
+            break
+        }
+    }
+
+    /// Renews a subscription to its auto-renew product: a new transaction with reason RENEWAL and `DID_RENEW`.
+    private mutating func renew(
+        _ current: SimulatedSubscriptionRecord,
+        purchaseDate: Date,
+        periodStart: Date,
+        subtype: NotificationSubtype?
+    ) throws {
+        var subscription = current
+        let productId = subscription.autoRenewProductId
+        var expiresDate = periodEnd(of: productId, from: periodStart)
+        if expiresDate <= purchaseDate {
+            expiresDate = periodEnd(of: productId, from: purchaseDate)
+        }
+        var payload = basePayload(productId: productId, account: subscription.account, purchaseDate: purchaseDate)
+        payload.originalTransactionId = subscription.originalTransactionId
+        payload.originalPurchaseDate = subscription.originalPurchaseDate
+        payload.expiresDate = expiresDate
+        payload.webOrderLineItemId = makeWebOrderLineItemId()
+        payload.appAccountToken = subscription.appAccountToken
+        payload.transactionReason = .renewal
+        let record = insert(payload, account: subscription.account, orderId: makeOrderId())
+
+        subscription.productId = productId
+        subscription.phase = .active
+        subscription.expiresDate = expiresDate
+        subscription.latestTransactionId = record.id
+        subscription.billingRetryStart = nil
+        subscription.gracePeriodExpiresDate = nil
+        subscription.expirationIntent = nil
+        subscriptions[subscription.originalTransactionId] = subscription
+        try notify(.didRenew, subtype, transaction: record, subscription: subscription)
+        try mirrorTransaction(of: subscription, type: .didRenew, subtype: subtype)
+    }
+
+    // MARK: - Family mirrors
+
+    /// The live family-shared mirrors of a purchaser's subscription.
+    func familyMirrors(of owner: SimulatedSubscriptionRecord) -> [SimulatedSubscriptionRecord] {
+        let members = Set(familyMembers(of: owner.account))
+        return subscriptions.values
+            .filter { $0.sharedFrom == owner.originalTransactionId && members.contains($0.account) }
+            .sorted { Self.numericOrder($0.originalTransactionId, $1.originalTransactionId) }
+    }
+
+    /// Gives every family member a copy of the purchaser's newest transaction, with the same notification.
+    mutating func mirrorTransaction(
+        of owner: SimulatedSubscriptionRecord,
+        type: NotificationType,
+        subtype: NotificationSubtype?
+    ) throws {
+        guard isFamilyShareable(owner.productId) || isFamilyShareable(owner.autoRenewProductId) else { return }
+        for member in familyMembers(of: owner.account) {
+            try shareSubscription(owner, with: member, type: type, subtype: subtype)
+        }
+    }
+
+    /// Gives one family member a copy of the purchaser's newest transaction, creating the member's mirror of the
+    /// subscription (with `SUBSCRIBED` `INITIAL_BUY`) when there is none yet.
+    mutating func shareSubscription(
+        _ owner: SimulatedSubscriptionRecord,
+        with member: String,
+        type: NotificationType,
+        subtype: NotificationSubtype?
+    ) throws {
+        guard let source = transactions[owner.latestTransactionId] else { return }
+        let existing = subscriptions.values.first {
+            $0.sharedFrom == owner.originalTransactionId && $0.account == member
+        }
+        if let existing, subtype == .upgrade {
+            markUpgraded(existing.latestTransactionId)
+        }
+        var payload = basePayload(
+            productId: source.payload.productId ?? owner.productId,
+            account: member,
+            purchaseDate: source.payload.purchaseDate ?? now
+        )
+        payload.inAppOwnershipType = .familyShared
+        payload.expiresDate = source.payload.expiresDate
+        payload.transactionReason = source.payload.transactionReason
+        payload.webOrderLineItemId = makeWebOrderLineItemId()
+        if let existing {
+            payload.originalTransactionId = existing.originalTransactionId
+            payload.originalPurchaseDate = existing.originalPurchaseDate
+        }
+        let record = insert(payload, account: member, orderId: nil, sharedFrom: source.id)
+        var mirror =
+            existing
+            ?? SimulatedSubscriptionRecord(
+                originalTransactionId: record.id,
+                account: member,
+                groupId: owner.groupId,
+                sharedFrom: owner.originalTransactionId,
+                originalPurchaseDate: record.payload.purchaseDate ?? now,
+                productId: owner.productId,
+                autoRenewProductId: owner.autoRenewProductId,
+                expiresDate: owner.expiresDate,
+                latestTransactionId: record.id,
+                recentSubscriptionStartDate: record.payload.purchaseDate ?? now
+            )
+        mirror.mirror(owner)
+        mirror.latestTransactionId = record.id
+        mirror.beforeRevocation = nil
+        subscriptions[mirror.originalTransactionId] = mirror
+        if existing == nil {
+            try notify(.subscribed, .initialBuy, transaction: record, subscription: mirror)
+        } else {
+            try notify(type, subtype, transaction: record, subscription: mirror)
+        }
+    }
+
+    /// Copies a purchaser's new state onto the family mirrors and sends each the same notification.
+    mutating func mirrorState(
+        of owner: SimulatedSubscriptionRecord,
+        type: NotificationType,
+        subtype: NotificationSubtype?
+    ) throws {
+        for var member in familyMirrors(of: owner) where member.phase != .revoked {
+            member.mirror(owner)
+            subscriptions[member.originalTransactionId] = member
+            try notify(type, subtype, subscription: member)
+        }
+    }
+}
