@@ -59,7 +59,7 @@ let package = Package(
             name: "IAPTransportURLSessionTests",
             dependencies: ["IAPCore", "IAPTransportURLSession", "IAPTesting"]
         ),
-        .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPTesting"]),
+        .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
     ]
 )

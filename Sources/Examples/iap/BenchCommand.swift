@@ -6,10 +6,13 @@ import IAPCrypto
 enum BenchCommand {
     static let usage = """
         usage: iap bench verify [--seconds S] [--runs N] [--only warm|cold|openssl|apple|breakdown]
+               iap bench pipeline [--deliveries N] [--runs N] [--concurrency C]
 
         verify   transactions verified per second on one thread: (a) with a warm chain cache, (b) with no
                  cache (three signatures per token), (c) OpenSSL's own P-256 verify rate in this process.
                  Prints JSON with the median of N runs of S seconds each (defaults: 5 runs of 1 second).
+        pipeline deliveries per second through DeliveryPipeline (verify, catalog, owner, record, grant, mark)
+                 with the in-memory store and a warm chain cache; one task and C concurrent tasks.
         Build with -c release for meaningful figures: swift run -c release iap bench verify
         """
 
@@ -22,6 +25,8 @@ enum BenchCommand {
         switch which {
         case "verify":
             runVerify(rest)
+        case "pipeline":
+            await PipelineBenchmark.run(rest)
         default:
             Output.error("error: usage: unknown benchmark '\(which)'")
             Output.error(usage)
@@ -174,6 +179,10 @@ enum BenchCommand {
             Output.error("error: \(error)")
             terminate(.rejected)
         }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static var isDebugBuild: Bool {

@@ -1,0 +1,153 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPTesting
+import Synchronization
+
+/// `iap bench pipeline`: deliveries per second through the delivery pipeline.
+enum PipelineBenchmark {
+    /// A hook that grants instantly, so the figure is the pipeline's own cost.
+    final class CountingHook: FulfillmentHook {
+        let grants = Mutex(0)
+
+        func grant(_ delivery: Delivery) async throws {
+            grants.withLock { $0 += 1 }
+        }
+
+        func revoke(_ delivery: Delivery) async throws {}
+    }
+
+    static func run(_ arguments: [String]) async {
+        let deliveries: Int
+        let runs: Int
+        let concurrency: Int
+        do {
+            let parsed = try Arguments(arguments, options: ["deliveries", "runs", "concurrency"], flags: [])
+            deliveries = try parsed.value("deliveries").flatMap { Int($0) } ?? 5_000
+            runs = try parsed.value("runs").flatMap { Int($0) } ?? 5
+            concurrency = try parsed.value("concurrency").flatMap { Int($0) } ?? 8
+            guard (1...1_000_000).contains(deliveries), (1...100).contains(runs), (1...256).contains(concurrency) else {
+                throw Arguments.UsageError(message: "--deliveries 1...1000000, --runs 1...100, --concurrency 1...256")
+            }
+        } catch let error as Arguments.UsageError {
+            Output.error("error: usage: \(error.message)")
+            terminate(.usage)
+        } catch {
+            terminate(.usage)
+        }
+        do {
+            let start = Date(millisecondsSince1970: 1_767_225_600_000)
+            let pki = try TestPKI.generate(
+                TestPKI.Options(
+                    notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
+                    notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
+                )
+            )
+            let signer = JWSSigner(key: pki.leafKey, certificateChain: pki.x5c)
+            Output.error("signing \(deliveries) transactions")
+            var signed: [String] = []
+            signed.reserveCapacity(deliveries)
+            for index in 0..<deliveries {
+                let id = String(3_000_000_000_000_000 + index)
+                signed.append(
+                    try signer.sign(
+                        TransactionPayload(
+                            originalTransactionId: id,
+                            transactionId: id,
+                            bundleId: "com.example.app",
+                            productId: "coins.100",
+                            purchaseDate: start,
+                            originalPurchaseDate: start,
+                            quantity: 1,
+                            type: .consumable,
+                            appAccountToken: nil,
+                            inAppOwnershipType: .purchased,
+                            signedDate: start,
+                            environment: .production,
+                            storefront: "USA",
+                            storefrontId: "143441",
+                            transactionReason: .purchase,
+                            currency: "USD",
+                            price: 990
+                        )
+                    )
+                )
+            }
+            let tokens = signed
+            let verifier = try AppStoreSignedDataVerifier(
+                configuration: .init(
+                    rootCertificates: [pki.root],
+                    bundleId: "com.example.app",
+                    environment: .production
+                )
+            )
+            let catalog = try StaticProductCatalog(products: [
+                CatalogProduct(productId: "coins.100", kind: .consumable, unitsPerPurchase: 100)
+            ])
+            let clock = ManualClock(now: start)
+
+            func measure(tasks: Int) async throws -> Double {
+                let hook = CountingHook()
+                let pipeline = DeliveryPipeline(
+                    verifier: verifier,
+                    catalog: catalog,
+                    store: InMemoryEntitlementStore(),
+                    hook: hook,
+                    clock: clock
+                )
+                let began = ContinuousClock.now
+                await withTaskGroup(of: Void.self) { group in
+                    for worker in 0..<tasks {
+                        group.addTask {
+                            var index = worker
+                            while index < tokens.count {
+                                _ = await pipeline.submit(
+                                    signedTransaction: tokens[index],
+                                    userId: "user-\(index % 1000)"
+                                )
+                                index += tasks
+                            }
+                        }
+                    }
+                }
+                let elapsed = ContinuousClock.now - began
+                let granted = hook.grants.withLock { $0 }
+                guard granted == tokens.count else {
+                    throw IAPError(.internalError, "granted \(granted) of \(tokens.count) deliveries")
+                }
+                return Double(tokens.count) / BenchCommand.seconds(elapsed)
+            }
+
+            var single: [Double] = []
+            var parallel: [Double] = []
+            for run in 1...runs {
+                Output.error("run \(run)/\(runs)")
+                single.append(try await measure(tasks: 1))
+                parallel.append(try await measure(tasks: concurrency))
+            }
+            let report: [String: Any] = [
+                "benchmark": "pipeline",
+                "build": BenchCommand.isDebugBuild ? "debug" : "release",
+                "store": "InMemoryEntitlementStore",
+                "deliveriesPerRun": deliveries,
+                "runs": runs,
+                "unit": "deliveries per second (verify with a warm chain cache, catalog, record, grant, mark), median",
+                "oneTask": [
+                    "perSecond": BenchCommand.median(single).rounded(), "samples": single.map { $0.rounded() },
+                ],
+                "concurrentTasks": [
+                    "tasks": concurrency,
+                    "perSecond": BenchCommand.median(parallel).rounded(),
+                    "samples": parallel.map { $0.rounded() },
+                ],
+                "cores": ProcessInfo.processInfo.activeProcessorCount,
+            ]
+            Output.write(try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]))
+            Output.write("\n")
+            terminate(.success)
+        } catch {
+            Output.error("error: \(error)")
+            terminate(.rejected)
+        }
+    }
+}
