@@ -401,7 +401,7 @@ public final class AppStoreSignedDataVerifier: Verifier {
             throw IAPError(
                 .unsignedEnvironmentRejected,
                 "this data was signed by Xcode's StoreKit Testing, not by the App Store; "
-                    + "accept it only in development, with acceptsXcodeSignedData"
+                    + "accept it only in development (acceptsXcodeSignedData; iap verify --environment Xcode)"
             )
         }
         guard isUnsignedEnvironment(payload) else {
