@@ -221,6 +221,20 @@ struct DeliveryPipelineTests {
         #expect(shop.wallet.balance("alice") == 100)
     }
 
+    @Test func aRefundSignedInTheSameMillisecondCountsButAnEqualCopyCannotReverseIt() async throws {
+        var shop = try Shop()
+        let purchase = shop.transaction("coins.100")
+        let pipeline = shop.pipeline()
+        _ = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice")
+
+        var refunded = purchase
+        refunded.revocationDate = shop.clock.now  // same signedDate as the purchase
+        #expect(await pipeline.apply(refunded)?.name == "revoked")
+        #expect(shop.wallet.balance("alice") == 0)
+        #expect(await pipeline.apply(purchase)?.name == "revoked")  // not newer: no reversal
+        #expect(shop.wallet.balance("alice") == 0)
+    }
+
     @Test func aTransactionRevokedBeforeItArrivedIsNeverGranted() async throws {
         var shop = try Shop()
         var purchase = shop.transaction("pro.lifetime")

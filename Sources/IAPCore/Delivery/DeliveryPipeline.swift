@@ -63,7 +63,8 @@ public final class DeliveryPipeline: Sendable {
     /// - Parameters:
     ///   - signedTransaction: The JWS from StoreKit (`jwsRepresentation`) or the App Store Server API.
     ///   - userId: The business user the app says made the purchase, or `nil` to use the user bound to
-    ///     the transaction's appAccountToken (and, without a binding, the token itself).
+    ///     the transaction's appAccountToken, else the owner of the purchase it continues (same
+    ///     original transaction), else the token itself.
     ///   - orderId: The business order id, if any.
     /// - Returns: What happened; finish the StoreKit transaction only if
     ///   ``DeliveryOutcome/shouldFinishTransaction``.
@@ -201,19 +202,27 @@ public final class DeliveryPipeline: Sendable {
             throw IAPError(.invalidArgument, "the user id is empty")
         }
         guard let rawToken = transaction.appAccountToken, !rawToken.isEmpty else {
-            guard let requested else {
-                throw IAPError(
-                    .invalidArgument,
-                    "transaction \(transactionId) carries no appAccountToken and no user was given"
-                )
+            if let requested {
+                return requested
             }
-            return requested
+            // A renewal or a restore belongs to whoever owns the purchase it continues.
+            if let owner = try await owner(ofOriginal: transaction.originalTransactionId) {
+                return owner
+            }
+            throw IAPError(
+                .invalidArgument,
+                "transaction \(transactionId) carries no appAccountToken, continues no recorded purchase, "
+                    + "and no user was given"
+            )
         }
         guard let token = AppAccountToken.normalized(rawToken) else {
             throw IAPError(.invalidArgument, "the appAccountToken '\(rawToken)' is not a UUID")
         }
         guard let requested else {
-            return try await store.user(forAppAccountToken: token) ?? token
+            if let bound = try await store.user(forAppAccountToken: token) {
+                return bound
+            }
+            return try await owner(ofOriginal: transaction.originalTransactionId) ?? token
         }
         switch try await store.bind(appAccountToken: token, to: requested) {
         case .bound, .alreadyBound:
@@ -227,11 +236,22 @@ public final class DeliveryPipeline: Sendable {
         }
     }
 
+    private func owner(ofOriginal originalTransactionId: String?) async throws -> String? {
+        guard let originalTransactionId, !originalTransactionId.isEmpty else { return nil }
+        return try await store.entries(originalTransactionId: originalTransactionId).first?.userId
+    }
+
     /// Brings the entry in line with newer signed data: a new revocation, or a reversed refund.
     private func reconcile(_ entry: LedgerEntry, with transaction: TransactionPayload) async throws -> LedgerEntry {
         var current = entry
         for _ in 0..<8 {
-            guard Self.isNewer(transaction, than: current.transaction) else { return current }
+            // A revocation counts unless it is older than what the ledger holds (a refund can be signed in
+            // the same millisecond as the purchase); anything else, a reversal above all, must be newer.
+            let revokes = transaction.revocationDate != nil && current.revokedAt == nil
+            guard
+                Self.isNewer(transaction, than: current.transaction)
+                    || (revokes && !Self.isNewer(current.transaction, than: transaction))
+            else { return current }
             var updated = current
             updated.transaction = transaction
             if let revoked = transaction.revocationDate, current.revokedAt == nil {

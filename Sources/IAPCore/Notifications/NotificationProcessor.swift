@@ -1,0 +1,241 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// The answer for the App Store: an HTTP status and a short body.
+public struct NotificationResponse: Sendable, Hashable {
+    /// `200` once the effect is durable; `4xx` for a body that is not App Store data (retrying cannot
+    /// help); `5xx` when the App Store should send the notification again.
+    public var status: Int
+    /// A short plain-text explanation, for logs.
+    public var body: String
+
+    /// Creates a response.
+    public init(status: Int, body: String) {
+        self.status = status
+        self.body = body
+    }
+}
+
+/// What processing one notification did.
+public enum NotificationOutcome: Sendable, Hashable {
+    /// The effect is durable. The transaction's delivery outcome is included when the notification
+    /// carried a transaction.
+    case processed(NotificationType?, DeliveryOutcome?)
+    /// This `notificationUUID` was processed before; nothing was done again.
+    case duplicate(String)
+    /// Processed, but the transaction belongs to no known user (no appAccountToken, never submitted by the
+    /// app); reconciliation or the support tool can attach it later.
+    case unowned(NotificationType?, TransactionPayload)
+    /// Not App Store data, or data for another app: retrying cannot help.
+    case rejected(IAPError)
+    /// A failure that may pass (the store is unavailable): the App Store should retry.
+    case failed(IAPError)
+
+    /// The HTTP answer for this outcome.
+    public var response: NotificationResponse {
+        switch self {
+        case .processed(let type, let delivery):
+            NotificationResponse(
+                status: 200,
+                body: "processed \(type?.rawValue ?? "notification")" + (delivery.map { ": \($0.name)" } ?? "")
+            )
+        case .duplicate(let uuid): NotificationResponse(status: 200, body: "duplicate \(uuid)")
+        case .unowned(let type, _):
+            NotificationResponse(status: 200, body: "processed \(type?.rawValue ?? ""): no owner yet")
+        case .rejected(let error): NotificationResponse(status: 400, body: "\(error.code.rawValue): \(error.message)")
+        case .failed(let error): NotificationResponse(status: 503, body: "\(error.code.rawValue): \(error.message)")
+        }
+    }
+}
+
+/// Answers a `CONSUMPTION_REQUEST`: the integrator decides what to tell the App Store about a refund request.
+public protocol ConsumptionRequestHandler: Sendable {
+    /// Handles a consumption request for a transaction (for example by calling Send Consumption Information).
+    ///
+    /// - Parameters:
+    ///   - transaction: The verified transaction the customer asked a refund for.
+    ///   - reason: The customer's stated reason, if any.
+    /// - Throws: Any error; the notification is then answered with a 5xx so the App Store retries.
+    func handleConsumptionRequest(for transaction: TransactionPayload, reason: ConsumptionRequestReason?) async throws
+}
+
+/// Processes App Store Server Notifications V2, framework-agnostic: hand it the request body, send back
+/// its ``NotificationResponse``.
+///
+/// It verifies the `signedPayload` and the signed data nested in it, drops duplicates by
+/// `notificationUUID`, and maps every notification type to its effect:
+/// - purchases, renewals, offer redemptions, upgrades and one-time charges (`SUBSCRIBED`, `DID_RENEW`,
+///   `OFFER_REDEEMED`, `DID_CHANGE_RENEWAL_PREF`, `ONE_TIME_CHARGE`) go through the ``DeliveryPipeline``;
+/// - renewal-state events (`DID_CHANGE_RENEWAL_STATUS`, `DID_FAIL_TO_RENEW`, `GRACE_PERIOD_EXPIRED`,
+///   `EXPIRED`, `PRICE_INCREASE`, `RENEWAL_EXTENDED`, ...) store the renewal info, and any newer
+///   transaction (a new expiry date);
+/// - `REFUND` and `REVOKE` take back through the pipeline's revoke hook, `REFUND_REVERSED` grants again;
+/// - `CONSUMPTION_REQUEST` asks the ``ConsumptionRequestHandler``;
+/// - `TEST`, `REFUND_DECLINED`, `RENEWAL_EXTENSION` summaries and types this version does not know are
+///   recorded and acknowledged, never fatal.
+///
+/// Out-of-order delivery is harmless: a renewal info is stored only when newer than the stored one, and
+/// a transaction changes the ledger only when its `signedDate` is newer. The answer is `200` only once the
+/// effect is durable, and the notification is marked processed only after its effect.
+///
+/// ```swift
+/// // In any HTTP framework's route for POST /app-store/notifications:
+/// let response = await processor.handle(body: requestBody)
+/// return HTTPResponse(status: response.status, body: response.body)
+/// ```
+public final class NotificationProcessor: Sendable {
+    private let verifier: any Verifier
+    private let pipeline: DeliveryPipeline
+    private let store: any EntitlementStore
+    private let clock: any WallClock
+    private let consumption: (any ConsumptionRequestHandler)?
+
+    /// The largest body accepted; the App Store's notifications are far smaller.
+    public static let maximumBodySize = 512 * 1024
+
+    /// Creates a processor.
+    ///
+    /// - Parameters:
+    ///   - verifier: Verifies the notification and its nested signed data.
+    ///   - pipeline: Delivers and revokes transactions.
+    ///   - store: The ledger (renewal infos and processed notification ids).
+    ///   - clock: When notifications are marked processed.
+    ///   - consumptionRequests: Answers `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
+    public init(
+        verifier: some Verifier,
+        pipeline: DeliveryPipeline,
+        store: some EntitlementStore,
+        clock: some WallClock = SystemClock(),
+        consumptionRequests: (any ConsumptionRequestHandler)? = nil
+    ) {
+        self.verifier = verifier
+        self.pipeline = pipeline
+        self.store = store
+        self.clock = clock
+        self.consumption = consumptionRequests
+    }
+
+    private struct Body: Decodable {
+        let signedPayload: String
+    }
+
+    /// Handles the body of an App Store Server Notifications V2 request (`{"signedPayload": "..."}`).
+    ///
+    /// - Parameter body: The raw request body.
+    /// - Returns: The HTTP status and body to answer with.
+    public func handle(body: Data) async -> NotificationResponse {
+        guard body.count <= Self.maximumBodySize else {
+            return NotificationOutcome.rejected(
+                IAPError(.malformedSignedData, "the body is \(body.count) bytes, more than \(Self.maximumBodySize)")
+            ).response
+        }
+        let signedPayload: String
+        do {
+            signedPayload = try JSONDecoder().decode(Body.self, from: body).signedPayload
+        } catch {
+            return NotificationOutcome.rejected(
+                IAPError(.malformedSignedData, "the body is not {\"signedPayload\": \"...\"}")
+            ).response
+        }
+        return await process(signedPayload: signedPayload).response
+    }
+
+    /// Processes one notification's `signedPayload`.
+    ///
+    /// - Parameter signedPayload: The notification's signed payload.
+    /// - Returns: What was done.
+    public func process(signedPayload: String) async -> NotificationOutcome {
+        let notification: VerifiedNotification
+        do {
+            notification = try await verifier.verifyNotification(signedPayload)
+        } catch {
+            return .rejected(IAPError.wrapping(error, as: .internalError, "verification failed"))
+        }
+        return await process(notification)
+    }
+
+    /// Processes a notification that was already verified.
+    ///
+    /// - Parameter notification: The verified notification.
+    /// - Returns: What was done.
+    public func process(_ notification: VerifiedNotification) async -> NotificationOutcome {
+        let type = notification.payload.notificationType
+        do {
+            if let uuid = notification.payload.notificationUUID,
+                try await store.isNotificationProcessed(uuid)
+            {
+                return .duplicate(uuid)
+            }
+            if let renewal = notification.renewalInfo, renewal.originalTransactionId != nil {
+                _ = try await store.storeRenewalInfo(renewal)
+            }
+            var delivery: DeliveryOutcome?
+            if let transaction = notification.transaction {
+                switch try await deliver(transaction, type: type) {
+                case .outcome(let outcome):
+                    delivery = outcome
+                case .unowned:
+                    try await markProcessed(notification)
+                    return .unowned(type, transaction)
+                }
+            }
+            if type == .consumptionRequest, let transaction = notification.transaction, let consumption {
+                do {
+                    try await consumption.handleConsumptionRequest(
+                        for: transaction,
+                        reason: notification.payload.data?.consumptionRequestReason
+                    )
+                } catch {
+                    return .failed(
+                        IAPError.wrapping(error, as: .internalError, "the consumption request handler failed")
+                    )
+                }
+            }
+            try await markProcessed(notification)
+            return .processed(type, delivery)
+        } catch {
+            var failure = IAPError.wrapping(error, as: .storageFailure, "processing the notification failed")
+            failure.isRetryable = true
+            return .failed(failure)
+        }
+    }
+
+    private enum Delivered {
+        case outcome(DeliveryOutcome)
+        case unowned
+    }
+
+    private func deliver(_ transaction: TransactionPayload, type: NotificationType?) async throws -> Delivered {
+        // A transaction the ledger knows is brought up to date (refund, reversal, new expiry);
+        // an unknown one is a purchase made elsewhere (a renewal, another device, Ask to Buy approved).
+        if let applied = await pipeline.apply(transaction) {
+            return try result(applied)
+        }
+        let outcome = await pipeline.process(transaction, userId: nil)
+        if case .rejected(let error) = outcome, error.code == .invalidArgument {
+            return .unowned
+        }
+        return try result(outcome)
+    }
+
+    private func result(_ outcome: DeliveryOutcome) throws -> Delivered {
+        if case .rejected(let error) = outcome {
+            // A store failure must make the App Store retry, and so must a product missing from the catalog:
+            // once the catalog is fixed, the retried notification delivers the purchase. Anything else
+            // (another user's transaction, another app's) would fail again the same way.
+            if error.isRetryable || error.code == .unknownProduct {
+                throw error
+            }
+        }
+        return .outcome(outcome)
+    }
+
+    private func markProcessed(_ notification: VerifiedNotification) async throws {
+        if let uuid = notification.payload.notificationUUID {
+            _ = try await store.markNotificationProcessed(uuid, at: clock.now)
+        }
+    }
+}
