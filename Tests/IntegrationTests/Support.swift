@@ -13,6 +13,8 @@ final class RecordingWallet: FulfillmentHook {
         var failuresLeft = 0
         var balances: [String: Int64] = [:]
         var afterApplying: (@Sendable () -> Void)?
+        var duringNextCall: (@Sendable () async -> Void)?
+        var cancelledGrants: Set<String> = []
     }
 
     let state = Mutex(State())
@@ -27,10 +29,25 @@ final class RecordingWallet: FulfillmentHook {
 
     func grant(_ delivery: Delivery) async throws {
         try apply(delivery, sign: 1)
+        await runDuringNextCall()
     }
 
     func revoke(_ delivery: Delivery) async throws {
         try apply(delivery, sign: -1)
+        await runDuringNextCall()
+    }
+
+    /// Runs `body` inside the next grant or revoke call, after its effect (a refund arriving mid-call, say).
+    func duringNextCall(_ body: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.duringNextCall = body }
+    }
+
+    private func runDuringNextCall() async {
+        let body = state.withLock { state -> (@Sendable () async -> Void)? in
+            defer { state.duringNextCall = nil }
+            return state.duringNextCall
+        }
+        await body?()
     }
 
     private func apply(_ delivery: Delivery, sign: Int64) throws {
@@ -41,6 +58,16 @@ final class RecordingWallet: FulfillmentHook {
                 throw IAPError(.fulfillmentFailed, "the wallet service is down")
             }
             guard state.applied[delivery.idempotencyKey] == nil else { return }
+            if delivery.action == .grant, state.cancelledGrants.contains(delivery.idempotencyKey) {
+                return  // taken back before it arrived
+            }
+            if delivery.action == .revoke, let grantKey = delivery.grantIdempotencyKey,
+                state.applied[grantKey] == nil
+            {
+                state.cancelledGrants.insert(grantKey)  // never given: nothing to take back
+                state.applied[delivery.idempotencyKey] = delivery
+                return
+            }
             state.applied[delivery.idempotencyKey] = delivery
             state.balances[delivery.userId, default: 0] += sign * delivery.units
         }

@@ -23,6 +23,15 @@
 /// once; a reversed refund grants again under a new idempotency key. Newer signed data wins: an old
 /// copy of a transaction can never undo a refund.
 public final class DeliveryPipeline: Sendable {
+    /// Who owns a transaction that carries an appAccountToken no user has claimed, when no user is given
+    /// (the App Store's notification arrived before the app's submission).
+    public enum UnclaimedTokenPolicy: Sendable, Hashable {
+        /// Record it as ``DeliveryState/awaitingOwner`` and grant nothing until a user presents it.
+        case awaitOwner
+        /// The token itself is the user (for ledgers whose users are their appAccountTokens).
+        case tokenIsUser
+    }
+
     private let verifier: any Verifier
     private let catalog: any ProductCatalog
     private let store: any EntitlementStore
@@ -30,6 +39,8 @@ public final class DeliveryPipeline: Sendable {
     private let clock: any WallClock
     /// The retry policy.
     public let retryPolicy: RetryPolicy
+    /// Who owns a transaction whose appAccountToken no user has claimed.
+    public let unclaimedTokenPolicy: UnclaimedTokenPolicy
 
     /// Creates a pipeline.
     ///
@@ -40,20 +51,23 @@ public final class DeliveryPipeline: Sendable {
     ///   - hook: The integrator's grant and revoke code.
     ///   - clock: The wall clock for claims, retries and timestamps.
     ///   - retryPolicy: How failed hooks are retried.
+    ///   - unclaimedTokenPolicy: Who owns a transaction whose appAccountToken no user has claimed.
     public init(
         verifier: some Verifier,
         catalog: some ProductCatalog,
         store: some EntitlementStore,
         hook: some FulfillmentHook,
         clock: some WallClock = SystemClock(),
-        retryPolicy: RetryPolicy = RetryPolicy()
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        unclaimedTokenPolicy: UnclaimedTokenPolicy = .awaitOwner
     ) {
         self.verifier = verifier
         self.catalog = catalog
         self.store = store
         self.hook = hook
         self.clock = clock
-        self.retryPolicy = retryPolicy
+        self.retryPolicy = retryPolicy.validated()
+        self.unclaimedTokenPolicy = unclaimedTokenPolicy
     }
 
     // MARK: - Submitting
@@ -72,8 +86,11 @@ public final class DeliveryPipeline: Sendable {
         let transaction: TransactionPayload
         do {
             transaction = try await verifier.verifyTransaction(signedTransaction)
+        } catch let error as IAPError {
+            return .rejected(error)
         } catch {
-            return .rejected(IAPError.wrapping(error, as: .internalError, "verification failed"))
+            // Not a verdict on the data (a custom verifier's network failure, a cancellation): try again later.
+            return .rejected(IAPError(.internalError, "verification did not finish: \(error)", isRetryable: true))
         }
         return await process(transaction, userId: userId, orderId: orderId)
     }
@@ -96,16 +113,19 @@ public final class DeliveryPipeline: Sendable {
                 throw IAPError(.malformedSignedData, "transaction \(transactionId) has no productId")
             }
             _ = try await catalog.product(id: productId)
-            let owner = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
+            let claim = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
             var candidate = LedgerEntry(
                 transaction: transaction,
                 transactionId: transactionId,
                 originalTransactionId: transaction.originalTransactionId ?? transactionId,
-                userId: owner,
+                userId: claim.owner,
                 productId: productId,
                 orderId: orderId,
                 recordedAt: clock.now
             )
+            if claim.awaitingOwner {
+                candidate.deliveryState = .awaitingOwner
+            }
             if let revoked = transaction.revocationDate {
                 // Revoked before the ledger ever saw it: record it settled, never granted.
                 candidate.revokedAt = revoked
@@ -117,13 +137,20 @@ public final class DeliveryPipeline: Sendable {
             case .inserted(let inserted):
                 entry = inserted
             case .existing(let existing):
-                guard existing.userId == owner else {
+                entry = try await adopt(existing, by: claim, transactionId: transactionId)
+            }
+            // Bind only once the ledger agreed the transaction is this user's: a rejected claim binds nothing.
+            if let token = claim.token, !claim.awaitingOwner, claim.owner != token {
+                if case .conflict(let holder) = try await store.bind(appAccountToken: token, to: claim.owner) {
+                    // Another user bound the token between our check and our insert: the first binding
+                    // wins, so the purchase is theirs.
+                    try await hand(entry, to: holder)
                     throw IAPError(
                         .ownershipConflict,
-                        "transaction \(transactionId) is recorded for another user; it cannot be claimed by '\(owner)'"
+                        "the appAccountToken of transaction \(transactionId) belongs to another user ('\(holder)'), "
+                            + "not '\(claim.owner)'"
                     )
                 }
-                entry = existing
             }
             entry = try await reconcile(entry, with: transaction)
             return try await settle(entry)
@@ -195,50 +222,161 @@ public final class DeliveryPipeline: Sendable {
 
     // MARK: - Steps
 
+    /// Who a transaction is for, decided without writing anything.
+    private struct OwnerClaim {
+        var owner: String
+        var token: String?
+        var awaitingOwner: Bool
+    }
+
     private func resolveOwner(of transaction: TransactionPayload, transactionId: String, requested: String?)
-        async throws -> String
+        async throws -> OwnerClaim
     {
         if let requested, requested.isEmpty {
             throw IAPError(.invalidArgument, "the user id is empty")
         }
-        guard let rawToken = transaction.appAccountToken, !rawToken.isEmpty else {
-            if let requested {
-                return requested
+        var token: String?
+        if let rawToken = transaction.appAccountToken, !rawToken.isEmpty {
+            guard let normalized = AppAccountToken.normalized(rawToken) else {
+                throw IAPError(.invalidArgument, "the appAccountToken '\(rawToken)' is not a UUID")
             }
-            // A renewal or a restore belongs to whoever owns the purchase it continues.
-            if let owner = try await owner(ofOriginal: transaction.originalTransactionId) {
-                return owner
+            token = normalized
+        }
+        var bound: String?
+        if let token {
+            bound = try await store.user(forAppAccountToken: token)
+        }
+        // The owner of the purchase this one continues (a renewal, an upgrade), unless that is itself
+        // still waiting for its owner.
+        let continued = try await owner(ofOriginal: transaction.originalTransactionId, token: token)
+
+        if let requested {
+            if let bound, bound != requested {
+                throw IAPError(
+                    .ownershipConflict,
+                    "the appAccountToken of transaction \(transactionId) belongs to another user ('\(bound)'), "
+                        + "not '\(requested)'"
+                )
             }
+            if let continued, continued != requested {
+                throw IAPError(
+                    .ownershipConflict,
+                    "transaction \(transactionId) continues a purchase of another user ('\(continued)'), "
+                        + "not '\(requested)'"
+                )
+            }
+            return OwnerClaim(owner: requested, token: token, awaitingOwner: false)
+        }
+        if let bound {
+            return OwnerClaim(owner: bound, token: token, awaitingOwner: false)
+        }
+        if let continued {
+            return OwnerClaim(owner: continued, token: token, awaitingOwner: false)
+        }
+        guard let token else {
             throw IAPError(
                 .invalidArgument,
                 "transaction \(transactionId) carries no appAccountToken, continues no recorded purchase, "
                     + "and no user was given"
             )
         }
-        guard let token = AppAccountToken.normalized(rawToken) else {
-            throw IAPError(.invalidArgument, "the appAccountToken '\(rawToken)' is not a UUID")
+        return OwnerClaim(owner: token, token: token, awaitingOwner: unclaimedTokenPolicy == .awaitOwner)
+    }
+
+    /// The stored entry, once its owner is settled: a transaction waiting for its owner is given to the
+    /// user who presents it with its token; anyone else's claim on a recorded transaction is rejected.
+    private func adopt(_ existing: LedgerEntry, by claim: OwnerClaim, transactionId: String) async throws
+        -> LedgerEntry
+    {
+        if existing.userId == claim.owner {
+            return existing
         }
-        guard let requested else {
-            if let bound = try await store.user(forAppAccountToken: token) {
-                return bound
+        if existing.deliveryState == .awaitingOwner, !claim.awaitingOwner, claim.token == existing.userId {
+            var current = existing
+            for _ in 0..<8 {
+                var adopted = current
+                adopted.userId = claim.owner
+                adopted.deliveryState = .pending
+                adopted.nextAttemptAt = nil
+                if try await store.replace(adopted, ifRevision: current.revision) {
+                    adopted.revision = current.revision + 1
+                    return adopted
+                }
+                guard let reloaded = try await store.entry(transactionId: transactionId) else {
+                    throw IAPError(.storageFailure, "transaction \(transactionId) vanished from the store")
+                }
+                if reloaded.userId == claim.owner {
+                    return reloaded
+                }
+                guard reloaded.deliveryState == .awaitingOwner else { break }
+                current = reloaded
             }
-            return try await owner(ofOriginal: transaction.originalTransactionId) ?? token
         }
-        switch try await store.bind(appAccountToken: token, to: requested) {
-        case .bound, .alreadyBound:
-            return requested
-        case .conflict(let existing):
-            throw IAPError(
-                .ownershipConflict,
-                "the appAccountToken of transaction \(transactionId) belongs to another user ('\(existing)'), "
-                    + "not '\(requested)'"
-            )
+        throw IAPError(
+            .ownershipConflict,
+            "transaction \(transactionId) is recorded for another user; it cannot be claimed by '\(claim.owner)'"
+        )
+    }
+
+    private func hand(_ entry: LedgerEntry, to holder: String) async throws {
+        var current = entry
+        for _ in 0..<8 where current.userId != holder {
+            var moved = current
+            moved.userId = holder
+            if try await store.replace(moved, ifRevision: current.revision) {
+                return
+            }
+            current = try await reload(entry.transactionId)
         }
     }
 
-    private func owner(ofOriginal originalTransactionId: String?) async throws -> String? {
+    private func owner(ofOriginal originalTransactionId: String?, token: String?) async throws -> String? {
         guard let originalTransactionId, !originalTransactionId.isEmpty else { return nil }
-        return try await store.entries(originalTransactionId: originalTransactionId).first?.userId
+        let family = try await store.entries(originalTransactionId: originalTransactionId)
+        return family.first { $0.deliveryState != .awaitingOwner }?.userId
+    }
+
+    // MARK: - The state machine
+
+    /// What an entry still needs from the hook.
+    private static func pendingAction(_ entry: LedgerEntry) -> Delivery.Action? {
+        if entry.deliveryState == .awaitingOwner {
+            return nil
+        }
+        guard entry.revokedAt != nil else {
+            return entry.deliveredAt == nil ? .grant : nil
+        }
+        if entry.revocationDelivered {
+            return nil
+        }
+        // Take back whatever may have been given: a confirmed grant, or a grant call whose answer was lost.
+        return entry.deliveredAt != nil || entry.grantAttempted ? .revoke : nil
+    }
+
+    /// Whether a deliverer holds the entry right now.
+    private func isClaimed(_ entry: LedgerEntry, at now: Date) -> Bool {
+        entry.deliveryState == .pending && (entry.nextAttemptAt.map { $0 > now } ?? false)
+    }
+
+    /// Sets the delivery fields from what the entry needs; a claim in progress is left alone.
+    private func normalize(_ entry: inout LedgerEntry, now: Date) {
+        if entry.deliveryState == .awaitingOwner || isClaimed(entry, at: now) {
+            return
+        }
+        if Self.pendingAction(entry) == nil {
+            if entry.revokedAt != nil {
+                entry.revocationDelivered = true
+            }
+            entry.deliveryState = .delivered
+            entry.nextAttemptAt = nil
+            entry.lastError = nil
+            entry.deliveryAttempts = 0
+        } else if entry.deliveryState == .delivered {
+            entry.deliveryState = .pending
+            entry.nextAttemptAt = nil
+            entry.deliveryAttempts = 0
+            entry.lastError = nil
+        }
     }
 
     /// Brings the entry in line with newer signed data: a new revocation, or a reversed refund.
@@ -252,41 +390,30 @@ public final class DeliveryPipeline: Sendable {
                 Self.isNewer(transaction, than: current.transaction)
                     || (revokes && !Self.isNewer(current.transaction, than: transaction))
             else { return current }
+            let now = clock.now
             var updated = current
             updated.transaction = transaction
             if let revoked = transaction.revocationDate, current.revokedAt == nil {
                 updated.revokedAt = revoked
-                if current.deliveredAt != nil {
-                    // Granted before: the revoke hook must run.
-                    updated.deliveryState = .pending
-                    updated.nextAttemptAt = nil
-                    updated.deliveryAttempts = 0
-                    updated.lastError = nil
-                } else {
-                    // Never granted: nothing to take back, and nothing will be granted.
-                    updated.deliveryState = .delivered
-                    updated.nextAttemptAt = nil
-                    updated.revocationDelivered = true
-                }
+                updated.revocationDelivered = false
             } else if transaction.revocationDate == nil, current.revokedAt != nil {
-                // Refund reversed: grant again, under a new idempotency key.
+                if current.revocationDelivered, current.deliveredAt != nil || current.grantAttempted {
+                    // Taken back already: grant again, under a new idempotency key.
+                    updated.grantGeneration += 1
+                    updated.deliveredAt = nil
+                    updated.grantAttempted = false
+                    updated.grantedUnits = nil
+                }
+                // Otherwise the take-back never happened (or is under way and will report back): cancel it.
                 updated.revokedAt = nil
                 updated.revocationDelivered = false
-                updated.deliveredAt = nil
-                updated.grantGeneration += 1
-                updated.deliveryState = .pending
-                updated.nextAttemptAt = nil
-                updated.deliveryAttempts = 0
-                updated.lastError = nil
             }
+            normalize(&updated, now: now)
             if try await store.replace(updated, ifRevision: current.revision) {
                 updated.revision = current.revision + 1
                 return updated
             }
-            guard let reloaded = try await store.entry(transactionId: current.transactionId) else {
-                throw IAPError(.storageFailure, "transaction \(current.transactionId) vanished from the store")
-            }
-            current = reloaded
+            current = try await reload(current.transactionId)
         }
         throw IAPError(
             .storageFailure,
@@ -299,107 +426,207 @@ public final class DeliveryPipeline: Sendable {
     private func settle(_ entry: LedgerEntry) async throws -> DeliveryOutcome {
         var current = entry
         for _ in 0..<8 {
-            switch current.deliveryState {
-            case .delivered:
-                return current.revokedAt != nil ? .revoked(current) : .alreadyDelivered(current)
-            case .deadLettered:
-                return .deferred(
-                    current,
-                    IAPError(
-                        .fulfillmentFailed,
-                        "delivery of \(current.transactionId) failed \(current.deliveryAttempts) times and waits "
-                            + "for a person: \(current.lastError ?? "no error recorded")"
-                    )
-                )
-            case .pending, .retrying:
-                break
-            }
             let now = clock.now
-            if current.deliveryState == .pending, let heldUntil = current.nextAttemptAt, heldUntil > now {
+            if current.deliveryState == .awaitingOwner {
                 return .pending(current)
             }
+            guard let action = Self.pendingAction(current) else {
+                if current.deliveryState != .delivered, !isClaimed(current, at: now) {
+                    var settled = current
+                    normalize(&settled, now: now)
+                    if try await store.replace(settled, ifRevision: current.revision) {
+                        settled.revision = current.revision + 1
+                        current = settled
+                    } else {
+                        current = try await reload(current.transactionId)
+                        continue
+                    }
+                }
+                return Self.finished(current)
+            }
+            switch current.deliveryState {
+            case .deadLettered:
+                return .deferred(current, Self.deadLetterError(current))
+            case .retrying:
+                if let due = current.nextAttemptAt, due > now {
+                    // An early resubmission does not skip the backoff.
+                    return .deferred(
+                        current,
+                        IAPError(.fulfillmentFailed, current.lastError ?? "a retry is scheduled", isRetryable: true)
+                    )
+                }
+            case .pending:
+                if isClaimed(current, at: now) {
+                    return .pending(current)
+                }
+            case .delivered, .awaitingOwner:
+                break
+            }
             var claimed = current
+            if current.deliveryAttempts >= retryPolicy.maximumAttempts {
+                claimed.deliveryState = .deadLettered
+                claimed.nextAttemptAt = nil
+                if try await store.replace(claimed, ifRevision: current.revision) {
+                    claimed.revision = current.revision + 1
+                    return .deferred(claimed, Self.deadLetterError(claimed))
+                }
+                current = try await reload(current.transactionId)
+                continue
+            }
             claimed.deliveryState = .pending
             claimed.nextAttemptAt = now.addingTimeInterval(RetryPolicy.seconds(retryPolicy.claimDuration))
             claimed.deliveryAttempts += 1
+            if action == .grant {
+                claimed.grantAttempted = true
+            }
             if try await store.replace(claimed, ifRevision: current.revision) {
                 claimed.revision = current.revision + 1
-                return try await runHook(claimed)
+                return try await runHook(claimed, action: action)
             }
-            guard let reloaded = try await store.entry(transactionId: current.transactionId) else {
-                throw IAPError(.storageFailure, "transaction \(current.transactionId) vanished from the store")
-            }
-            current = reloaded
+            current = try await reload(current.transactionId)
         }
         return .pending(current)
     }
 
-    private func runHook(_ claimed: LedgerEntry) async throws -> DeliveryOutcome {
-        let product = try await catalog.product(id: claimed.productId)
-        let revoking = claimed.revokedAt != nil
-        let units =
-            product.kind == .consumable
-            ? Int64(max(1, claimed.transaction.effectiveQuantity)) * Int64(product.unitsPerPurchase) : 1
-        let key =
-            revoking
-            ? "\(claimed.transactionId):revoke:\(claimed.grantGeneration)"
-            : (claimed.grantGeneration == 0
-                ? claimed.transactionId : "\(claimed.transactionId):grant:\(claimed.grantGeneration)")
-        let delivery = Delivery(
-            action: revoking ? .revoke : .grant,
-            idempotencyKey: key,
-            transactionId: claimed.transactionId,
-            userId: claimed.userId,
-            product: product,
-            transaction: claimed.transaction,
-            units: units,
-            orderId: claimed.orderId
-        )
-        var next = claimed
-        let failure: IAPError?
+    private func runHook(_ claimed: LedgerEntry, action: Delivery.Action) async throws -> DeliveryOutcome {
+        var failure: IAPError?
+        var grantedUnits = claimed.grantedUnits
         do {
-            if revoking {
-                try await hook.revoke(delivery)
-            } else {
+            let product = try await catalog.product(id: claimed.productId)
+            let units =
+                action == .revoke
+                ? claimed.grantedUnits ?? Self.units(of: claimed, product: product)
+                : Self.units(of: claimed, product: product)
+            let grantKey =
+                claimed.grantGeneration == 0
+                ? claimed.transactionId : "\(claimed.transactionId):grant:\(claimed.grantGeneration)"
+            let delivery = Delivery(
+                action: action,
+                idempotencyKey: action == .revoke
+                    ? "\(claimed.transactionId):revoke:\(claimed.grantGeneration)" : grantKey,
+                grantIdempotencyKey: action == .revoke ? grantKey : nil,
+                transactionId: claimed.transactionId,
+                userId: claimed.userId,
+                product: product,
+                transaction: claimed.transaction,
+                units: units,
+                orderId: claimed.orderId
+            )
+            if action == .grant {
+                grantedUnits = units
                 try await hook.grant(delivery)
+            } else {
+                try await hook.revoke(delivery)
             }
-            failure = nil
         } catch {
             failure = IAPError.wrapping(error, as: .fulfillmentFailed, "the fulfillment hook failed")
         }
-        let now = clock.now
-        if let failure {
-            next.lastError = failure.message
-            if next.deliveryAttempts >= retryPolicy.maximumAttempts {
-                next.deliveryState = .deadLettered
-                next.nextAttemptAt = nil
+        return try await record(action, failure: failure, grantedUnits: grantedUnits, claimed: claimed)
+    }
+
+    /// Records what a hook call did. A success is never lost: if the entry changed while the hook ran (a
+    /// refund arrived, or another deliverer took over an expired claim), the fact is merged into the
+    /// current entry and whatever it needs next is done.
+    private func record(
+        _ action: Delivery.Action,
+        failure: IAPError?,
+        grantedUnits: Int64?,
+        claimed: LedgerEntry
+    ) async throws -> DeliveryOutcome {
+        var current = claimed
+        for _ in 0..<8 {
+            let now = clock.now
+            let ours =
+                current.deliveryState == .pending && current.nextAttemptAt == claimed.nextAttemptAt
+                && current.deliveryAttempts == claimed.deliveryAttempts
+            let sameGeneration = current.grantGeneration == claimed.grantGeneration
+            var next = current
+            if let failure {
+                guard ours else {
+                    // Another deliverer took over; its own call decides.
+                    return .pending(current)
+                }
+                next.lastError = failure.message
+                if next.deliveryAttempts >= retryPolicy.maximumAttempts {
+                    next.deliveryState = .deadLettered
+                    next.nextAttemptAt = nil
+                } else {
+                    next.deliveryState = .retrying
+                    next.nextAttemptAt = now.addingTimeInterval(backoff(afterAttempts: next.deliveryAttempts))
+                }
             } else {
-                next.deliveryState = .retrying
-                next.nextAttemptAt = now.addingTimeInterval(backoff(afterAttempts: next.deliveryAttempts))
+                if action == .grant, sameGeneration {
+                    next.deliveredAt = now
+                    next.grantedUnits = grantedUnits
+                    next.grantAttempted = true
+                } else if action == .revoke, sameGeneration {
+                    if next.revokedAt != nil {
+                        next.revocationDelivered = true
+                    } else {
+                        // The refund was reversed while the take-back ran: grant again under a new key.
+                        next.grantGeneration += 1
+                        next.deliveredAt = nil
+                        next.grantAttempted = false
+                        next.grantedUnits = nil
+                    }
+                }
+                if ours {
+                    // Release the claim; what comes next (a take-back after a grant, say) is decided below.
+                    next.deliveryState = .pending
+                    next.nextAttemptAt = nil
+                    next.deliveryAttempts = 0
+                    next.lastError = nil
+                }
+                normalize(&next, now: now)
             }
-        } else {
-            next.deliveryState = .delivered
-            next.nextAttemptAt = nil
-            next.lastError = nil
-            if revoking {
-                next.revocationDelivered = true
-            } else {
-                next.deliveredAt = now
+            if try await store.replace(next, ifRevision: current.revision) {
+                next.revision = current.revision + 1
+                if let failure {
+                    return .deferred(next, failure)
+                }
+                if Self.pendingAction(next) != nil, next.deliveryState == .pending, !isClaimed(next, at: now) {
+                    // Something is still owed (a refund arrived while the grant ran): do it now.
+                    return try await settle(next)
+                }
+                return Self.finished(next, justDone: action)
             }
+            current = try await reload(claimed.transactionId)
         }
-        guard try await store.replace(next, ifRevision: claimed.revision) else {
-            // The claim expired and another deliverer took over; report what the ledger says now.
-            guard let current = try await store.entry(transactionId: claimed.transactionId) else {
-                throw IAPError(.storageFailure, "transaction \(claimed.transactionId) vanished from the store")
-            }
-            return current.deliveryState == .delivered
-                ? (current.revokedAt != nil ? .revoked(current) : .alreadyDelivered(current)) : .pending(current)
+        throw IAPError(
+            .storageFailure,
+            "transaction \(claimed.transactionId) kept changing while its hook ran; the next drain settles it",
+            isRetryable: true
+        )
+    }
+
+    private static func finished(_ entry: LedgerEntry, justDone action: Delivery.Action? = nil) -> DeliveryOutcome {
+        if entry.revokedAt != nil {
+            return .revoked(entry)
         }
-        next.revision = claimed.revision + 1
-        if let failure {
-            return .deferred(next, failure)
+        if entry.deliveryState == .awaitingOwner {
+            return .pending(entry)
         }
-        return revoking ? .revoked(next) : .delivered(next)
+        return action == .grant ? .delivered(entry) : .alreadyDelivered(entry)
+    }
+
+    private static func deadLetterError(_ entry: LedgerEntry) -> IAPError {
+        IAPError(
+            .fulfillmentFailed,
+            "delivery of \(entry.transactionId) failed \(entry.deliveryAttempts) times and waits for a person: "
+                + (entry.lastError ?? "no error recorded")
+        )
+    }
+
+    private static func units(of entry: LedgerEntry, product: CatalogProduct) -> Int64 {
+        product.kind == .consumable
+            ? Int64(max(1, entry.transaction.effectiveQuantity)) * Int64(max(1, product.unitsPerPurchase)) : 1
+    }
+
+    private func reload(_ transactionId: String) async throws -> LedgerEntry {
+        guard let entry = try await store.entry(transactionId: transactionId) else {
+            throw IAPError(.storageFailure, "transaction \(transactionId) vanished from the store")
+        }
+        return entry
     }
 
     private func backoff(afterAttempts attempts: Int) -> TimeInterval {

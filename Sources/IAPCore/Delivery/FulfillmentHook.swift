@@ -12,8 +12,13 @@ public struct Delivery: Sendable, Hashable {
     public var action: Action
     /// The key to deduplicate on: the transaction id for the first grant; `<id>:grant:<n>` for a re-grant
     /// after a reversed refund; `<id>:revoke:<n>` for a take-back. The same key may arrive more than
-    /// once (after a crash or a timeout); carrying it out twice must have the effect of once.
+    /// once (after a crash or a timeout), even while an earlier call with it is still running, so make the
+    /// check-and-apply atomic; carrying it out twice must have the effect of once.
     public var idempotencyKey: String
+    /// For a take-back, the key of the grant it undoes. A take-back can arrive for a grant whose call was
+    /// interrupted and that you may never have applied: then record that key as cancelled, so a late
+    /// grant with it is refused, and take back nothing.
+    public var grantIdempotencyKey: String?
     /// The App Store transaction id.
     public var transactionId: String
     /// The business user.
@@ -31,6 +36,7 @@ public struct Delivery: Sendable, Hashable {
     public init(
         action: Action,
         idempotencyKey: String,
+        grantIdempotencyKey: String? = nil,
         transactionId: String,
         userId: String,
         product: CatalogProduct,
@@ -40,6 +46,7 @@ public struct Delivery: Sendable, Hashable {
     ) {
         self.action = action
         self.idempotencyKey = idempotencyKey
+        self.grantIdempotencyKey = grantIdempotencyKey
         self.transactionId = transactionId
         self.userId = userId
         self.product = product
@@ -52,9 +59,12 @@ public struct Delivery: Sendable, Hashable {
 /// The integrator's code that actually gives (and takes back) what was bought.
 ///
 /// ## Implementation requirements
-/// - Idempotent by ``Delivery/idempotencyKey``: the pipeline guarantees at most one call at a time per
-///   entry and never calls again after a confirmed success, but a crash or a timeout between your
-///   side effect and the pipeline recording it means the same key can arrive again.
+/// - Idempotent by ``Delivery/idempotencyKey``: the pipeline never calls again after a confirmed success,
+///   but a crash or a timeout between your side effect and the pipeline recording it means the same key
+///   can arrive again — even while an earlier call is still running, if it outlived its claim
+///   (``RetryPolicy/claimDuration``). Check and apply atomically.
+/// - A take-back names the grant it undoes (``Delivery/grantIdempotencyKey``); if you never applied that
+///   grant, apply nothing and remember the grant key as cancelled.
 /// - Throw to say "not done": the pipeline retries later with backoff. Return only when the effect is
 ///   durable on your side.
 public protocol FulfillmentHook: Sendable {

@@ -14,6 +14,8 @@ public enum OrderState: String, Codable, Sendable, Hashable, CaseIterable {
     case retrying
     /// The grant failed too often; it waits for a person.
     case deadLettered
+    /// Recorded; no user has claimed it yet.
+    case awaitingOwner
     /// Refunded or revoked by the App Store.
     case revoked
 }
@@ -79,6 +81,7 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
                 case .pending: .pending
                 case .retrying: .retrying
                 case .deadLettered: .deadLettered
+                case .awaitingOwner: .awaitingOwner
                 }
             }
     }

@@ -31,6 +31,19 @@ public struct RetryPolicy: Sendable, Hashable {
         self.claimDuration = claimDuration
     }
 
+    /// The policy with every value brought into range: delays and the claim at least zero, the multiplier at
+    /// least 1, at least one attempt, the jitter between 0 and 1.
+    public func validated() -> RetryPolicy {
+        var policy = self
+        policy.initialDelay = max(.zero, initialDelay)
+        policy.maximumDelay = max(policy.initialDelay, maximumDelay)
+        policy.multiplier = multiplier.isFinite ? max(1, multiplier) : 2
+        policy.maximumAttempts = max(1, maximumAttempts)
+        policy.jitter = jitter.isFinite ? min(1, max(0, jitter)) : 0
+        policy.claimDuration = max(.zero, claimDuration)
+        return policy
+    }
+
     /// The nominal wait, in seconds, after `attempts` failed calls (1 for the first failure).
     public func nominalDelay(afterAttempts attempts: Int) -> Double {
         let initial = Self.seconds(initialDelay)

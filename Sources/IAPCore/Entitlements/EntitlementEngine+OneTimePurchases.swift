@@ -33,10 +33,19 @@ extension EntitlementEngine {
         }
     }
 
+    /// Whether the purchase's units were ever given: a confirmed grant, or an entry settled as delivered —
+    /// except one the App Store revoked before any grant was attempted.
+    static func wasGranted(_ entry: LedgerEntry) -> Bool {
+        if entry.deliveredAt != nil {
+            return true
+        }
+        return entry.deliveryState == .delivered && !(entry.revocationDelivered && !entry.grantAttempted)
+    }
+
     /// The balance of every consumable product with purchases or uses.
     func balances(_ purchases: [Purchase], usage: [ConsumableUsage]) -> [String: ConsumableBalance] {
         var events: [String: [BalanceEvent]] = [:]
-        for purchase in purchases where purchase.entry.deliveryState == .delivered {
+        for purchase in purchases where Self.wasGranted(purchase.entry) {
             let units = Self.units(purchase)
             events[purchase.product.productId, default: []].append(
                 BalanceEvent(date: purchase.purchaseDate, order: 0, units: units, id: purchase.entry.transactionId)

@@ -15,6 +15,9 @@ public enum DeliveryState: String, Codable, Sendable, Hashable, CaseIterable {
     case retrying
     /// The hook failed too often; it waits for a person (visible, never dropped).
     case deadLettered
+    /// Recorded under its appAccountToken, which no user has claimed yet (the App Store told the server
+    /// before the app did); nothing is granted until a user presents the transaction with that token.
+    case awaitingOwner
 }
 
 /// One transaction in the ledger: the verified App Store transaction, whose it is, and how far its
@@ -54,6 +57,11 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
     /// How many times the purchase was granted again after a reversed refund; part of the idempotency key
     /// the fulfillment hook sees, so a re-grant is never mistaken for the first grant.
     public var grantGeneration: Int
+    /// Whether the grant hook was called in this generation (it may have applied even if it never
+    /// confirmed), so a later revocation knows it must call the revoke hook.
+    public var grantAttempted: Bool
+    /// The units the grant hook was asked to give, so a revocation takes back exactly those.
+    public var grantedUnits: Int64?
     /// The store's insertion order: unique, increasing, assigned by the store on insert.
     public var sequence: Int64
     /// Bumped by the store on every change; the compare-and-set key of ``EntitlementStore/replace(_:ifRevision:)``.
@@ -84,6 +92,8 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
         self.revokedAt = nil
         self.revocationDelivered = false
         self.grantGeneration = 0
+        self.grantAttempted = false
+        self.grantedUnits = nil
         self.sequence = 0
         self.revision = 0
     }

@@ -309,7 +309,7 @@ public actor InMemoryEntitlementStore: EntitlementStore {
         switch new.deliveryState {
         case .pending, .retrying:
             undeliveredIds.insert(new.transactionId)
-        case .delivered, .deadLettered:
+        case .delivered, .deadLettered, .awaitingOwner:
             undeliveredIds.remove(new.transactionId)
         }
     }
@@ -323,7 +323,7 @@ public actor InMemoryEntitlementStore: EntitlementStore {
             counts.pendingRetries += delta
         case .deadLettered:
             counts.deadLetters += delta
-        case .pending:
+        case .pending, .awaitingOwner:
             break
         }
         if entry.revokedAt != nil {
@@ -345,7 +345,7 @@ public actor InMemoryEntitlementStore: EntitlementStore {
                 return true
             }
             return claimedUntil <= instant
-        case .delivered, .deadLettered:
+        case .delivered, .deadLettered, .awaitingOwner:
             return false
         }
     }
