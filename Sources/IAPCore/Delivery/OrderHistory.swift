@@ -121,6 +121,9 @@ public struct OrderHistoryPage: Codable, Sendable, Hashable {
 
 /// A user's orders, newest first, with a stable cursor and filters — revoked and pending orders included.
 public struct OrderHistory: Sendable {
+    /// The most ledger entries one page call examines; a page may hold fewer items than asked, with a cursor.
+    public static let scanBudget = 1_000
+
     private let store: any EntitlementStore
 
     /// Creates an order history over a ledger.
@@ -148,12 +151,16 @@ public struct OrderHistory: Sendable {
         }
         var items: [OrderHistoryItem] = []
         var next = cursor
+        var examined = 0
         repeat {
             // Never ask for more than is still needed, so no examined entry is skipped by the cursor.
             let page = try await store.history(userId: userId, cursor: next, limit: limit - items.count)
             items += page.entries.map(OrderHistoryItem.init).filter(filter.matches)
+            examined += page.entries.count
             next = page.nextCursor
-        } while items.count < limit && next != nil
+            // A filter that matches little must not walk a whole long history in one call: return what was
+            // found with a cursor to go on from.
+        } while items.count < limit && next != nil && examined < Self.scanBudget
         return OrderHistoryPage(items: items, nextCursor: next)
     }
 }
