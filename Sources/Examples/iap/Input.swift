@@ -24,7 +24,16 @@ enum Input {
     /// The text of one signed-data token: surrounding white space removed, and a notification body
     /// (`{"signedPayload": "..."}`) unwrapped.
     static func token(from data: Data) -> String {
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        token(fromText: String(decoding: data, as: UTF8.self))
+    }
+
+    /// The token in one piece of text: a byte-order mark and surrounding white space removed, and a
+    /// notification body (`{"signedPayload": "..."}`) unwrapped.
+    static func token(fromText text: String) -> String {
+        var text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("\u{FEFF}") {
+            text = String(text.dropFirst()).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         if text.hasPrefix("{"), let body = try? JSONDecoder().decode(NotificationBody.self, from: Data(text.utf8)) {
             return body.signedPayload
         }

@@ -35,17 +35,21 @@ enum VerifyCommand {
             terminate(.usage)
         }
 
-        let data: Data
+        let path: String?
         do {
-            data = try Input.read(try parsed.singlePositional())
-        } catch let error as Input.ReadError {
-            Output.error("error: \(error.message)")
-            terminate(.usage)
-        } catch let error as Arguments.UsageError {
+            path = try parsed.singlePositional()
+        } catch {
             Output.error("error: usage: \(error.message)")
             terminate(.usage)
+        }
+        if parsed.has("batch") {
+            runBatch(path: path, settings: settings)
+        }
+        let data: Data
+        do {
+            data = try Input.read(path)
         } catch {
-            Output.error("error: \(error)")
+            Output.error("error: \(error.message)")
             terminate(.usage)
         }
 
@@ -63,13 +67,6 @@ enum VerifyCommand {
             Output.error("note: \(note)")
         }
 
-        if parsed.has("batch") {
-            for line in Input.lines(of: data) {
-                Output.line(batchLine(String(line), verifier: verifier, kind: settings.kind))
-            }
-            terminate(.success)
-        }
-
         do {
             let verified = try verifier.verify(Input.token(from: data), as: settings.kind)
             Output.write(try payloadJSON(verified))
@@ -84,10 +81,45 @@ enum VerifyCommand {
         }
     }
 
+    /// `--batch`: reads one JWS per line as the input streams in, and writes one JSON object per line, in order.
+    static func runBatch(path: String?, settings: Settings) -> Never {
+        let descriptor: Int32
+        if let path, path != "-" {
+            descriptor = open(path, O_RDONLY)
+            guard descriptor >= 0 else {
+                Output.error("error: cannot read \(path): \(String(cString: strerror(errno)))")
+                terminate(.usage)
+            }
+        } else {
+            descriptor = 0
+        }
+        let verifier: AppStoreSignedDataVerifier
+        do {
+            verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
+        } catch {
+            Output.error("error: usage: \(error)")
+            terminate(.usage)
+        }
+        for note in settings.skippedChecks {
+            Output.error("note: \(note)")
+        }
+        // A pipe or a terminal may be waiting for each answer; a regular file is written in large blocks.
+        var status = stat()
+        let streaming = fstat(descriptor, &status) != 0 || (status.st_mode & S_IFMT) != S_IFREG
+        var reader = LineReader(descriptor: descriptor)
+        while let line = reader.next() {
+            Output.line(batchLine(line, verifier: verifier, kind: settings.kind))
+            if streaming {
+                Output.flush()
+            }
+        }
+        terminate(.success)
+    }
+
     /// One line of `--batch` output.
     static func batchLine(_ line: String, verifier: AppStoreSignedDataVerifier, kind: SignedDataKind?) -> String {
         do {
-            let verified = try verifier.verify(line.trimmingCharacters(in: .whitespaces), as: kind)
+            let verified = try verifier.verify(Input.token(fromText: line), as: kind)
             let payload = String(decoding: try payloadJSON(verified), as: UTF8.self)
             return #"{"ok":true,"kind":"\#(verified.kind.rawValue)","payload":\#(payload)}"#
         } catch {
@@ -171,7 +203,7 @@ enum VerifyCommand {
             if let at = try arguments.value("at") {
                 if at == "now" {
                     configuration.validationTime = .now
-                } else if let millis = Int64(at) {
+                } else if let millis = Int64(at), millis.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds) {
                     configuration.validationTime = .fixed(Date(millisecondsSince1970: millis))
                 } else {
                     throw Arguments.UsageError(message: "--at must be 'now' or milliseconds since 1970, not '\(at)'")
