@@ -107,6 +107,8 @@ extension AppStoreServerAPIClient {
                 failure = apiError(from: response)
             } catch let error as IAPError where error.code == .decodingFailure {
                 throw error
+            } catch is CancellationError {
+                throw IAPError(.cancelled, "\(endpoint.summary) was cancelled")
             } catch {
                 failure = IAPError.wrapping(error, as: .transportFailure, "\(endpoint.summary) failed")
                 if failure.code == .cancelled {
