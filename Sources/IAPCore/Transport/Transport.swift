@@ -70,6 +70,8 @@ public struct HTTPResponse: Sendable, Hashable {
 ///   ``IAPError/Code/timeout`` (the request's ``HTTPRequest/timeout`` elapsed),
 ///   ``IAPError/Code/cancelled`` (the calling task was cancelled) or
 ///   ``IAPError/Code/transportFailure`` (anything else: DNS, connection refused, TLS, reset, ...).
+/// - A transport that caps the size of a response body throws ``IAPError/Code/decodingFailure`` for a larger
+///   one, which the API client does not retry.
 /// - Never follow a redirect to another host silently; never retry by itself.
 /// - Safe to call from many tasks at once.
 public protocol Transport: Sendable {

@@ -1,5 +1,3 @@
-public import IAPCore
-
 /// Whether an order id names an order of the app.
 ///
 /// Mirrors Apple's `OrderLookupStatus`, the type of the `status` field of the App Store Server API's Look Up Order

@@ -1,5 +1,3 @@
-public import IAPCore
-
 /// The latest transaction and renewal information of one subscription, in a subscription status response.
 ///
 /// Mirrors Apple's `LastTransactionsItem`, with Apple's JSON names.

@@ -1,5 +1,3 @@
-public import IAPCore
-
 /// The status of every auto-renewable subscription of a customer: the body of the App Store Server API's Get All
 /// Subscription Statuses.
 ///

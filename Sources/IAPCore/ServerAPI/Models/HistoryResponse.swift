@@ -1,5 +1,3 @@
-public import IAPCore
-
 /// A page of a customer's transaction history: the body of the App Store Server API's Get Transaction History.
 ///
 /// Mirrors Apple's `HistoryResponse` (`GET /inApps/v2/history/{transactionId}`), with Apple's JSON names. Pass

@@ -3,7 +3,6 @@
 #else
     public import Foundation
 #endif
-public import IAPCore
 
 /// The filters and order of a transaction history request.
 ///

@@ -1,2 +1,0 @@
-/// The namespace of the `URLSession` transport.
-public enum IAPTransportURLSession {}
