@@ -25,8 +25,10 @@
 ///   token, compared case-insensitively: the first binding wins forever.
 ///   ``markNotificationProcessed(_:at:)`` is keyed by the notification UUID.
 /// - **Exact keys.** User ids, transaction ids, original transaction ids and notification UUIDs compare
-///   exactly, byte for byte (a case-insensitive database collation breaks this); only appAccountTokens
-///   ignore case.
+///   exactly: case and white space matter (a case-insensitive database collation breaks this); only
+///   appAccountTokens ignore case. Whether two Unicode forms of one text (`é` composed or decomposed)
+///   are one key may differ between backends, as Swift strings and byte-wise databases disagree: pass
+///   user ids in one normalization form (NFC). The App Store's own ids are ASCII digits and UUIDs.
 /// - **Compare-and-set.** ``insert(_:)`` stores revision 1. ``replace(_:ifRevision:)`` stores the entry
 ///   only if the stored revision still equals the given one, then increments the revision; otherwise it
 ///   returns `false` and changes nothing. The `revision` inside the given entry is ignored. `sequence`,

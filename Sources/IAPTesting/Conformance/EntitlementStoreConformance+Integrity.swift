@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import IAPCore
 
 extension EntitlementStoreConformance {
@@ -10,6 +15,12 @@ extension EntitlementStoreConformance {
             body: statisticsCount
         ),
         ConformanceCheck(
+            name: "entriesReadBackExactly",
+            requirement: "an entry reads back exactly as written: every field, dates to the millisecond, ids compared "
+                + "exactly (case and white space included), an awaitingOwner entry never due",
+            body: entriesReadBackExactly
+        ),
+        ConformanceCheck(
             name: "failedWritesChangeNothing",
             requirement: "every call the contract rejects throws IAPError(.invalidArgument) and leaves every public "
                 + "read exactly as before",
@@ -18,6 +29,62 @@ extension EntitlementStoreConformance {
     ]
 
     private typealias Fixtures = ConformanceFixtures
+
+    @Sendable
+    private static func entriesReadBackExactly(_ store: any EntitlementStore) async throws {
+        var problems: [String] = []
+        var entry = Fixtures.entry("exact-1", user: "user-exact")
+        let odd = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 123)
+        entry.transaction.purchaseDate = odd
+        entry.transaction.signedDate = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 987)
+        entry.transaction.price = 12_345
+        entry.transaction.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        entry.transaction.environment = AppStoreEnvironment(rawValue: "SomethingNew")
+        entry.recordedAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 1)
+        entry.deliveredAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 4_999)
+        entry.deliveryState = .delivered
+        entry.deliveryAttempts = 3
+        entry.lastError = "an error with \"quotes\", a newline\nand ünïcödé"
+        entry.orderId = "MXYZ123456"
+        entry.grantGeneration = 2
+        entry.grantAttempted = true
+        entry.grantedUnits = 300
+        entry.revokedAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 7_777)
+        entry.revocationDelivered = true
+        guard case .inserted(let inserted) = try await store.insert(entry) else {
+            throw ConformanceViolation("inserting exact-1 into an empty store did not return .inserted")
+        }
+        if let stored = try await store.entry(transactionId: "exact-1") {
+            var expected = entry
+            expected.sequence = stored.sequence
+            expected.revision = stored.revision
+            if stored != expected {
+                problems.append("exact-1 reads back as \(stored); expected \(expected)")
+            }
+            if stored != inserted {
+                problems.append("exact-1 reads back differently from what insert returned")
+            }
+        } else {
+            problems.append("exact-1 cannot be read back")
+        }
+
+        // Ids are compared exactly: a case difference or extra white space is another transaction.
+        for variant in ["EXACT-1", "exact-1 ", " exact-1", "Exact-1"] {
+            if case .existing = try await store.insert(Fixtures.entry(variant, user: "user-exact")) {
+                problems.append("inserting '\(variant)' returned .existing; ids must be compared exactly")
+            }
+        }
+        var waiting = Fixtures.entry("awaiting-1", user: "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        waiting.deliveryState = .awaitingOwner
+        _ = try await store.insert(waiting)
+        let due = try await store.dueDeliveries(at: Fixtures.date(1_000_000), limit: 100)
+        if due.contains(where: { $0.transactionId == "awaiting-1" }) {
+            problems.append("an awaitingOwner entry was returned as due; it must never be due")
+        }
+        if !problems.isEmpty {
+            throw ConformanceViolation(problems: problems)
+        }
+    }
 
     @Sendable
     private static func statisticsCount(_ store: any EntitlementStore) async throws {
