@@ -95,86 +95,56 @@ package enum FastTransactionDecoder {
         }
     }
 
-    private static func string(_ value: Value, into field: inout String?) -> Bool {
-        switch value {
-        case .string(let bytes):
-            field = String(decoding: bytes, as: UTF8.self)
-            return true
-        case .null:
+    /// Sets a field from a value: `null` clears it, a value `convert` accepts sets it, anything else is a
+    /// type mismatch that the full decoder must report.
+    private static func assign<T>(_ value: Value, into field: inout T?, _ convert: (Value) -> T?) -> Bool {
+        if case .null = value {
             field = nil
             return true
-        default:
-            return false
+        }
+        guard let converted = convert(value) else { return false }
+        field = converted
+        return true
+    }
+
+    private static func string(_ value: Value, into field: inout String?) -> Bool {
+        assign(value, into: &field) {
+            if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil }
         }
     }
 
     private static func enumeration<E: OpenEnumeration>(_ value: Value, into field: inout E?) -> Bool
     where E.RawValue == String {
-        var raw: String?
-        guard string(value, into: &raw) else { return false }
-        field = raw.map(E.init(rawValue:))
-        return true
+        assign(value, into: &field) {
+            if case .string(let bytes) = $0 { E(rawValue: String(decoding: bytes, as: UTF8.self)) } else { nil }
+        }
     }
 
     private static func integerEnumeration<E: OpenEnumeration>(_ value: Value, into field: inout E?) -> Bool
     where E.RawValue == Int32 {
-        var raw: Int32?
-        guard int32(value, into: &raw) else { return false }
-        field = raw.map(E.init(rawValue:))
-        return true
+        assign(value, into: &field) {
+            if case .integer(let number) = $0 { Int32(exactly: number).map(E.init(rawValue:)) } else { nil }
+        }
     }
 
     private static func int32(_ value: Value, into field: inout Int32?) -> Bool {
-        switch value {
-        case .integer(let number):
-            guard let narrow = Int32(exactly: number) else { return false }
-            field = narrow
-            return true
-        case .null:
-            field = nil
-            return true
-        default:
-            return false
-        }
+        assign(value, into: &field) { if case .integer(let number) = $0 { Int32(exactly: number) } else { nil } }
     }
 
     private static func int64(_ value: Value, into field: inout Int64?) -> Bool {
-        switch value {
-        case .integer(let number):
-            field = number
-            return true
-        case .null:
-            field = nil
-            return true
-        default:
-            return false
-        }
+        assign(value, into: &field) { if case .integer(let number) = $0 { number } else { nil } }
     }
 
     private static func bool(_ value: Value, into field: inout Bool?) -> Bool {
-        switch value {
-        case .bool(let flag):
-            field = flag
-            return true
-        case .null:
-            field = nil
-            return true
-        default:
-            return false
-        }
+        assign(value, into: &field) { if case .bool(let flag) = $0 { flag } else { nil } }
     }
 
     private static func date(_ value: Value, into field: inout Date?) -> Bool {
-        switch value {
-        case .integer(let milliseconds):
-            guard milliseconds.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds) else { return false }
-            field = Date(millisecondsSince1970: milliseconds)
-            return true
-        case .null:
-            field = nil
-            return true
-        default:
-            return false
+        assign(value, into: &field) {
+            guard case .integer(let milliseconds) = $0,
+                milliseconds.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds)
+            else { return nil }
+            return Date(millisecondsSince1970: milliseconds)
         }
     }
 

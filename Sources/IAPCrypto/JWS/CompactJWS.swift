@@ -103,6 +103,12 @@ struct CompactJWS {
         return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 
+    /// Whether JSON text starts (after white space) with `{`: the cheap first check that a segment is an
+    /// object, before any decoder sees it.
+    static func isJSONObject(_ bytes: [UInt8]) -> Bool {
+        bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } == UInt8(ascii: "{")
+    }
+
     /// Decodes and checks the protected header.
     func decodeHeader() throws -> Header {
         guard let bytes = Base64.decodeURL(header) else {
@@ -130,7 +136,7 @@ extension CompactJWS {
         }
 
         init(json: [UInt8]) throws {
-            guard json.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") else {
+            guard CompactJWS.isJSONObject(json) else {
                 throw IAPError(.malformedSignedData, "the JWS header is not a JSON object")
             }
             let wire: Wire
@@ -175,10 +181,6 @@ extension CompactJWS {
             self.algorithm = alg
             self.keyID = wire.kid
             self.certificateChain = chain
-        }
-
-        private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
-            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
         }
     }
 }

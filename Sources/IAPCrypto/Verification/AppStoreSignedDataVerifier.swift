@@ -427,8 +427,7 @@ public final class AppStoreSignedDataVerifier: Verifier {
     }
 
     private func decodePayload<Payload: SignedPayload>(_ bytes: [UInt8], as type: Payload.Type) throws -> Payload {
-        guard bytes.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) == UInt8(ascii: "{")
-        else {
+        guard CompactJWS.isJSONObject(bytes) else {
             throw IAPError(.malformedSignedData, "the JWS payload is not a JSON object")
         }
         if type == TransactionPayload.self,

@@ -26,8 +26,7 @@ enum SignedDataKindDetector {
     }
 
     static func detect(payload: [UInt8]) throws -> SignedDataKind {
-        guard payload.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) == UInt8(ascii: "{")
-        else {
+        guard CompactJWS.isJSONObject(payload) else {
             throw IAPError(.malformedSignedData, "the JWS payload is not a JSON object")
         }
         let probe: Probe
