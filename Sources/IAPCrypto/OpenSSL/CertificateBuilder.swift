@@ -87,16 +87,7 @@ enum CertificateBuilder {
         guard X509_sign(certificate, issuerKey.pkey, OpenSSLAlgorithms.shared.sha256) > 0 else {
             throw IAPError.openSSL(.internalError, "Cannot sign the certificate", operation: "X509_sign")
         }
-        let length = i2d_X509(certificate, nil)
-        guard length > 0 else {
-            throw IAPError.openSSL(.internalError, "Cannot encode the certificate", operation: "i2d_X509")
-        }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_X509(certificate, &cursor)
-        }
-        guard written == length else {
+        guard let der = DEREncoding.encode({ i2d_X509(certificate, $0) }) else {
             throw IAPError.openSSL(.internalError, "Cannot encode the certificate", operation: "i2d_X509")
         }
         return try withExtendedLifetime((subjectKey, issuer, issuerKey)) {

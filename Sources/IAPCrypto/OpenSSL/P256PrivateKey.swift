@@ -219,16 +219,7 @@ public final class P256PrivateKey: @unchecked Sendable {
             throw IAPError.openSSL(.invalidKey, "Cannot encode the private key as PKCS#8", operation: "EVP_PKEY2PKCS8")
         }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        let length = i2d_PKCS8_PRIV_KEY_INFO(info, nil)
-        guard length > 0 else {
-            throw IAPError.openSSL(.invalidKey, "Cannot encode the private key", operation: "i2d_PKCS8_PRIV_KEY_INFO")
-        }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_PKCS8_PRIV_KEY_INFO(info, &cursor)
-        }
-        guard written == length else {
+        guard let der = DEREncoding.encode({ i2d_PKCS8_PRIV_KEY_INFO(info, $0) }) else {
             throw IAPError.openSSL(.invalidKey, "Cannot encode the private key", operation: "i2d_PKCS8_PRIV_KEY_INFO")
         }
         return der

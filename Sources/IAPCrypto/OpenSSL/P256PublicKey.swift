@@ -208,16 +208,7 @@ public final class P256PublicKey: @unchecked Sendable {
     /// - Parameter pkey: The key (borrowed).
     /// - Returns: The DER bytes, or `nil` when OpenSSL cannot encode the key (its error queue is left as is).
     static func subjectPublicKeyInfo(of pkey: OpaquePointer) -> [UInt8]? {
-        let length = i2d_PUBKEY(pkey, nil)
-        guard length > 0 else {
-            return nil
-        }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_PUBKEY(pkey, &cursor)
-        }
-        return written == length ? der : nil
+        DEREncoding.encode { i2d_PUBKEY(pkey, $0) }
     }
 }
 

@@ -172,16 +172,7 @@ public final class X509TrustStore: Sendable {
 
     /// Wraps a certificate OpenSSL put in the chain that is none of the inputs (not expected to happen).
     private static func copy(_ certificate: OpaquePointer) throws -> X509Certificate {
-        let length = i2d_X509(certificate, nil)
-        guard length > 0 else {
-            throw IAPError.openSSL(.internalError, "Cannot encode a chain certificate", operation: "i2d_X509")
-        }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_X509(certificate, &cursor)
-        }
-        guard written == length else {
+        guard let der = DEREncoding.encode({ i2d_X509(certificate, $0) }) else {
             throw IAPError.openSSL(.internalError, "Cannot encode a chain certificate", operation: "i2d_X509")
         }
         return try X509Certificate(derEncoded: der)
