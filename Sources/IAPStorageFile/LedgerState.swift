@@ -114,6 +114,12 @@ struct LedgerState: Sendable {
 
     // MARK: Mutations
 
+    /// Makes room for `count` entries, so that loading a large ledger grows its storage once.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        positionById.reserveCapacity(count)
+    }
+
     /// Appends an entry whose `sequence` is ``lastSequence`` + 1 and whose id is new.
     ///
     /// - Returns: `nil` if the entry does not fit (a taken id or a sequence out of order).

@@ -11,8 +11,11 @@ import IAPCore
 struct RecordDecoder {
     private let decoder = AppStoreJSON.makeDecoder()
 
-    /// Decodes an operation from its JSON bytes.
+    /// Decodes an operation from its JSON bytes: the fast path for entries, `JSONDecoder` for the rest.
     func decode(_ body: UnsafeRawBufferPointer) throws -> JournalOperation {
-        try decoder.decode(JournalOperation.self, from: Data(body))
+        if let operation = FastRecordDecoder.decode(body) {
+            return operation
+        }
+        return try decoder.decode(JournalOperation.self, from: Data(body))
     }
 }

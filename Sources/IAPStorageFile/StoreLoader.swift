@@ -114,6 +114,10 @@ struct StoreLoader {
                     }
                     header = found
                     lsn = found.lsn
+                    // Room for the snapshot's entries and some growth, allocated once.
+                    if let count = Int(exactly: found.lastSequence), count > 0 {
+                        state.reserveCapacity(count + count / 16)
+                    }
                     records += 1
                     continue
                 }
