@@ -1,0 +1,351 @@
+import Foundation
+import IAPCore
+import IAPStorageFile
+
+/// `iap bench store`: the file store's durable write rate, open time, memory and history latency.
+enum StoreBenchmark {
+    static let usage = """
+        usage: iap bench store [--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]
+               iap bench store --open-only DIR
+
+        deliveries  durable deliveries per second (insert, claim, mark delivered; fsync on) with one writer
+                    and W concurrent writers, on a fresh store; default 2000 deliveries, 8 writers, 3 runs.
+        open        for each N (default 100000,1000000): builds a store of N delivered transactions once
+                    (under --dir, default a temporary directory; kept there for reuse), then opens it in a
+                    child process --runs times: seconds to open, peak resident memory (VmHWM), and the
+                    latency of history pages (1000 random users' first page; a deep page of a large user).
+        --open-only opens DIR in this process and prints those figures as JSON (what the parent runs).
+        """
+
+    static func run(_ arguments: [String]) async {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(
+                arguments,
+                options: ["transactions", "deliveries", "writers", "runs", "dir", "open-only"],
+                flags: []
+            )
+        } catch {
+            Output.error("error: usage: \(error.message)")
+            Output.error(usage)
+            terminate(.usage)
+        }
+        do {
+            if let directory = try parsed.value("open-only") {
+                let report = try await openOnly(URL(filePath: directory))
+                try emit(report)
+                terminate(.success)
+            }
+            let sizes = try (parsed.value("transactions") ?? "100000,1000000").split(separator: ",").map {
+                guard let size = Int($0), (1...10_000_000).contains(size) else {
+                    throw Arguments.UsageError(message: "--transactions takes sizes between 1 and 10000000")
+                }
+                return size
+            }
+            let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
+            let writers = try parsed.value("writers").map { Int($0) } ?? 8
+            let runs = try parsed.value("runs").map { Int($0) } ?? 3
+            guard let deliveries, (1...1_000_000).contains(deliveries), let writers, (1...256).contains(writers),
+                let runs, (1...100).contains(runs)
+            else {
+                throw Arguments.UsageError(message: "--deliveries 1...1000000, --writers 1...256, --runs 1...100")
+            }
+            let base =
+                try parsed.value("dir").map { URL(filePath: $0) }
+                ?? FileManager.default.temporaryDirectory.appending(path: "iap-bench-store")
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+
+            var single: [Double] = []
+            var parallel: [Double] = []
+            for run in 1...runs {
+                Output.error("deliveries run \(run)/\(runs)")
+                single.append(try await deliveryRate(deliveries, writers: 1, in: base))
+                parallel.append(try await deliveryRate(deliveries, writers: writers, in: base))
+            }
+            var opens: [[String: Any]] = []
+            for size in sizes {
+                let directory = base.appending(path: "ledger-\(size)")
+                try await build(size, in: directory)
+                var samples: [[String: Any]] = []
+                for run in 1...runs {
+                    Output.error("open \(size) run \(run)/\(runs)")
+                    samples.append(try openInChild(directory))
+                }
+                opens.append(summarize(size: size, samples))
+            }
+            let report: [String: Any] = [
+                "benchmark": "store",
+                "build": BenchCommand.isDebugBuild ? "debug" : "release",
+                "store": "FileEntitlementStore",
+                "cores": ProcessInfo.processInfo.activeProcessorCount,
+                "runs": runs,
+                "durableDeliveries": [
+                    "unit": "deliveries per second (insert + claim replace + delivered replace, each fsynced), median",
+                    "deliveriesPerRun": deliveries,
+                    "oneWriter": [
+                        "perSecond": BenchCommand.median(single).rounded(), "samples": single.map { $0.rounded() },
+                    ],
+                    "concurrentWriters": [
+                        "writers": writers,
+                        "perSecond": BenchCommand.median(parallel).rounded(),
+                        "samples": parallel.map { $0.rounded() },
+                    ],
+                ],
+                "open": opens,
+                "targets": [
+                    "durableDeliveriesPerSecondWith8Writers": 5_000,
+                    "openSecondsAt1M": 10,
+                    "peakMemoryMBAt1M": 1_024,
+                    "historyPageMilliseconds": 1,
+                ],
+            ]
+            try emit(report)
+            terminate(.success)
+        } catch let error as Arguments.UsageError {
+            Output.error("error: usage: \(error.message)")
+            terminate(.usage)
+        } catch {
+            Output.error("error: \(error)")
+            terminate(.rejected)
+        }
+    }
+
+    // MARK: Durable deliveries
+
+    /// Deliveries per second into a fresh store, as the delivery pipeline writes them.
+    private static func deliveryRate(_ count: Int, writers: Int, in base: URL) async throws -> Double {
+        let directory = base.appending(path: "deliveries-\(writers)-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileEntitlementStore(directory: directory)
+        let began = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    var index = writer
+                    while index < count {
+                        try await deliver(index, to: store)
+                        index += writers
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = BenchCommand.seconds(ContinuousClock.now - began)
+        let statistics = try await store.statistics()
+        await store.close()
+        guard statistics.delivered == count else {
+            throw IAPError(.internalError, "delivered \(statistics.delivered) of \(count)")
+        }
+        return Double(count) / elapsed
+    }
+
+    private static func deliver(_ index: Int, to store: FileEntitlementStore) async throws {
+        guard case .inserted(let recorded) = try await store.insert(entry(index, users: 1_000)) else {
+            throw IAPError(.internalError, "transaction \(index) was already recorded")
+        }
+        var claimed = recorded
+        claimed.deliveryAttempts = 1
+        claimed.nextAttemptAt = epoch.addingTimeInterval(60)
+        guard try await store.replace(claimed, ifRevision: recorded.revision) else {
+            throw IAPError(.internalError, "claim of \(index) lost its revision")
+        }
+        var delivered = claimed
+        delivered.deliveryState = .delivered
+        delivered.nextAttemptAt = nil
+        delivered.deliveredAt = epoch
+        guard try await store.replace(delivered, ifRevision: recorded.revision + 1) else {
+            throw IAPError(.internalError, "delivery of \(index) lost its revision")
+        }
+    }
+
+    // MARK: Open
+
+    /// Builds a store of `size` delivered transactions, unless `directory` already holds one.
+    private static func build(_ size: Int, in directory: URL) async throws {
+        if FileManager.default.fileExists(atPath: directory.appending(path: "BUILT").path(percentEncoded: false)) {
+            return
+        }
+        try? FileManager.default.removeItem(at: directory)
+        Output.error("building a store of \(size) transactions in \(directory.path(percentEncoded: false))")
+        // Setup only: the measured figures never come from a store without fsync.
+        let store = try FileEntitlementStore(
+            directory: directory,
+            options: .init(compactionThreshold: nil, fsync: false)
+        )
+        let users = max(size / 10, 1)
+        for index in 0..<size {
+            var delivered = entry(index, users: users)
+            delivered.deliveryState = .delivered
+            delivered.deliveryAttempts = 1
+            delivered.deliveredAt = epoch
+            _ = try await store.insert(delivered)
+        }
+        try await store.compact()
+        await store.close()
+        try Data().write(to: directory.appending(path: "BUILT"))
+    }
+
+    /// Runs `iap bench store --open-only` on `directory` and returns its figures.
+    private static func openInChild(_ directory: URL) throws -> [String: Any] {
+        let child = Process()
+        child.executableURL = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        child.arguments = ["bench", "store", "--open-only", directory.path(percentEncoded: false)]
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        guard child.terminationStatus == 0,
+            let figures = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else {
+            throw IAPError(.internalError, "the open-only child failed with status \(child.terminationStatus)")
+        }
+        return figures
+    }
+
+    /// Opens `directory`, measures, and closes it.
+    private static func openOnly(_ directory: URL) async throws -> [String: Any] {
+        let before = memory()
+        let began = ContinuousClock.now
+        let store = try FileEntitlementStore(directory: directory)
+        let openSeconds = BenchCommand.seconds(ContinuousClock.now - began)
+        let statistics = try await store.statistics()
+        let after = memory()
+
+        let users = max(statistics.transactions / 10, 1)
+        var random = SplitMix(seed: 42)
+        var first: [Double] = []
+        for _ in 0..<1_000 {
+            // Users whose number ends in 99 own nothing: their transactions went to the large users.
+            let number = random.next() % UInt64(users)
+            let user = "user-\(number % 100 == 99 ? number - 1 : number)"
+            let start = ContinuousClock.now
+            let page = try await store.history(userId: user, cursor: nil, limit: 20)
+            first.append(BenchCommand.seconds(ContinuousClock.now - start) * 1000)
+            guard !page.entries.isEmpty else {
+                throw IAPError(.internalError, "\(user) has no history")
+            }
+        }
+        // The large users hold every 100th transaction; a deep page starts in the middle of one's history.
+        var deep: [Double] = []
+        for round in 0..<1_000 {
+            let whale = "whale-\(round % 10)"
+            let middle = Int64(statistics.transactions / 2 + round)
+            let start = ContinuousClock.now
+            _ = try await store.history(userId: whale, cursor: "v1:\(middle)", limit: 20)
+            deep.append(BenchCommand.seconds(ContinuousClock.now - start) * 1000)
+        }
+        await store.close()
+        return [
+            "transactions": statistics.transactions,
+            "users": statistics.users,
+            "openSeconds": openSeconds,
+            "peakResidentMB": after.peak,
+            "residentMBBeforeOpen": before.resident,
+            "residentMBAfterOpen": after.resident,
+            "recovery": store.recovery.description,
+            "firstPageMilliseconds": percentiles(first),
+            "deepPageMilliseconds": percentiles(deep),
+        ]
+    }
+
+    private static func summarize(size: Int, _ samples: [[String: Any]]) -> [String: Any] {
+        let opens = samples.compactMap { $0["openSeconds"] as? Double }
+        let peaks = samples.compactMap { $0["peakResidentMB"] as? Double }
+        let firstMedians = samples.compactMap { ($0["firstPageMilliseconds"] as? [String: Double])?["median"] }
+        let firstP99 = samples.compactMap { ($0["firstPageMilliseconds"] as? [String: Double])?["p99"] }
+        let deepMedians = samples.compactMap { ($0["deepPageMilliseconds"] as? [String: Double])?["median"] }
+        let deepP99 = samples.compactMap { ($0["deepPageMilliseconds"] as? [String: Double])?["p99"] }
+        return [
+            "transactions": size,
+            "openSeconds": ["median": BenchCommand.median(opens), "samples": opens],
+            "peakResidentMB": ["max": peaks.max() ?? 0, "samples": peaks],
+            "firstPageMilliseconds": [
+                "median": BenchCommand.median(firstMedians), "p99": BenchCommand.median(firstP99),
+            ],
+            "deepPageMilliseconds": ["median": BenchCommand.median(deepMedians), "p99": BenchCommand.median(deepP99)],
+            "samples": samples,
+        ]
+    }
+
+    // MARK: Helpers
+
+    private static let epoch = Date(millisecondsSince1970: 1_767_225_600_000)
+
+    /// A transaction as the pipeline records it; every 100th belongs to one of ten large users.
+    private static func entry(_ index: Int, users: Int) -> LedgerEntry {
+        let id = String(3_000_000_000_000_000 + index)
+        let user = index % 100 == 99 ? "whale-\(index / 100 % 10)" : "user-\(index % users)"
+        let payload = TransactionPayload(
+            originalTransactionId: id,
+            transactionId: id,
+            bundleId: "com.example.app",
+            productId: "coins.100",
+            purchaseDate: epoch,
+            originalPurchaseDate: epoch,
+            quantity: 1,
+            type: .consumable,
+            inAppOwnershipType: .purchased,
+            signedDate: epoch,
+            environment: .production,
+            storefront: "USA",
+            storefrontId: "143441",
+            transactionReason: .purchase,
+            currency: "USD",
+            price: 990,
+            appTransactionId: "704289572311181848"
+        )
+        return LedgerEntry(
+            transaction: payload,
+            transactionId: id,
+            originalTransactionId: id,
+            userId: user,
+            productId: "coins.100",
+            orderId: "order-\(index)",
+            recordedAt: epoch
+        )
+    }
+
+    /// Median and 99th percentile.
+    private static func percentiles(_ values: [Double]) -> [String: Double] {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else {
+            return [:]
+        }
+        let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+        return ["median": BenchCommand.median(sorted), "p99": p99]
+    }
+
+    /// VmRSS and VmHWM of this process, in MB.
+    private static func memory() -> (resident: Double, peak: Double) {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+            return (0, 0)
+        }
+        func field(_ name: String) -> Double {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+            let kilobytes = line?.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
+            return (kilobytes / 1024 * 10).rounded() / 10
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+
+    private static func emit(_ report: [String: Any]) throws {
+        Output.write(try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]))
+        Output.write("\n")
+    }
+
+    /// A small deterministic random number generator, so runs pick the same users.
+    private struct SplitMix {
+        var state: UInt64
+
+        init(seed: UInt64) { state = seed }
+
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var value = state
+            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+            return value ^ (value >> 31)
+        }
+    }
+}

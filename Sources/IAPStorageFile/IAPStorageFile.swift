@@ -1,2 +1,0 @@
-/// The namespace of the file-based JSON entitlement store.
-public enum IAPStorageFile {}

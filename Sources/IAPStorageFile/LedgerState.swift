@@ -1,0 +1,304 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import IAPCore
+
+/// The whole ledger in memory, with its indexes: what a ``FileEntitlementStore`` answers reads from.
+///
+/// It is a value type, so a copy for a snapshot is free until the store writes again. Entries live once,
+/// in ``entries``, at `sequence - 1` (sequences start at 1 and grow by 1 per insert, and entries are never
+/// removed); every index holds positions into that array, never a second copy of an entry.
+///
+/// Mutations are split in two steps so that a write can be undone when its journal record fails to reach
+/// the disk: each mutating method returns the ``Undo`` that restores the state before it.
+struct LedgerState: Sendable {
+    /// Every entry, at `sequence - 1`.
+    private(set) var entries: [LedgerEntry] = []
+    /// Transaction id → position in ``entries``.
+    private var positionById: [String: Int] = [:]
+    /// User id → positions of the user's entries, ascending (that is, by sequence).
+    private var positionsByUser: [String: [Int]] = [:]
+    /// Original transaction id → positions of the family's entries, ascending.
+    private var positionsByOriginal: [String: [Int]] = [:]
+    /// Positions of `pending` and `retrying` entries: the only ones that can be due.
+    private var undelivered: Set<Int> = []
+    /// appAccountToken (lowercased) → user id.
+    private(set) var bindings: [String: String] = [:]
+    /// The latest renewal info per original transaction id.
+    private(set) var renewalInfos: [String: RenewalInfoPayload] = [:]
+    /// Processed notification UUIDs and when they were processed.
+    private(set) var notifications: [String: Date] = [:]
+    /// Counts kept current on every write (`users` is computed on read).
+    private var counts = LedgerStatistics(
+        transactions: 0,
+        delivered: 0,
+        pendingRetries: 0,
+        deadLetters: 0,
+        revoked: 0,
+        users: 0
+    )
+
+    /// How to take back one mutation.
+    enum Undo: Sendable {
+        /// Remove the last inserted entry.
+        case insert
+        /// Put back the entry as it was.
+        case replace(previous: LedgerEntry)
+        /// Remove a binding (by lowercased token).
+        case bind(token: String)
+        /// Put back the renewal info that was stored before (or none).
+        case renewal(originalTransactionId: String, previous: RenewalInfoPayload?)
+        /// Forget a processed notification.
+        case notification(uuid: String)
+    }
+
+    /// The sequence of the last insert (0 when empty).
+    var lastSequence: Int64 { Int64(entries.count) }
+
+    // MARK: Reads
+
+    /// The entry for a transaction id, or `nil`.
+    func entry(transactionId: String) -> LedgerEntry? {
+        positionById[transactionId].map { entries[$0] }
+    }
+
+    /// Every entry of a purchase family, by ascending sequence.
+    func entries(originalTransactionId: String) -> [LedgerEntry] {
+        (positionsByOriginal[originalTransactionId] ?? []).map { entries[$0] }
+    }
+
+    /// Up to `limit` of a user's entries with a sequence below `before` (all when `nil`), newest first,
+    /// and whether older ones remain.
+    func history(userId: String, before: Int64?, limit: Int) -> (entries: [LedgerEntry], more: Bool) {
+        let positions = positionsByUser[userId] ?? []
+        var end = positions.endIndex
+        if let before {
+            // Positions are sequence - 1: the first position at or above `before - 1` ends the page.
+            end = Self.firstIndex(in: positions, atLeast: Int(clamping: before - 1))
+        }
+        let start = max(positions.startIndex, end - limit)
+        return (positions[start..<end].reversed().map { entries[$0] }, start > positions.startIndex)
+    }
+
+    /// Due entries at `instant`, by `nextAttemptAt` (`nil` first) then sequence.
+    func dueDeliveries(at instant: Date, limit: Int) -> [LedgerEntry] {
+        let due = undelivered.sorted().map { entries[$0] }.filter { Self.isDue($0, at: instant) }
+        let ordered = due.sorted { lhs, rhs in
+            switch (lhs.nextAttemptAt, rhs.nextAttemptAt) {
+            case (nil, nil):
+                return lhs.sequence < rhs.sequence
+            case (nil, _):
+                return true
+            case (_, nil):
+                return false
+            case (let left?, let right?):
+                return left == right ? lhs.sequence < rhs.sequence : left < right
+            }
+        }
+        return Array(ordered.prefix(limit))
+    }
+
+    /// The user a token is bound to, or `nil`.
+    func user(forAppAccountToken token: String) -> String? {
+        bindings[token.lowercased()]
+    }
+
+    /// Counts over the whole ledger.
+    var statistics: LedgerStatistics {
+        var statistics = counts
+        statistics.users = positionsByUser.count
+        return statistics
+    }
+
+    // MARK: Mutations
+
+    /// Makes room for `count` entries, so that loading a large ledger grows its storage once.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        positionById.reserveCapacity(count)
+    }
+
+    /// Appends an entry whose `sequence` is ``lastSequence`` + 1 and whose id is new.
+    ///
+    /// - Returns: `nil` if the entry does not fit (a taken id or a sequence out of order).
+    mutating func insert(_ entry: LedgerEntry) -> Undo? {
+        guard entry.sequence == lastSequence + 1, positionById[entry.transactionId] == nil else {
+            return nil
+        }
+        let position = entries.count
+        entries.append(entry)
+        positionById[entry.transactionId] = position
+        positionsByUser[entry.userId, default: []].append(position)
+        Self.add(position, to: &positionsByOriginal, under: entry.originalTransactionId)
+        counts.transactions += 1
+        index(entry, at: position, by: 1)
+        return .insert
+    }
+
+    /// Replaces a stored entry with a new state of it (same id, sequence and recordedAt).
+    ///
+    /// - Returns: `nil` if no entry with that id, sequence and recordedAt exists.
+    mutating func replace(with entry: LedgerEntry) -> Undo? {
+        guard let position = positionById[entry.transactionId] else {
+            return nil
+        }
+        let previous = entries[position]
+        guard previous.sequence == entry.sequence, previous.recordedAt == entry.recordedAt else {
+            return nil
+        }
+        put(entry, at: position, replacing: previous)
+        return .replace(previous: previous)
+    }
+
+    /// Binds a lowercased token that is not bound yet.
+    mutating func bind(token: String, to userId: String) -> Undo? {
+        guard bindings[token] == nil else {
+            return nil
+        }
+        bindings[token] = userId
+        return .bind(token: token)
+    }
+
+    /// Stores a renewal info under its original transaction id, whatever was there.
+    mutating func storeRenewalInfo(_ info: RenewalInfoPayload, for originalTransactionId: String) -> Undo {
+        let previous = renewalInfos.updateValue(info, forKey: originalTransactionId)
+        return .renewal(originalTransactionId: originalTransactionId, previous: previous)
+    }
+
+    /// Records a notification UUID that is not recorded yet.
+    mutating func markNotification(_ uuid: String, at instant: Date) -> Undo? {
+        guard notifications[uuid] == nil else {
+            return nil
+        }
+        notifications[uuid] = instant
+        return .notification(uuid: uuid)
+    }
+
+    /// Takes back one mutation; undos must be applied newest first.
+    mutating func undo(_ undo: Undo) {
+        switch undo {
+        case .insert:
+            guard let entry = entries.last else {
+                return
+            }
+            let position = entries.count - 1
+            index(entry, at: position, by: -1)
+            counts.transactions -= 1
+            Self.remove(position, from: &positionsByUser, under: entry.userId)
+            Self.remove(position, from: &positionsByOriginal, under: entry.originalTransactionId)
+            positionById[entry.transactionId] = nil
+            entries.removeLast()
+        case .replace(let previous):
+            guard let position = positionById[previous.transactionId] else {
+                return
+            }
+            put(previous, at: position, replacing: entries[position])
+        case .bind(let token):
+            bindings[token] = nil
+        case .renewal(let originalTransactionId, let previous):
+            renewalInfos[originalTransactionId] = previous
+        case .notification(let uuid):
+            notifications[uuid] = nil
+        }
+    }
+
+    // MARK: Internals
+
+    private mutating func put(_ entry: LedgerEntry, at position: Int, replacing previous: LedgerEntry) {
+        index(previous, at: position, by: -1)
+        entries[position] = entry
+        if entry.userId != previous.userId {
+            Self.remove(position, from: &positionsByUser, under: previous.userId)
+            Self.add(position, to: &positionsByUser, under: entry.userId)
+        }
+        if entry.originalTransactionId != previous.originalTransactionId {
+            Self.remove(position, from: &positionsByOriginal, under: previous.originalTransactionId)
+            Self.add(position, to: &positionsByOriginal, under: entry.originalTransactionId)
+        }
+        index(entry, at: position, by: 1)
+    }
+
+    /// Adds (`delta` 1) or removes (`delta` -1) an entry's contribution to the counts and the due index.
+    private mutating func index(_ entry: LedgerEntry, at position: Int, by delta: Int) {
+        switch entry.deliveryState {
+        case .delivered:
+            counts.delivered += delta
+        case .retrying:
+            counts.pendingRetries += delta
+        case .deadLettered:
+            counts.deadLetters += delta
+        case .pending:
+            break
+        }
+        if entry.revokedAt != nil {
+            counts.revoked += delta
+        }
+        switch entry.deliveryState {
+        case .pending, .retrying:
+            if delta > 0 {
+                undelivered.insert(position)
+            } else {
+                undelivered.remove(position)
+            }
+        case .delivered, .deadLettered:
+            break
+        }
+    }
+
+    /// Whether an undelivered entry is due at `instant`.
+    private static func isDue(_ entry: LedgerEntry, at instant: Date) -> Bool {
+        switch entry.deliveryState {
+        case .retrying, .pending:
+            // A retry without a time is due at once rather than stranded; a pending entry without a claim
+            // was never taken.
+            guard let next = entry.nextAttemptAt else {
+                return true
+            }
+            return next <= instant
+        case .delivered, .deadLettered:
+            return false
+        }
+    }
+
+    /// Inserts `position` into the sorted list under `key`.
+    private static func add(_ position: Int, to index: inout [String: [Int]], under key: String) {
+        var positions = index.removeValue(forKey: key) ?? []
+        if let last = positions.last, last > position {
+            positions.insert(position, at: firstIndex(in: positions, atLeast: position))
+        } else {
+            positions.append(position)
+        }
+        index[key] = positions
+    }
+
+    /// Removes `position` from the sorted list under `key`, dropping the list when it becomes empty.
+    private static func remove(_ position: Int, from index: inout [String: [Int]], under key: String) {
+        guard var positions = index.removeValue(forKey: key) else {
+            return
+        }
+        let found = firstIndex(in: positions, atLeast: position)
+        if found < positions.endIndex, positions[found] == position {
+            positions.remove(at: found)
+        }
+        if !positions.isEmpty {
+            index[key] = positions
+        }
+    }
+
+    /// The index of the first element that is at least `value` (binary search).
+    private static func firstIndex(in positions: [Int], atLeast value: Int) -> Int {
+        var low = positions.startIndex
+        var high = positions.endIndex
+        while low < high {
+            let middle = low + (high - low) / 2
+            if positions[middle] < value {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+}

@@ -1,0 +1,148 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Dispatch
+import IAPCore
+
+/// Reads a journal or snapshot file as records, a chunk at a time, decoding each chunk's lines in parallel.
+///
+/// Memory stays bounded by the chunk size whatever the file's size; the handler sees the records in file
+/// order.
+enum RecordFileReader {
+    /// One line of a file.
+    struct Line: Sendable {
+        /// The byte offset of its first byte.
+        var offset: Int
+        /// Its 1-based line number.
+        var number: Int
+        /// The record, or why it could not be read.
+        var result: Result<JournalRecord.Decoded, JournalRecord.Problem>
+    }
+
+    /// What follows the last newline of a file.
+    struct Tail: Sendable {
+        /// The file's size.
+        var fileSize: Int
+        /// Where the bytes after the last newline start (`fileSize` when there are none).
+        var offset: Int
+        /// The line number those bytes would have.
+        var lineNumber: Int
+    }
+
+    /// Reads every complete line of `path` and hands the decoded lines to `handle`, in order.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - chunkSize: How many bytes to read and decode at a time.
+    ///   - handle: Called with each chunk's lines in file order.
+    /// - Returns: Where the incomplete last line starts, if the file does not end with a newline.
+    /// - Throws: ``IAPError`` with code `storageFailure` if the file cannot be read, or what `handle` throws.
+    static func read(
+        path: String,
+        chunkSize: Int = 4 << 20,
+        handle: ([Line]) throws -> Void
+    ) throws -> Tail {
+        let file = try SystemFile.open(path, flags: O_RDONLY)
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        var filled = 0
+        var consumedBefore = 0  // file offset of buffer[0]
+        var lineNumber = 1
+        var reachedEnd = false
+        while !reachedEnd {
+            if filled == buffer.count {
+                // One line longer than the buffer: make room.
+                buffer += [UInt8](repeating: 0, count: buffer.count)
+            }
+            let count = try buffer.withUnsafeMutableBytes { raw in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+            }
+            if count == 0 {
+                reachedEnd = true
+            }
+            filled += count
+            let ranges = lineRanges(in: buffer, count: filled)
+            guard !ranges.isEmpty else {
+                continue
+            }
+            let lines = decode(buffer, ranges: ranges, firstOffset: consumedBefore, firstLine: lineNumber)
+            try handle(lines)
+            lineNumber += ranges.count
+            let consumed = (ranges.last?.upperBound ?? 0) + 1
+            buffer.withUnsafeMutableBytes { raw in
+                if let base = raw.baseAddress, filled > consumed {
+                    memmove(base, base + consumed, filled - consumed)
+                }
+            }
+            filled -= consumed
+            consumedBefore += consumed
+        }
+        return Tail(fileSize: consumedBefore + filled, offset: consumedBefore, lineNumber: lineNumber)
+    }
+
+    /// The ranges of the complete lines (without their newlines) in `buffer[..<count]`.
+    private static func lineRanges(in buffer: [UInt8], count: Int) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        buffer.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else {
+                return
+            }
+            var start = 0
+            while start < count,
+                let found = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start)
+            {
+                let end = base.distance(to: UnsafeRawPointer(found))
+                ranges.append(start..<end)
+                start = end + 1
+            }
+        }
+        return ranges
+    }
+
+    /// Decodes the lines at `ranges` in parallel.
+    private static func decode(_ buffer: [UInt8], ranges: [Range<Int>], firstOffset: Int, firstLine: Int) -> [Line] {
+        let slices = min(ranges.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 4)
+        let results = UnsafeMutableBufferPointer<Line>.allocate(capacity: ranges.count)
+        defer { results.deallocate() }
+        buffer.withUnsafeBytes { raw in
+            // Each iteration reads the shared buffer and writes its own disjoint range of `results`.
+            let shared = SharedPointers(bytes: raw, output: results)
+            DispatchQueue.concurrentPerform(iterations: slices) { slice in
+                let bytes = shared.bytes
+                let output = shared.output
+                let decoder = RecordDecoder()
+                let lower = ranges.count * slice / slices
+                let upper = ranges.count * (slice + 1) / slices
+                for index in lower..<upper {
+                    let range = ranges[index]
+                    let line = UnsafeRawBufferPointer(rebasing: bytes[range])
+                    output.initializeElement(
+                        at: index,
+                        to: Line(
+                            offset: firstOffset + range.lowerBound,
+                            number: firstLine + index,
+                            result: JournalRecord.decode(line, decoder: decoder)
+                        )
+                    )
+                }
+            }
+        }
+        let lines = Array(results)
+        _ = results.deinitialize()
+        return lines
+    }
+}
+
+/// The buffers that parallel decoding shares: read-only input, and output written at disjoint indices.
+private struct SharedPointers<Element>: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+    let output: UnsafeMutableBufferPointer<Element>
+}

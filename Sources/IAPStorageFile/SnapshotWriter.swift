@@ -1,0 +1,58 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import IAPCore
+
+/// Writes a snapshot file: a header record, every entry by sequence, the bindings, renewal infos and
+/// processed notifications (each sorted by key, so equal ledgers give equal files), and an end record that
+/// counts the records before it.
+enum SnapshotWriter {
+    /// Writes `state` as snapshot `generation` to `path` and flushes it to the device.
+    ///
+    /// - Throws: ``IAPError`` with code `storageFailure` if the file cannot be written.
+    static func write(_ state: LedgerState, lsn: UInt64, generation: UInt64, to path: String, fsync: Bool) throws {
+        let file = try SystemFile.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC)
+        let encoder = RecordEncoder()
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 20)
+        var seq: UInt64 = 0
+        func append(_ operation: JournalOperation) throws {
+            seq += 1
+            buffer += try JournalRecord.line(operation, seq: seq, encoder: encoder)
+            if buffer.count >= 1 << 20 {
+                try file.write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        try append(
+            .snapshot(.init(generation: generation, lsn: lsn, lastSequence: state.lastSequence))
+        )
+        for entry in state.entries {
+            try append(.entry(entry))
+        }
+        for (token, userId) in state.bindings.sorted(by: { $0.key < $1.key }) {
+            try append(.bind(token: token, userId: userId))
+        }
+        for (_, info) in state.renewalInfos.sorted(by: { $0.key < $1.key }) {
+            try append(.renewal(info))
+        }
+        for (uuid, at) in state.notifications.sorted(by: { $0.key < $1.key }) {
+            try append(.notification(uuid: uuid, at: at))
+        }
+        try append(.end(records: Int(seq)))
+        try file.write(buffer)
+        if fsync {
+            try file.sync()
+        }
+        file.close()
+    }
+}

@@ -1,0 +1,68 @@
+/// The names of the files in a store directory.
+///
+/// - `journal-<generation>.jsonl`: the records written since the snapshot of the same generation;
+/// - `snapshot-<generation>.json`: the whole ledger as of its header's log sequence number;
+/// - `snapshot-<generation>.json.tmp`: a snapshot being written (never read; removed on open);
+/// - `LOCK`: the advisory lock and who holds it.
+struct StoreFiles: Sendable {
+    /// The directory's path, without a trailing slash.
+    let directory: String
+
+    /// The journal of a generation.
+    func journal(_ generation: UInt64) -> String {
+        directory + "/" + Self.journalName(generation)
+    }
+
+    /// The snapshot of a generation.
+    func snapshot(_ generation: UInt64) -> String {
+        directory + "/" + Self.snapshotName(generation)
+    }
+
+    /// The temporary file a snapshot is written to before it is renamed.
+    func temporarySnapshot(_ generation: UInt64) -> String {
+        snapshot(generation) + ".tmp"
+    }
+
+    static func journalName(_ generation: UInt64) -> String {
+        "journal-\(generation).jsonl"
+    }
+
+    static func snapshotName(_ generation: UInt64) -> String {
+        "snapshot-\(generation).json"
+    }
+
+    /// What a directory holds, by kind and generation.
+    struct Listing: Sendable {
+        var journals: [UInt64] = []
+        var snapshots: [UInt64] = []
+        var temporaries: [String] = []
+    }
+
+    /// Lists the store files in the directory (other names are left alone).
+    func list() throws -> Listing {
+        var listing = Listing()
+        for name in try SystemFile.names(in: directory) {
+            if let generation = Self.generation(of: name, prefix: "journal-", suffix: ".jsonl") {
+                listing.journals.append(generation)
+            } else if let generation = Self.generation(of: name, prefix: "snapshot-", suffix: ".json") {
+                listing.snapshots.append(generation)
+            } else if name.hasPrefix("snapshot-"), name.hasSuffix(".json.tmp") {
+                listing.temporaries.append(name)
+            }
+        }
+        listing.journals.sort()
+        listing.snapshots.sort()
+        return listing
+    }
+
+    private static func generation(of name: String, prefix: String, suffix: String) -> UInt64? {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else {
+            return nil
+        }
+        let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.first != "0" else {
+            return nil
+        }
+        return UInt64(digits)
+    }
+}

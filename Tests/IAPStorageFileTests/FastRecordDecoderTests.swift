@@ -1,0 +1,73 @@
+import Foundation
+import IAPCore
+@testable import IAPStorageFile
+import Testing
+
+@Suite struct FastRecordDecoderTests {
+    private static func variants() -> [LedgerEntry] {
+        var plain = Fixture.entry("2000000812345679", user: "user-1", original: "2000000812345678", second: 5)
+        plain.orderId = "order-1"
+        plain.sequence = 12
+        plain.revision = 3
+        var retrying = plain
+        retrying.deliveryState = .retrying
+        retrying.deliveryAttempts = 4
+        retrying.nextAttemptAt = Fixture.date(-60)
+        retrying.lastError = "hook timed out after 30 s"
+        var revoked = plain
+        revoked.deliveryState = .delivered
+        revoked.deliveredAt = Fixture.date(9)
+        revoked.revokedAt = Fixture.date(99)
+        revoked.revocationDelivered = true
+        revoked.grantGeneration = 2
+        revoked.orderId = nil
+        revoked.transaction.revocationReason = RevocationReason(rawValue: 1)
+        revoked.transaction.revocationDate = Fixture.date(99)
+        var unusual = plain
+        unusual.transaction.type = ProductType(rawValue: "Something New")
+        unusual.transaction.expiresDate = Date(millisecondsSince1970: -62_135_769_600_000)
+        return [plain, retrying, revoked, unusual]
+    }
+
+    @Test(arguments: variants())
+    func decodesWhatTheEncoderWritesLikeJSONDecoder(_ entry: LedgerEntry) throws {
+        let encoder = RecordEncoder()
+        for operation in [JournalOperation.insert(entry), .replace(entry), .entry(entry)] {
+            let bytes = try encoder.encode(operation)
+            let fast = bytes.withUnsafeBytes { FastRecordDecoder.decode($0) }
+            let full = try AppStoreJSON.makeDecoder().decode(JournalOperation.self, from: Data(bytes))
+            #expect(fast != nil, "the fast path refused \(String(decoding: bytes, as: UTF8.self))")
+            #expect(fast == full)
+            #expect(full == operation)
+        }
+    }
+
+    @Test func leavesEscapesAndOtherKindsToJSONDecoder() throws {
+        let escaped = Fixture.entry("t-1", user: "user-1")  // its orderId holds quotes, a newline and non-ASCII
+        let encoder = RecordEncoder()
+        let bytes = try encoder.encode(.insert(escaped))
+        #expect(bytes.withUnsafeBytes { FastRecordDecoder.decode($0) } == nil)
+        #expect(try bytes.withUnsafeBytes { try RecordDecoder().decode($0) } == .insert(escaped))
+        let binding = try encoder.encode(.bind(token: "token", userId: "user-1"))
+        #expect(binding.withUnsafeBytes { FastRecordDecoder.decode($0) } == nil)
+        #expect(
+            try binding.withUnsafeBytes { try RecordDecoder().decode($0) } == .bind(token: "token", userId: "user-1")
+        )
+    }
+
+    @Test func refusesMalformedInputInsteadOfGuessing() throws {
+        let good = try RecordEncoder().encode(.insert(Self.variants()[0]))
+        let text = String(decoding: good, as: UTF8.self)
+        let damaged = [
+            text.replacingOccurrences(of: "\"revision\":3", with: "\"revision\":3.5"),
+            text.replacingOccurrences(of: "\"deliveryState\":\"pending\"", with: "\"deliveryState\":\"lost\""),
+            text.replacingOccurrences(of: "\"sequence\":12,", with: ""),
+            text.replacingOccurrences(of: "\"sequence\":12", with: "\"sequence\":12,\"sequence\":13"),
+            String(text.dropLast()),
+        ]
+        for variant in damaged {
+            #expect(variant != text)
+            #expect(Array(variant.utf8).withUnsafeBytes { FastRecordDecoder.decode($0) } == nil, "\(variant)")
+        }
+    }
+}

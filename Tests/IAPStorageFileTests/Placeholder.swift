@@ -1,5 +1,0 @@
-import Testing
-
-@Test func placeholder() {
-    #expect(Bool(true))
-}
