@@ -51,7 +51,7 @@ enum FastRecordDecoder {
     private enum Field: Int, CaseIterable {
         case transactionId, originalTransactionId, userId, productId, transaction, orderId, deliveryState
         case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt
-        case revocationDelivered, grantGeneration, sequence, revision
+        case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits
 
         static let byName: [String: Field] = Dictionary(
             uniqueKeysWithValues: allCases.map { ("\($0)", $0) }
@@ -189,6 +189,8 @@ enum FastRecordDecoder {
             var revokedAt: Date?
             var recordedAt = Date(millisecondsSince1970: 0)
             var revocationDelivered = false
+            var grantAttempted = false
+            var grantedUnits: Int64?
             var sequence: Int64 = 0
             var revision: Int64 = 0
             if consume(UInt8(ascii: "}")) { return nil }
@@ -245,6 +247,12 @@ enum FastRecordDecoder {
                 case .revocationDelivered:
                     guard let value = bool() else { return nil }
                     revocationDelivered = value
+                case .grantAttempted:
+                    guard let value = bool() else { return nil }
+                    grantAttempted = value
+                case .grantedUnits:
+                    guard let value = integer() else { return nil }
+                    grantedUnits = value
                 case .sequence:
                     guard let value = integer() else { return nil }
                     sequence = value
@@ -264,7 +272,9 @@ enum FastRecordDecoder {
             if transaction.productId == productId {
                 transaction.productId = productId
             }
-            let optional: Set<Field> = [.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt]
+            let optional: Set<Field> = [
+                .orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantAttempted, .grantedUnits,
+            ]
             for field in Field.allCases where !optional.contains(field) && seen & (1 << field.rawValue) == 0 {
                 return nil
             }
@@ -285,6 +295,8 @@ enum FastRecordDecoder {
             entry.revokedAt = revokedAt
             entry.revocationDelivered = revocationDelivered
             entry.grantGeneration = grantGeneration
+            entry.grantAttempted = grantAttempted
+            entry.grantedUnits = grantedUnits
             entry.sequence = sequence
             entry.revision = revision
             return entry

@@ -229,7 +229,7 @@ struct LedgerState: Sendable {
             counts.pendingRetries += delta
         case .deadLettered:
             counts.deadLetters += delta
-        case .pending:
+        case .pending, .awaitingOwner:
             break
         }
         if entry.revokedAt != nil {
@@ -242,7 +242,7 @@ struct LedgerState: Sendable {
             } else {
                 undelivered.remove(position)
             }
-        case .delivered, .deadLettered:
+        case .delivered, .deadLettered, .awaitingOwner:
             break
         }
     }
@@ -257,7 +257,7 @@ struct LedgerState: Sendable {
                 return true
             }
             return next <= instant
-        case .delivered, .deadLettered:
+        case .delivered, .deadLettered, .awaitingOwner:
             return false
         }
     }
