@@ -130,6 +130,7 @@ enum LedgerCommand {
             hook: ClosureFulfillmentHook(grant: { _ in }, revoke: { _ in }),
             retryPolicy: RetryPolicy(claimDuration: .zero)
         )
+        let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
         while true {
             let report = await pipeline.drainDueRetries(limit: 1_000)
             if let error = report.errors.first {
@@ -145,7 +146,17 @@ enum LedgerCommand {
         while let line = reader.next() {
             number += 1
             let token = line.trimmingCharacters(in: .whitespaces)
-            Output.line(await ingestLine(token, number: number, verifier: verifier, pipeline: pipeline, store: store, user: user))
+            Output.line(
+                await ingestLine(
+                    token,
+                    number: number,
+                    verifier: verifier,
+                    pipeline: pipeline,
+                    processor: processor,
+                    store: store,
+                    user: user
+                )
+            )
             Output.flush()
         }
         if descriptor != 0 {
@@ -160,6 +171,7 @@ enum LedgerCommand {
         number: Int,
         verifier: AppStoreSignedDataVerifier,
         pipeline: DeliveryPipeline,
+        processor: NotificationProcessor,
         store: FileEntitlementStore,
         user: String?
     ) async -> String {
@@ -181,29 +193,19 @@ enum LedgerCommand {
             case .notification:
                 let notification = try verifier.notification(token)
                 let uuid = notification.payload.notificationUUID ?? "-"
-                if notification.payload.notificationUUID != nil, try await store.isNotificationProcessed(uuid) {
-                    return "ACK \(uuid) duplicate"
-                }
-                if let renewal = notification.renewalInfo {
-                    _ = try await store.storeRenewalInfo(renewal)
-                }
-                var name = "processed"
-                if let transaction = notification.transaction {
-                    let outcome: DeliveryOutcome
-                    if let applied = await pipeline.apply(transaction) {
-                        outcome = applied
-                    } else {
-                        outcome = await pipeline.process(transaction, userId: user)
-                    }
-                    if case .rejected(let error) = outcome {
+                switch await processor.process(notification) {
+                case .processed(_, let delivery):
+                    if case .rejected(let error) = delivery {
                         return reject(error)
                     }
-                    name = outcome.name
+                    return "ACK \(uuid) \(delivery?.name ?? "processed")"
+                case .duplicate:
+                    return "ACK \(uuid) duplicate"
+                case .unowned:
+                    return "ACK \(uuid) unowned"
+                case .rejected(let error), .failed(let error):
+                    return reject(error)
                 }
-                if let id = notification.payload.notificationUUID {
-                    _ = try await store.markNotificationProcessed(id, at: notification.payload.signedDate ?? Date(millisecondsSince1970: 0))
-                }
-                return "ACK \(uuid) \(name)"
             case .appTransaction:
                 _ = try verifier.appTransaction(token)
                 return "ACK - verified"
