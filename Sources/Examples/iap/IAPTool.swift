@@ -9,7 +9,9 @@ enum IAPTool {
         commands:
           verify    verify App Store signed data (JWS) and print its payload
           decode    print a JWS's header and payload WITHOUT verifying it
-          bench     run a benchmark: iap bench verify
+          ledger    the file-based ledger: ingest, entitlements, history, stats, check, export
+          testdata  signed App Store data from a test PKI, for trying the tools
+          bench     run a benchmark: iap bench verify | pipeline
 
         Run 'iap <command> --help' for a command's options.
         """
@@ -28,6 +30,10 @@ enum IAPTool {
             DecodeCommand.run(rest)
         case "bench":
             await BenchCommand.run(rest)
+        case "ledger":
+            await LedgerCommand.run(rest)
+        case "testdata":
+            TestDataCommand.run(rest)
         case "help", "--help", "-h":
             Output.line(usage)
             terminate(.success)

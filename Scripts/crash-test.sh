@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Crash test of the file ledger: ingests thousands of signed transactions with `iap ledger ingest`, kills it
+# with SIGKILL at random points many times, restarts it on the same input each time, and then asserts:
+#   - every transaction that was ever ACKed is in the ledger and delivered;
+#   - nothing is recorded or delivered twice (one entry per transaction id, one grant per entry);
+#   - `iap ledger check` passes.
+#
+#   Scripts/crash-test.sh                  the full run: 5000 transactions, 40 kills
+#   Scripts/crash-test.sh --short          what CI runs: 1500 transactions, 12 kills
+#
+# Environment: CRASH_TRANSACTIONS, CRASH_KILLS, CRASH_SEED, IAP (path of a built iap; default: swift build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+transactions=${CRASH_TRANSACTIONS:-5000}
+kills=${CRASH_KILLS:-40}
+if [ "${1:-}" = "--short" ]; then
+    transactions=${CRASH_TRANSACTIONS:-1500}
+    kills=${CRASH_KILLS:-12}
+fi
+RANDOM=${CRASH_SEED:-$$}
+
+if [ -z "${IAP:-}" ]; then
+    swift build --product iap >/dev/null
+    IAP="$(swift build --show-bin-path)/iap"
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/iap-crash.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+echo "==> $transactions signed transactions"
+"$IAP" testdata transactions --count "$transactions" --root-out "$work/root.der" \
+    --catalog-out "$work/catalog.json" > "$work/tokens.txt"
+
+ingest() {
+    "$IAP" ledger ingest --data "$work/ledger" --catalog "$work/catalog.json" --root "$work/root.der" \
+        --bundle-id com.example.app --environment Sandbox "$work/tokens.txt" 2>>"$work/stderr.txt"
+}
+
+echo "==> $kills runs killed with SIGKILL at random points"
+for run in $(seq 1 "$kills"); do
+    ingest > "$work/acks-$run.txt" &
+    pid=$!
+    # Somewhere between 20 ms and 1.5 s in: before, during and after the recovery drain and the ingest.
+    sleep "$(printf '0.%03d' $((RANDOM % 1000)))"
+    sleep "0.0$((RANDOM % 5))"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    acked=$(grep -c '^ACK ' "$work/acks-$run.txt" || true)
+    echo "    run $run: killed after $acked ACKs"
+done
+
+echo "==> a last run to completion"
+ingest > "$work/acks-final.txt"
+
+cat "$work"/acks-*.txt | grep -E '^ACK [0-9]+ [a-zA-Z]+$' | awk '{print $2}' | sort -u > "$work/acked.txt"
+if grep -q '^REJECT ' "$work"/acks-*.txt; then
+    echo "FAIL: some lines were rejected:" >&2
+    grep -h '^REJECT ' "$work"/acks-*.txt | head >&2
+    exit 1
+fi
+"$IAP" ledger export --data "$work/ledger" > "$work/export.jsonl"
+
+python3 - "$work" "$transactions" <<'PY'
+import json, sys
+work, expected = sys.argv[1], int(sys.argv[2])
+entries = [json.loads(line) for line in open(f"{work}/export.jsonl")]
+ids = [e["transactionId"] for e in entries]
+acked = {line.strip() for line in open(f"{work}/acked.txt") if line.strip()}
+failures = []
+if len(ids) != len(set(ids)):
+    failures.append(f"{len(ids) - len(set(ids))} transactions are recorded twice")
+if len(set(ids)) != expected:
+    failures.append(f"the ledger holds {len(set(ids))} transactions, the input {expected}")
+missing = acked - set(ids)
+if missing:
+    failures.append(f"{len(missing)} ACKed transactions are missing, e.g. {sorted(missing)[:3]}")
+undelivered = [e["transactionId"] for e in entries if e["deliveryState"] != "delivered" or "deliveredAt" not in e]
+if undelivered:
+    failures.append(f"{len(undelivered)} transactions are not delivered, e.g. {undelivered[:3]}")
+regranted = [e["transactionId"] for e in entries if e.get("grantGeneration", 0) != 0]
+if regranted:
+    failures.append(f"{len(regranted)} transactions were granted more than once")
+for failure in failures:
+    print("FAIL:", failure, file=sys.stderr)
+if failures:
+    sys.exit(1)
+print(f"    {len(ids)} transactions, {len(acked)} distinct ACKed ids, all present and delivered once")
+PY
+
+"$IAP" ledger check --data "$work/ledger"
+"$IAP" ledger stats --data "$work/ledger"
+echo "crash test passed"

@@ -1,0 +1,403 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPStorageFile
+
+/// `iap ledger`: the file-based ledger from the command line.
+enum LedgerCommand {
+    static let usage = """
+        usage: iap ledger ingest --data DIR [--catalog FILE] [--root FILE.der]... [--bundle-id ID]
+                                 [--environment ENV] [--app-apple-id N] [--user ID] [FILE|-]
+               iap ledger entitlements --data DIR --user ID [--at now|MILLIS] [--catalog FILE] [--json]
+               iap ledger history --data DIR --user ID [--limit N] [--cursor C] [--json]
+               iap ledger stats --data DIR [--json]
+               iap ledger check --data DIR
+               iap ledger export --data DIR
+
+        ingest        each input line is a signed transaction, a signed renewal info or a notification
+                      signedPayload; each is verified and recorded. After each line is durable it prints
+                      'ACK <transactionId|notificationUUID|-> <outcome>'; a rejected line prints
+                      'REJECT <line-number> <error-code>' and ingestion goes on.
+        entitlements  what a user has now (or at MILLIS), with consumable balances
+        history       a user's orders, newest first, a page at a time
+        stats         counts over the whole ledger
+        check         verifies checksums and invariants; exit 1 with the reason if broken
+        export        every entry as one JSON object per line (a readable backup)
+
+        --catalog FILE is saved in DIR as catalog.json and used by later commands; without any catalog,
+        products are treated as non-consumables.
+        """
+
+    static func run(_ arguments: [String]) async -> Never {
+        guard let sub = arguments.first, sub != "--help", sub != "help" else {
+            Output.line(usage)
+            terminate(arguments.isEmpty ? .usage : .success)
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch sub {
+            case "ingest": try await ingest(rest)
+            case "entitlements": try await entitlements(rest)
+            case "history": try await history(rest)
+            case "stats": try await stats(rest)
+            case "check": try await check(rest)
+            case "export": try await export(rest)
+            default: throw Arguments.UsageError(message: "unknown ledger command '\(sub)'")
+            }
+        } catch let error as Arguments.UsageError {
+            Output.error("error: usage: \(error.message)")
+            Output.error(usage)
+            terminate(.usage)
+        } catch let error as Input.ReadError {
+            Output.error("error: \(error.message)")
+            terminate(.usage)
+        } catch {
+            let failure = IAPError.wrapping(error, as: .internalError, "the ledger command failed")
+            Output.error("error: \(failure.code.rawValue): \(failure.message)")
+            terminate(.rejected)
+        }
+    }
+
+    // MARK: - Opening
+
+    static func dataDirectory(_ arguments: Arguments) throws -> URL {
+        guard let path = try arguments.value("data") else {
+            throw Arguments.UsageError(message: "--data DIR is required")
+        }
+        return URL(fileURLWithPath: path, isDirectory: true)
+    }
+
+    /// The catalog: `--catalog` (saved into the data directory), else the saved one, else none.
+    static func catalog(_ arguments: Arguments, directory: URL, save: Bool) throws -> StaticProductCatalog? {
+        let saved = directory.appendingPathComponent("catalog.json")
+        if let path = try arguments.value("catalog") {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw Arguments.UsageError(message: "cannot read the catalog \(path): \(error.localizedDescription)")
+            }
+            let catalog = try StaticProductCatalog(jsonData: data)
+            if save {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try data.write(to: saved, options: .atomic)
+            }
+            return catalog
+        }
+        if FileManager.default.fileExists(atPath: saved.path) {
+            return try StaticProductCatalog(jsonData: try Data(contentsOf: saved))
+        }
+        return nil
+    }
+
+    // MARK: - ingest
+
+    static func ingest(_ arguments: [String]) async throws {
+        let parsed = try Arguments(
+            arguments,
+            options: ["data", "catalog", "root", "bundle-id", "environment", "app-apple-id", "user"],
+            flags: ["strict-x509"]
+        )
+        let directory = try dataDirectory(parsed)
+        let settings = try VerifyCommand.Settings(parsed)
+        let user = try parsed.value("user")
+        let input = try parsed.singlePositional()
+        let descriptor: Int32
+        if let input, input != "-" {
+            descriptor = open(input, O_RDONLY)
+            guard descriptor >= 0 else {
+                throw Input.ReadError(message: "cannot read \(input): \(String(cString: strerror(errno)))")
+            }
+        } else {
+            descriptor = 0
+        }
+        let verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
+        for note in settings.skippedChecks {
+            Output.error("note: \(note)")
+        }
+        let products = try catalog(parsed, directory: directory, save: true)
+        if products == nil {
+            Output.error("note: no catalog (--catalog, or catalog.json in \(directory.path)): every product is treated as a non-consumable")
+        }
+        let store = try await FileEntitlementStore(directory: directory)
+        let catalog: any ProductCatalog = products ?? NonConsumableCatalog()
+        // The ledger lock admits one process at a time, so a claim found at start belongs to a dead process:
+        // claims need not outlive the call that takes them.
+        let pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: catalog,
+            store: store,
+            hook: ClosureFulfillmentHook(grant: { _ in }, revoke: { _ in }),
+            retryPolicy: RetryPolicy(claimDuration: .zero)
+        )
+        let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
+        while true {
+            let report = await pipeline.drainDueRetries(limit: 1_000)
+            if let error = report.errors.first {
+                throw error
+            }
+            if report.delivered + report.deferred == 0 {
+                break
+            }
+        }
+
+        var reader = LineReader(descriptor: descriptor)
+        var number = 0
+        while let line = reader.next() {
+            number += 1
+            let token = line.trimmingCharacters(in: .whitespaces)
+            Output.line(
+                await ingestLine(
+                    token,
+                    number: number,
+                    verifier: verifier,
+                    pipeline: pipeline,
+                    processor: processor,
+                    store: store,
+                    user: user
+                )
+            )
+            Output.flush()
+        }
+        if descriptor != 0 {
+            close(descriptor)
+        }
+        try await store.close()
+        terminate(.success)
+    }
+
+    static func ingestLine(
+        _ token: String,
+        number: Int,
+        verifier: AppStoreSignedDataVerifier,
+        pipeline: DeliveryPipeline,
+        processor: NotificationProcessor,
+        store: FileEntitlementStore,
+        user: String?
+    ) async -> String {
+        func reject(_ error: any Error) -> String {
+            "REJECT \(number) \(IAPError.wrapping(error, as: .internalError, "unexpected failure").code.rawValue)"
+        }
+        do {
+            switch try verifier.detectKind(token) {
+            case .transaction:
+                let outcome = await pipeline.submit(signedTransaction: token, userId: user)
+                if case .rejected(let error) = outcome {
+                    return reject(error)
+                }
+                return "ACK \(outcome.entry?.transactionId ?? "-") \(outcome.name)"
+            case .renewal:
+                let renewal = try verifier.renewalInfo(token)
+                let stored = try await store.storeRenewalInfo(renewal)
+                return "ACK - \(stored ? "stored" : "stale")"
+            case .notification:
+                let notification = try verifier.notification(token)
+                let uuid = notification.payload.notificationUUID ?? "-"
+                switch await processor.process(notification) {
+                case .processed(_, let delivery):
+                    if case .rejected(let error) = delivery {
+                        return reject(error)
+                    }
+                    return "ACK \(uuid) \(delivery?.name ?? "processed")"
+                case .duplicate:
+                    return "ACK \(uuid) duplicate"
+                case .unowned:
+                    return "ACK \(uuid) unowned"
+                case .rejected(let error), .failed(let error):
+                    return reject(error)
+                }
+            case .appTransaction:
+                _ = try verifier.appTransaction(token)
+                return "ACK - verified"
+            }
+        } catch {
+            return reject(error)
+        }
+    }
+
+    // MARK: - entitlements
+
+    static func entitlements(_ arguments: [String]) async throws {
+        let parsed = try Arguments(arguments, options: ["data", "user", "at", "catalog"], flags: ["json"])
+        let directory = try dataDirectory(parsed)
+        guard let user = try parsed.value("user") else {
+            throw Arguments.UsageError(message: "--user ID is required")
+        }
+        let instant: Date
+        switch try parsed.value("at") {
+        case nil, "now":
+            instant = SystemClock().now
+        case let value?:
+            guard let millis = Int64(value) else {
+                throw Arguments.UsageError(message: "--at must be 'now' or milliseconds since 1970, not '\(value)'")
+            }
+            instant = Date(millisecondsSince1970: millis)
+        }
+        let products = try catalog(parsed, directory: directory, save: false)
+        let store = try await FileEntitlementStore(directory: directory)
+        let entries = try await allEntries(of: user, in: store)
+        var renewals: [RenewalInfoPayload] = []
+        for original in Set(entries.map(\.originalTransactionId)).sorted() {
+            if let renewal = try await store.renewalInfo(originalTransactionId: original) {
+                renewals.append(renewal)
+            }
+        }
+        try await store.close()
+        let catalog =
+            try products
+            ?? StaticProductCatalog(
+                products: Set(entries.map(\.productId)).sorted().map {
+                    CatalogProduct(productId: $0, kind: .nonConsumable, entitlements: [$0])
+                }
+            )
+        if products == nil {
+            Output.error("note: no catalog: every product is treated as a non-consumable")
+        }
+        let snapshot = EntitlementEngine(catalog: catalog).evaluate(entries: entries, renewalInfos: renewals, at: instant)
+
+        var rows: [[String: Any]] = snapshot.entitlements.map { item in
+            [
+                "productId": item.productId, "type": item.kind.rawValue, "state": item.state.rawValue,
+                "hasAccess": item.hasAccess,
+                "expiresDate": item.expiresDate.map { $0.millisecondsSince1970 as Any } ?? NSNull(),
+                "originalTransactionId": item.originalTransactionId,
+            ]
+        }
+        // Consumables show in the list too: active while any delivered purchase stands, revoked when all were refunded.
+        for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
+            let purchases = entries.filter { $0.productId == productId }.sorted { $0.sequence < $1.sequence }
+            let standing = purchases.contains { $0.revokedAt == nil && $0.transaction.revocationDate == nil }
+            rows.append([
+                "productId": productId, "type": ProductKind.consumable.rawValue,
+                "state": (standing ? EntitlementState.active : EntitlementState.revoked).rawValue,
+                "hasAccess": balance.balance > 0, "expiresDate": NSNull(),
+                "originalTransactionId": purchases.last?.originalTransactionId ?? "",
+            ])
+        }
+        rows.sort { ($0["productId"] as? String ?? "") < ($1["productId"] as? String ?? "") }
+        if parsed.has("json") {
+            let document: [String: Any] = [
+                "user": user, "at": instant.millisecondsSince1970, "entitlements": rows,
+                "balances": snapshot.balances.mapValues { $0.balance },
+            ]
+            Output.write(try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]))
+            Output.write("\n")
+        } else {
+            Output.line("entitlements of \(user) at \(instant.millisecondsSince1970) ms")
+            for row in rows {
+                let expires = (row["expiresDate"] as? Int64).map { " until \($0)" } ?? ""
+                Output.line("  \(row["productId"] ?? "")  \(row["type"] ?? "")  \(row["state"] ?? "")\(expires)")
+            }
+            for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
+                Output.line("  balance \(productId): \(balance.balance)\(balance.debt > 0 ? " (debt \(balance.debt))" : "")")
+            }
+        }
+        terminate(.success)
+    }
+
+    static func allEntries(of user: String, in store: some EntitlementStore) async throws -> [LedgerEntry] {
+        var entries: [LedgerEntry] = []
+        var cursor: String?
+        repeat {
+            let page = try await store.history(userId: user, cursor: cursor, limit: 500)
+            entries += page.entries
+            cursor = page.nextCursor
+        } while cursor != nil
+        return entries
+    }
+
+    // MARK: - history, stats, check, export
+
+    static func history(_ arguments: [String]) async throws {
+        let parsed = try Arguments(arguments, options: ["data", "user", "limit", "cursor"], flags: ["json"])
+        let directory = try dataDirectory(parsed)
+        guard let user = try parsed.value("user") else {
+            throw Arguments.UsageError(message: "--user ID is required")
+        }
+        let limit = try parsed.value("limit").map { value -> Int in
+            guard let number = Int(value), (1...200).contains(number) else {
+                throw Arguments.UsageError(message: "--limit must be a whole number from 1 to 200, not '\(value)'")
+            }
+            return number
+        } ?? 20
+        let store = try await FileEntitlementStore(directory: directory)
+        let page = try await OrderHistory(store: store).page(userId: user, cursor: try parsed.value("cursor"), limit: limit)
+        try await store.close()
+        let items = try JSONSerialization.jsonObject(with: try AppStoreJSON.makeEncoder().encode(page.items))
+        if parsed.has("json") {
+            let document: [String: Any] = ["user": user, "items": items, "nextCursor": page.nextCursor ?? NSNull()]
+            Output.write(try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]))
+            Output.write("\n")
+        } else {
+            for item in page.items {
+                Output.line("\(item.transactionId)  \(item.productId)  \(item.state.rawValue)  \(item.purchaseDate?.millisecondsSince1970 ?? 0)")
+            }
+            if let next = page.nextCursor {
+                Output.line("more: --cursor \(next)")
+            }
+        }
+        terminate(.success)
+    }
+
+    static func stats(_ arguments: [String]) async throws {
+        let parsed = try Arguments(arguments, options: ["data"], flags: ["json"])
+        let store = try await FileEntitlementStore(directory: try dataDirectory(parsed))
+        let statistics = try await store.statistics()
+        try await store.close()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        Output.write(try encoder.encode(statistics))
+        Output.write("\n")
+        terminate(.success)
+    }
+
+    static func check(_ arguments: [String]) async throws {
+        let parsed = try Arguments(arguments, options: ["data"], flags: ["json"])
+        let directory = try dataDirectory(parsed)
+        let store: FileEntitlementStore
+        do {
+            store = try await FileEntitlementStore(directory: directory)
+        } catch {
+            let failure = IAPError.wrapping(error, as: .storageCorrupted, "the ledger cannot be opened")
+            Output.error("error: \(failure.code.rawValue): \(failure.message)")
+            terminate(.rejected)
+        }
+        let problems = try await LedgerInvariants.check(store)
+        try await store.close()
+        guard problems.isEmpty else {
+            for problem in problems.prefix(20) {
+                Output.error("error: \(IAPError.Code.storageCorrupted.rawValue): \(problem)")
+            }
+            if problems.count > 20 {
+                Output.error("... and \(problems.count - 20) more")
+            }
+            terminate(.rejected)
+        }
+        Output.line("ok: checksums and invariants hold")
+        terminate(.success)
+    }
+
+    static func export(_ arguments: [String]) async throws {
+        let parsed = try Arguments(arguments, options: ["data"], flags: [])
+        let store = try await FileEntitlementStore(directory: try dataDirectory(parsed))
+        let entries = try await store.allEntries()
+        try await store.close()
+        let encoder = AppStoreJSON.makeEncoder()
+        for entry in entries {
+            Output.write(try encoder.encode(entry))
+            Output.write("\n")
+        }
+        terminate(.success)
+    }
+}
+
+/// The catalog used when none is configured: every product is a non-consumable that unlocks itself.
+struct NonConsumableCatalog: ProductCatalog {
+    func product(id: String) async throws -> CatalogProduct {
+        CatalogProduct(productId: id, kind: .nonConsumable, entitlements: [id])
+    }
+
+    func allProducts() async throws -> [CatalogProduct] {
+        []
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+
+/// `iap testdata`: signed App Store data from a fresh test PKI, for trying the tools and for the crash test.
+enum TestDataCommand {
+    static let usage = """
+        usage: iap testdata transactions --count N --root-out FILE.der [--catalog-out FILE] [--bundle-id ID]
+                                         [--environment Sandbox|Production] [--users N]
+
+        Prints N signed transactions, one per line, signed by a new test PKI exactly as the App Store signs
+        (ES256, x5c chain), and writes that PKI's root certificate to --root-out, so that
+        'iap verify --root FILE.der' and 'iap ledger ingest --root FILE.der' accept them. With --catalog-out,
+        also writes a matching product catalog. This data proves nothing about a real purchase.
+        """
+
+    static func run(_ arguments: [String]) -> Never {
+        guard arguments.first == "transactions" else {
+            Output.error(usage)
+            terminate(arguments.first == "--help" ? .success : .usage)
+        }
+        do {
+            let parsed = try Arguments(
+                Array(arguments.dropFirst()),
+                options: ["count", "root-out", "catalog-out", "bundle-id", "environment", "users"],
+                flags: []
+            )
+            guard let count = try parsed.value("count").flatMap({ Int($0) }), (1...10_000_000).contains(count) else {
+                throw Arguments.UsageError(message: "--count must be a whole number from 1 to 10000000")
+            }
+            guard let rootOut = try parsed.value("root-out") else {
+                throw Arguments.UsageError(message: "--root-out FILE.der is required")
+            }
+            let users = try parsed.value("users").flatMap { Int($0) } ?? 100
+            guard users > 0 else {
+                throw Arguments.UsageError(message: "--users must be positive")
+            }
+            let bundleId = try parsed.value("bundle-id") ?? "com.example.app"
+            let environment: AppStoreEnvironment =
+                switch try parsed.value("environment") {
+                case nil, "Sandbox": .sandbox
+                case "Production": .production
+                case let other?: throw Arguments.UsageError(message: "--environment must be Sandbox or Production, not '\(other)'")
+                }
+            try generate(
+                count: count,
+                users: users,
+                bundleId: bundleId,
+                environment: environment,
+                rootOut: rootOut,
+                catalogOut: try parsed.value("catalog-out")
+            )
+            terminate(.success)
+        } catch let error as Arguments.UsageError {
+            Output.error("error: usage: \(error.message)")
+            Output.error(usage)
+            terminate(.usage)
+        } catch {
+            Output.error("error: \(IAPError.wrapping(error, as: .internalError, "generating test data failed"))")
+            terminate(.rejected)
+        }
+    }
+
+    static let namespace = UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10") ?? UUID()
+
+    static func generate(
+        count: Int,
+        users: Int,
+        bundleId: String,
+        environment: AppStoreEnvironment,
+        rootOut: String,
+        catalogOut: String?
+    ) throws {
+        let signedAt = Date(millisecondsSince1970: 1_767_225_600_000)
+        let pki = try TestPKI.generate(
+            TestPKI.Options(
+                notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
+                notAfter: Date(millisecondsSince1970: 2_524_608_000_000)
+            )
+        )
+        try Data(pki.root.derBytes).write(to: URL(fileURLWithPath: rootOut), options: .atomic)
+        if let catalogOut {
+            let catalog = """
+                {"version":1,"products":[
+                {"productId":"coins.100","type":"consumable","unitsPerPurchase":100,"entitlements":[]},
+                {"productId":"pro.lifetime","type":"nonConsumable","entitlements":["pro"]},
+                {"productId":"plus.monthly","type":"autoRenewable","subscriptionGroupId":"plus","groupLevel":1,"entitlements":["plus"]}
+                ]}
+
+                """
+            try Data(catalog.utf8).write(to: URL(fileURLWithPath: catalogOut), options: .atomic)
+        }
+        let signer = JWSSigner(key: pki.leafKey, certificateChain: pki.x5c)
+        let products: [(String, ProductType)] = [
+            ("coins.100", .consumable), ("coins.100", .consumable), ("pro.lifetime", .nonConsumable),
+            ("plus.monthly", .autoRenewableSubscription),
+        ]
+        for index in 0..<count {
+            let id = String(2_000_000_000_000_001 + index)
+            let (productId, type) = products[index % products.count]
+            let user = "user-\(index % users)"
+            let purchased = signedAt.addingTimeInterval(Double(index))
+            let token = AppAccountToken.derive(from: user, namespace: namespace).uuidString.lowercased()
+            let transaction = TransactionPayload(
+                originalTransactionId: id,
+                transactionId: id,
+                bundleId: bundleId,
+                productId: productId,
+                subscriptionGroupIdentifier: type == .autoRenewableSubscription ? "plus" : nil,
+                purchaseDate: purchased,
+                originalPurchaseDate: purchased,
+                expiresDate: type == .autoRenewableSubscription ? purchased.addingTimeInterval(30 * 86_400) : nil,
+                quantity: 1,
+                type: type,
+                appAccountToken: token,
+                inAppOwnershipType: .purchased,
+                signedDate: purchased,
+                environment: environment,
+                storefront: "USA",
+                storefrontId: "143441",
+                transactionReason: .purchase,
+                currency: "USD",
+                price: 990
+            )
+            Output.line(try signer.sign(transaction))
+        }
+    }
+}
