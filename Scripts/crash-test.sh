@@ -31,18 +31,26 @@ echo "==> $transactions signed transactions"
 "$IAP" testdata transactions --count "$transactions" --root-out "$work/root.der" \
     --catalog-out "$work/catalog.json" > "$work/tokens.txt"
 
-ingest() {
-    "$IAP" ledger ingest --data "$work/ledger" --catalog "$work/catalog.json" --root "$work/root.der" \
-        --bundle-id com.example.app --environment Sandbox "$work/tokens.txt" 2>>"$work/stderr.txt"
-}
+# Run as a direct child (not a shell function in a subshell), so that SIGKILL hits the ingesting process.
+ingest=("$IAP" ledger ingest --data "$work/ledger" --catalog "$work/catalog.json" --root "$work/root.der"
+    --bundle-id com.example.app --environment Sandbox "$work/tokens.txt")
 
 echo "==> $kills runs killed with SIGKILL at random points"
 for run in $(seq 1 "$kills"); do
-    ingest > "$work/acks-$run.txt" &
+    "${ingest[@]}" > "$work/acks-$run.txt" 2>>"$work/stderr.txt" &
     pid=$!
-    # Somewhere between 20 ms and 1.5 s in: before, during and after the recovery drain and the ingest.
-    sleep "$(printf '0.%03d' $((RANDOM % 1000)))"
-    sleep "0.0$((RANDOM % 5))"
+    # Kill after a random number of ACKs anywhere in the input (a restarted run goes quickly over what is
+    # already recorded), or, one run in four, at a random moment of its start-up (open, replay, recovery).
+    if [ $((RANDOM % 4)) -eq 0 ]; then
+        sleep "0.$(printf '%03d' $((RANDOM % 300)))"
+    else
+        target=$(( (RANDOM * 32768 + RANDOM) % transactions + 1 ))
+        for _ in $(seq 1 4000); do
+            [ "$(wc -l < "$work/acks-$run.txt")" -ge "$target" ] && break
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.005
+        done
+    fi
     kill -9 "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     acked=$(grep -c '^ACK ' "$work/acks-$run.txt" || true)
@@ -50,7 +58,7 @@ for run in $(seq 1 "$kills"); do
 done
 
 echo "==> a last run to completion"
-ingest > "$work/acks-final.txt"
+"${ingest[@]}" > "$work/acks-final.txt" 2>>"$work/stderr.txt"
 
 cat "$work"/acks-*.txt | grep -E '^ACK [0-9]+ [a-zA-Z]+$' | awk '{print $2}' | sort -u > "$work/acked.txt"
 if grep -q '^REJECT ' "$work"/acks-*.txt; then

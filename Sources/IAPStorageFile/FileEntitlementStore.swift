@@ -195,6 +195,14 @@ public actor FileEntitlementStore: EntitlementStore {
         return .inserted(stored)
     }
 
+    /// Every entry, by ascending sequence: for exports, backups and `iap ledger check`.
+    ///
+    /// - Throws: ``IAPError`` with code `storageFailure` after ``close()``.
+    public func allEntries() async throws -> [LedgerEntry] {
+        try checkOpen()
+        return try await answer(state.entries)
+    }
+
     /// The entry for a transaction id, or `nil`.
     public func entry(transactionId: String) async throws -> LedgerEntry? {
         try checkOpen()

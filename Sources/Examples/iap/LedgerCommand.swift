@@ -56,6 +56,7 @@ enum LedgerCommand {
             Output.error("error: \(failure.code.rawValue): \(failure.message)")
             terminate(.rejected)
         }
+        terminate(.success)
     }
 
     // MARK: - Opening
@@ -117,18 +118,22 @@ enum LedgerCommand {
         }
         let products = try catalog(parsed, directory: directory, save: true)
         if products == nil {
-            Output.error("note: no catalog (--catalog, or catalog.json in \(directory.path)): every product is treated as a non-consumable")
+            Output.error(
+                "note: no catalog (--catalog, or catalog.json in \(directory.path)): every product is treated as a non-consumable"
+            )
         }
-        let store = try await FileEntitlementStore(directory: directory)
+        let store = try FileEntitlementStore(directory: directory)
         let catalog: any ProductCatalog = products ?? NonConsumableCatalog()
         // The ledger lock admits one process at a time, so a claim found at start belongs to a dead process:
         // claims need not outlive the call that takes them.
+        // Without --user, a transaction belongs to the user bound to its appAccountToken, else to the token.
         let pipeline = DeliveryPipeline(
             verifier: verifier,
             catalog: catalog,
             store: store,
             hook: ClosureFulfillmentHook(grant: { _ in }, revoke: { _ in }),
-            retryPolicy: RetryPolicy(claimDuration: .zero)
+            retryPolicy: RetryPolicy(claimDuration: .zero),
+            unclaimedTokenPolicy: .tokenIsUser
         )
         let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
         while true {
@@ -162,7 +167,7 @@ enum LedgerCommand {
         if descriptor != 0 {
             close(descriptor)
         }
-        try await store.close()
+        await store.close()
         terminate(.success)
     }
 
@@ -234,7 +239,7 @@ enum LedgerCommand {
             instant = Date(millisecondsSince1970: millis)
         }
         let products = try catalog(parsed, directory: directory, save: false)
-        let store = try await FileEntitlementStore(directory: directory)
+        let store = try FileEntitlementStore(directory: directory)
         let entries = try await allEntries(of: user, in: store)
         var renewals: [RenewalInfoPayload] = []
         for original in Set(entries.map(\.originalTransactionId)).sorted() {
@@ -242,7 +247,7 @@ enum LedgerCommand {
                 renewals.append(renewal)
             }
         }
-        try await store.close()
+        await store.close()
         let catalog =
             try products
             ?? StaticProductCatalog(
@@ -253,7 +258,11 @@ enum LedgerCommand {
         if products == nil {
             Output.error("note: no catalog: every product is treated as a non-consumable")
         }
-        let snapshot = EntitlementEngine(catalog: catalog).evaluate(entries: entries, renewalInfos: renewals, at: instant)
+        let snapshot = EntitlementEngine(catalog: catalog).evaluate(
+            entries: entries,
+            renewalInfos: renewals,
+            at: instant
+        )
 
         var rows: [[String: Any]] = snapshot.entitlements.map { item in
             [
@@ -280,7 +289,9 @@ enum LedgerCommand {
                 "user": user, "at": instant.millisecondsSince1970, "entitlements": rows,
                 "balances": snapshot.balances.mapValues { $0.balance },
             ]
-            Output.write(try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]))
+            Output.write(
+                try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
+            )
             Output.write("\n")
         } else {
             Output.line("entitlements of \(user) at \(instant.millisecondsSince1970) ms")
@@ -289,7 +300,9 @@ enum LedgerCommand {
                 Output.line("  \(row["productId"] ?? "")  \(row["type"] ?? "")  \(row["state"] ?? "")\(expires)")
             }
             for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
-                Output.line("  balance \(productId): \(balance.balance)\(balance.debt > 0 ? " (debt \(balance.debt))" : "")")
+                Output.line(
+                    "  balance \(productId): \(balance.balance)\(balance.debt > 0 ? " (debt \(balance.debt))" : "")"
+                )
             }
         }
         terminate(.success)
@@ -314,23 +327,32 @@ enum LedgerCommand {
         guard let user = try parsed.value("user") else {
             throw Arguments.UsageError(message: "--user ID is required")
         }
-        let limit = try parsed.value("limit").map { value -> Int in
-            guard let number = Int(value), (1...200).contains(number) else {
-                throw Arguments.UsageError(message: "--limit must be a whole number from 1 to 200, not '\(value)'")
-            }
-            return number
-        } ?? 20
-        let store = try await FileEntitlementStore(directory: directory)
-        let page = try await OrderHistory(store: store).page(userId: user, cursor: try parsed.value("cursor"), limit: limit)
-        try await store.close()
+        let limit =
+            try parsed.value("limit").map { value -> Int in
+                guard let number = Int(value), (1...200).contains(number) else {
+                    throw Arguments.UsageError(message: "--limit must be a whole number from 1 to 200, not '\(value)'")
+                }
+                return number
+            } ?? 20
+        let store = try FileEntitlementStore(directory: directory)
+        let page = try await OrderHistory(store: store).page(
+            userId: user,
+            cursor: try parsed.value("cursor"),
+            limit: limit
+        )
+        await store.close()
         let items = try JSONSerialization.jsonObject(with: try AppStoreJSON.makeEncoder().encode(page.items))
         if parsed.has("json") {
             let document: [String: Any] = ["user": user, "items": items, "nextCursor": page.nextCursor ?? NSNull()]
-            Output.write(try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]))
+            Output.write(
+                try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
+            )
             Output.write("\n")
         } else {
             for item in page.items {
-                Output.line("\(item.transactionId)  \(item.productId)  \(item.state.rawValue)  \(item.purchaseDate?.millisecondsSince1970 ?? 0)")
+                Output.line(
+                    "\(item.transactionId)  \(item.productId)  \(item.state.rawValue)  \(item.purchaseDate?.millisecondsSince1970 ?? 0)"
+                )
             }
             if let next = page.nextCursor {
                 Output.line("more: --cursor \(next)")
@@ -341,9 +363,9 @@ enum LedgerCommand {
 
     static func stats(_ arguments: [String]) async throws {
         let parsed = try Arguments(arguments, options: ["data"], flags: ["json"])
-        let store = try await FileEntitlementStore(directory: try dataDirectory(parsed))
+        let store = try FileEntitlementStore(directory: try dataDirectory(parsed))
         let statistics = try await store.statistics()
-        try await store.close()
+        await store.close()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         Output.write(try encoder.encode(statistics))
@@ -356,14 +378,14 @@ enum LedgerCommand {
         let directory = try dataDirectory(parsed)
         let store: FileEntitlementStore
         do {
-            store = try await FileEntitlementStore(directory: directory)
+            store = try FileEntitlementStore(directory: directory)
         } catch {
             let failure = IAPError.wrapping(error, as: .storageCorrupted, "the ledger cannot be opened")
             Output.error("error: \(failure.code.rawValue): \(failure.message)")
             terminate(.rejected)
         }
         let problems = try await LedgerInvariants.check(store)
-        try await store.close()
+        await store.close()
         guard problems.isEmpty else {
             for problem in problems.prefix(20) {
                 Output.error("error: \(IAPError.Code.storageCorrupted.rawValue): \(problem)")
@@ -379,9 +401,9 @@ enum LedgerCommand {
 
     static func export(_ arguments: [String]) async throws {
         let parsed = try Arguments(arguments, options: ["data"], flags: [])
-        let store = try await FileEntitlementStore(directory: try dataDirectory(parsed))
+        let store = try FileEntitlementStore(directory: try dataDirectory(parsed))
         let entries = try await store.allEntries()
-        try await store.close()
+        await store.close()
         let encoder = AppStoreJSON.makeEncoder()
         for entry in entries {
             Output.write(try encoder.encode(entry))

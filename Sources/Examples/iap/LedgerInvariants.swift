@@ -14,7 +14,9 @@ enum LedgerInvariants {
                 problems.append("transaction \(entry.transactionId) is recorded twice")
             }
             if !sequences.insert(entry.sequence).inserted || entry.sequence < 1 {
-                problems.append("transaction \(entry.transactionId) has a duplicate or invalid sequence \(entry.sequence)")
+                problems.append(
+                    "transaction \(entry.transactionId) has a duplicate or invalid sequence \(entry.sequence)"
+                )
             }
             if entry.revision < 1 {
                 problems.append("transaction \(entry.transactionId) has an invalid revision \(entry.revision)")
@@ -39,7 +41,9 @@ enum LedgerInvariants {
         for (user, own) in Dictionary(grouping: entries, by: \.userId) {
             let listed = try await LedgerCommand.allEntries(of: user, in: store)
             if listed.map(\.transactionId).sorted() != own.map(\.transactionId).sorted() {
-                problems.append("the history of user \(user) lists \(listed.count) entries, the ledger holds \(own.count)")
+                problems.append(
+                    "the history of user \(user) lists \(listed.count) entries, the ledger holds \(own.count)"
+                )
             }
             if listed.map(\.sequence) != listed.map(\.sequence).sorted(by: >) {
                 problems.append("the history of user \(user) is not newest first")
@@ -48,7 +52,9 @@ enum LedgerInvariants {
         for (original, family) in Dictionary(grouping: entries, by: \.originalTransactionId) {
             let listed = try await store.entries(originalTransactionId: original)
             if Set(listed.map(\.transactionId)) != Set(family.map(\.transactionId)) {
-                problems.append("original transaction \(original) lists \(listed.count) entries, the ledger holds \(family.count)")
+                problems.append(
+                    "original transaction \(original) lists \(listed.count) entries, the ledger holds \(family.count)"
+                )
             }
         }
 

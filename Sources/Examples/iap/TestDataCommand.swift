@@ -40,7 +40,8 @@ enum TestDataCommand {
                 switch try parsed.value("environment") {
                 case nil, "Sandbox": .sandbox
                 case "Production": .production
-                case let other?: throw Arguments.UsageError(message: "--environment must be Sandbox or Production, not '\(other)'")
+                case let other?:
+                    throw Arguments.UsageError(message: "--environment must be Sandbox or Production, not '\(other)'")
                 }
             try generate(
                 count: count,
