@@ -11,8 +11,13 @@ import IAPCore
 struct RecordEncoder {
     private let encoder = AppStoreJSON.makeEncoder()
 
-    /// The JSON bytes of an operation.
+    /// The JSON bytes of an operation; entries, most of what the journal holds, are written by hand.
     func encode(_ operation: JournalOperation) throws -> [UInt8] {
-        Array(try encoder.encode(operation))
+        switch operation {
+        case .insert(let entry): try FastRecordEncoder.encode(entry, as: "insert")
+        case .replace(let entry): try FastRecordEncoder.encode(entry, as: "replace")
+        case .entry(let entry): try FastRecordEncoder.encode(entry, as: "entry")
+        default: Array(try encoder.encode(operation))
+        }
     }
 }
