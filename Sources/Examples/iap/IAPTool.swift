@@ -10,6 +10,7 @@ enum IAPTool {
           verify    verify App Store signed data (JWS) and print its payload
           decode    print a JWS's header and payload WITHOUT verifying it
           bench     run a benchmark: iap bench verify
+          api       call the App Store Server API: iap api <transaction|history|statuses|...> ...
 
         Run 'iap <command> --help' for a command's options.
         """
@@ -28,6 +29,7 @@ enum IAPTool {
             DecodeCommand.run(rest)
         case "bench":
             await BenchCommand.run(rest)
+        case "api": await APICommand.run(rest)
         case "help", "--help", "-h":
             Output.line(usage)
             terminate(.success)
