@@ -11,7 +11,8 @@ enum IAPTool {
           decode    print a JWS's header and payload WITHOUT verifying it
           ledger    the file-based ledger: ingest, entitlements, history, stats, check, export
           testdata  signed App Store data from a test PKI, for trying the tools
-          bench     run a benchmark: iap bench verify | pipeline
+          bench     run a benchmark: iap bench verify | pipeline | store
+          api       call the App Store Server API: iap api <transaction|history|statuses|...> ...
 
         Run 'iap <command> --help' for a command's options.
         """
@@ -34,6 +35,7 @@ enum IAPTool {
             await LedgerCommand.run(rest)
         case "testdata":
             TestDataCommand.run(rest)
+        case "api": await APICommand.run(rest)
         case "help", "--help", "-h":
             Output.line(usage)
             terminate(.success)

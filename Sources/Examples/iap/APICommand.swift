@@ -1,0 +1,224 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+
+/// `iap api`: calls the App Store Server API (Apple's, or a local emulator with `--base-url`) and prints the JSON
+/// it answers.
+enum APICommand {
+    static let usage = """
+        usage: iap api <subcommand> [arguments] --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID
+                       --environment Production|Sandbox|LocalTesting [--base-url URL]
+                       [--decode [--root FILE.der]... [--app-apple-id N]]
+
+        subcommands:
+          transaction TRANSACTION_ID
+          history ANY_TRANSACTION_ID [--revision R] [--product-id ID]... [--product-type T]... [--start MILLIS]
+                  [--end MILLIS] [--sort ASCENDING|DESCENDING] [--revoked true|false] [--subscription-group ID]...
+                  [--ownership PURCHASED|FAMILY_SHARED]
+          statuses ANY_TRANSACTION_ID [--status 1..5]...
+          refunds ANY_TRANSACTION_ID [--revision R]
+          lookup-order ORDER_ID
+          test-notification [--token TOKEN]            request a TEST notification, or check one's status
+          notification-history --start MILLIS --end MILLIS [--type T [--subtype S] | --transaction-id ID]
+                  [--only-failures] [--pagination-token TOKEN]
+          extend ORIGINAL_TRANSACTION_ID --days 1..90 --reason 0..3 --request-id UUID
+
+        Prints the answer's JSON, with Apple's field names, as the App Store sent it. history, refunds and
+        notification-history follow every page and print {"signedTransactions":[...],"revision":...,"pages":N}
+        (notification-history: {"notificationHistory":[...],"paginationToken":...,"pages":N}), with one progress
+        line per page on standard error. --decode verifies each signed field with AppStoreSignedDataVerifier
+        (Apple's root, or --root for an emulator) and adds its payload next to it as <field>Decoded.
+        Exit status: 0 success, 1 the App Store (or the network, or verification) failed, 2 usage error.
+        """
+
+    static func run(_ arguments: [String]) async -> Never {
+        guard let name = arguments.first else {
+            usageError("a subcommand is required")
+        }
+        if ["help", "--help", "-h"].contains(name) {
+            Output.line(usage)
+            terminate(.success)
+        }
+        guard let subcommand = APIRequest.subcommands[name] else {
+            usageError("unknown api subcommand '\(name)'")
+        }
+        let request: APIRequest
+        let session: APISession
+        do {
+            let parsed = try Arguments(
+                Array(arguments.dropFirst()),
+                options: APISession.valuedOptions.union(subcommand.options),
+                flags: APISession.flags.union(subcommand.flags)
+            )
+            if parsed.has("help") {
+                Output.line(usage)
+                terminate(.success)
+            }
+            request = try APIRequest(name, parsed)
+            session = try APISession(parsed)
+        } catch {
+            usageError(error.message)
+        }
+        do {
+            let document = try await perform(request, session)
+            Output.write(document)
+            Output.write("\n")
+            terminate(.success)
+        } catch let error as IAPError {
+            report(error)
+        } catch {
+            report(IAPError.wrapping(error, as: .internalError, "unexpected failure"))
+        }
+    }
+
+    private static func usageError(_ message: String) -> Never {
+        Output.error("error: usage: \(message)")
+        Output.error(usage)
+        terminate(.usage)
+    }
+
+    /// Prints `error: <code>: <message>` with Apple's code and the HTTP status, and exits with 1.
+    private static func report(_ error: IAPError) -> Never {
+        var line = "error: \(error.code.rawValue): \(error.message)"
+        if let status = error.httpStatus {
+            line += " (HTTP \(status))"
+        }
+        if error.isRetryable {
+            line += " [retryable]"
+        }
+        Output.error(line)
+        terminate(.rejected)
+    }
+
+    /// Makes the call and returns the JSON to print.
+    static func perform(_ request: APIRequest, _ session: APISession) async throws -> Data {
+        let client = session.client
+        switch request {
+        case .transaction(let id):
+            _ = try await client.transactionInfo(transactionId: id)
+        case .statuses(let id, let status):
+            _ = try await client.allSubscriptionStatuses(anyTransactionId: id, status: status)
+        case .lookUpOrder(let orderId):
+            _ = try await client.lookUpOrderId(orderId)
+        case .requestTestNotification:
+            _ = try await client.requestTestNotification()
+        case .testNotificationStatus(let token):
+            _ = try await client.testNotificationStatus(testNotificationToken: token)
+        case .extend(let id, let body):
+            _ = try await client.extendSubscriptionRenewalDate(originalTransactionId: id, body)
+        case .history(let id, let filters, let revision):
+            let pages = client.transactionHistory(anyTransactionId: id, request: filters, revision: revision)
+            let count = try await follow(pages, noun: "transaction", resume: "--revision", pages.lastRevision) {
+                $0.signedTransactions?.count ?? 0
+            }
+            return try merged(session, list: "signedTransactions", token: "revision", pages.lastRevision, count)
+        case .refunds(let id, let revision):
+            let pages = client.refundHistory(anyTransactionId: id, revision: revision)
+            let count = try await follow(pages, noun: "transaction", resume: "--revision", pages.lastRevision) {
+                $0.signedTransactions?.count ?? 0
+            }
+            return try merged(session, list: "signedTransactions", token: "revision", pages.lastRevision, count)
+        case .notificationHistory(let body, let paginationToken):
+            let pages = client.notificationHistory(body, paginationToken: paginationToken)
+            let count = try await follow(
+                pages,
+                noun: "notification",
+                resume: "--pagination-token",
+                pages.lastPaginationToken
+            ) {
+                $0.notificationHistory?.count ?? 0
+            }
+            return try merged(
+                session,
+                list: "notificationHistory",
+                token: "paginationToken",
+                pages.lastPaginationToken,
+                count
+            )
+        }
+        guard let body = session.recorder.successfulBodies.last else {
+            throw IAPError(.internalError, "the answer was not recorded")
+        }
+        guard let verifier = session.verifier else {
+            return body
+        }
+        return try serialize(try SignedFieldDecoder(verifier: verifier).decode(try parse(body)))
+    }
+
+    /// Iterates every page, printing a progress line for each, and returns how many there were.
+    private static func follow<Pages: AsyncSequence>(
+        _ pages: Pages,
+        noun: String,
+        resume option: String,
+        _ last: @autoclosure () -> String?,
+        items: (Pages.Element) -> Int
+    ) async throws -> Int {
+        var count = 0
+        do {
+            for try await page in pages {
+                count += 1
+                let items = items(page)
+                Output.error("page \(count): \(items) \(noun)\(items == 1 ? "" : "s")")
+            }
+        } catch var error as IAPError {
+            if count > 0, let token = last() {
+                error.message += " (after \(count) pages; resume with \(option) \(token))"
+            }
+            throw error
+        }
+        return count
+    }
+
+    /// The pages' lists joined, as `{"<list>":[...],"<token>":"...","pages":N}`, from the answers as recorded.
+    private static func merged(
+        _ session: APISession,
+        list: String,
+        token name: String,
+        _ token: String?,
+        _ pages: Int
+    ) throws -> Data {
+        var items: [Any] = []
+        for body in session.recorder.successfulBodies {
+            guard let page = try parse(body) as? [String: Any] else {
+                throw IAPError(.decodingFailure, "a page is not a JSON object")
+            }
+            items += page[list] as? [Any] ?? []
+        }
+        var fields: [(String, Any)] = [(list, items)]
+        if let verifier = session.verifier {
+            let decoded = try SignedFieldDecoder(verifier: verifier).decode([list: items])
+            if let decoded = decoded as? [String: Any] {
+                for (key, value) in decoded.sorted(by: { $0.key < $1.key }) where key != list {
+                    fields.append((key, value))
+                }
+                fields[0] = (list, decoded[list] ?? items)
+            }
+        }
+        fields.append((name, token ?? NSNull()))
+        fields.append(("pages", pages))
+        var text = "{"
+        for (index, (key, value)) in fields.enumerated() {
+            if index > 0 {
+                text += ","
+            }
+            text += String(decoding: try serialize(key), as: UTF8.self) + ":"
+            text += String(decoding: try serialize(value), as: UTF8.self)
+        }
+        return Data((text + "}").utf8)
+    }
+
+    private static func parse(_ body: Data) throws -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+        } catch {
+            throw IAPError(.decodingFailure, "the answer is not JSON: \(error.localizedDescription)")
+        }
+    }
+
+    private static func serialize(_ value: Any) throws -> Data {
+        try JSONSerialization.data(
+            withJSONObject: value,
+            options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]
+        )
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import IAPCore
+
+/// One call `iap api` makes: the subcommand and its arguments, parsed and checked before anything is sent.
+enum APIRequest {
+    case transaction(id: String)
+    case history(anyTransactionId: String, filters: TransactionHistoryRequest, revision: String?)
+    case statuses(anyTransactionId: String, status: [SubscriptionStatus])
+    case refunds(anyTransactionId: String, revision: String?)
+    case lookUpOrder(orderId: String)
+    case requestTestNotification
+    case testNotificationStatus(token: String)
+    case notificationHistory(NotificationHistoryRequest, paginationToken: String?)
+    case extend(originalTransactionId: String, ExtendRenewalDateRequest)
+
+    /// The subcommands, with the options and switches each takes besides the common ones.
+    static let subcommands: [String: (options: Set<String>, flags: Set<String>)] = [
+        "transaction": ([], []),
+        "history": (
+            [
+                "revision", "product-id", "product-type", "start", "end", "sort", "revoked", "subscription-group",
+                "ownership",
+            ], []
+        ),
+        "statuses": (["status"], []),
+        "refunds": (["revision"], []),
+        "lookup-order": ([], []),
+        "test-notification": (["token"], []),
+        "notification-history": (
+            ["start", "end", "type", "subtype", "transaction-id", "pagination-token"], ["only-failures"]
+        ),
+        "extend": (["days", "reason", "request-id"], []),
+    ]
+
+    /// Parses a subcommand's arguments.
+    init(_ subcommand: String, _ arguments: Arguments) throws(Arguments.UsageError) {
+        switch subcommand {
+        case "transaction":
+            self = .transaction(id: try Self.identifier("TRANSACTION_ID", arguments))
+        case "history":
+            var filters = TransactionHistoryRequest()
+            filters.startDate = try Self.date("start", arguments)
+            filters.endDate = try Self.date("end", arguments)
+            let productIds = arguments.values("product-id")
+            filters.productIds = productIds.isEmpty ? nil : productIds
+            var types: [TransactionHistoryRequest.ProductType] = []
+            for text in arguments.values("product-type") {
+                types.append(try Self.choice("product-type", text, TransactionHistoryRequest.ProductType.init))
+            }
+            filters.productTypes = types.isEmpty ? nil : types
+            filters.sort = try arguments.value("sort").map { text throws(Arguments.UsageError) in
+                try Self.choice("sort", text, TransactionHistoryRequest.Order.init)
+            }
+            filters.revoked = try arguments.value("revoked").map { text throws(Arguments.UsageError) in
+                try Self.choice("revoked", text, { ["true": true, "false": false][$0] }, expected: "true or false")
+            }
+            let groups = arguments.values("subscription-group")
+            filters.subscriptionGroupIdentifiers = groups.isEmpty ? nil : groups
+            filters.inAppOwnershipType = try arguments.value("ownership").map { text throws(Arguments.UsageError) in
+                let known = InAppOwnershipType.allKnown
+                return try Self.choice(
+                    "ownership",
+                    text,
+                    { name in known.first { $0.rawValue == name } },
+                    expected: "PURCHASED or FAMILY_SHARED"
+                )
+            }
+            self = .history(
+                anyTransactionId: try Self.identifier("ANY_TRANSACTION_ID", arguments),
+                filters: filters,
+                revision: try arguments.value("revision")
+            )
+        case "statuses":
+            var status: [SubscriptionStatus] = []
+            for text in arguments.values("status") {
+                guard let value = Int32(text), SubscriptionStatus.allKnown.contains(SubscriptionStatus(rawValue: value))
+                else {
+                    throw Arguments.UsageError(message: "--status must be 1 to 5, not '\(text)'")
+                }
+                status.append(SubscriptionStatus(rawValue: value))
+            }
+            self = .statuses(anyTransactionId: try Self.identifier("ANY_TRANSACTION_ID", arguments), status: status)
+        case "refunds":
+            self = .refunds(
+                anyTransactionId: try Self.identifier("ANY_TRANSACTION_ID", arguments),
+                revision: try arguments.value("revision")
+            )
+        case "lookup-order":
+            self = .lookUpOrder(orderId: try Self.identifier("ORDER_ID", arguments))
+        case "test-notification":
+            try Self.noPositional(arguments)
+            if let token = try arguments.value("token") {
+                self = .testNotificationStatus(token: token)
+            } else {
+                self = .requestTestNotification
+            }
+        case "notification-history":
+            try Self.noPositional(arguments)
+            guard let start = try Self.date("start", arguments), let end = try Self.date("end", arguments) else {
+                throw Arguments.UsageError(message: "notification-history needs --start and --end")
+            }
+            var request = NotificationHistoryRequest(startDate: start, endDate: end)
+            request.notificationType = try arguments.value("type").map(NotificationType.init(rawValue:))
+            request.notificationSubtype = try arguments.value("subtype").map(NotificationSubtype.init(rawValue:))
+            request.transactionId = try arguments.value("transaction-id")
+            if request.notificationSubtype != nil && request.notificationType == nil {
+                throw Arguments.UsageError(message: "--subtype needs --type")
+            }
+            if request.transactionId != nil && request.notificationType != nil {
+                throw Arguments.UsageError(message: "give --type (and --subtype) or --transaction-id, not both")
+            }
+            request.onlyFailures = arguments.has("only-failures") ? true : nil
+            self = .notificationHistory(request, paginationToken: try arguments.value("pagination-token"))
+        case "extend":
+            let id = try Self.identifier("ORIGINAL_TRANSACTION_ID", arguments)
+            guard let daysText = try arguments.value("days"), let reasonText = try arguments.value("reason"),
+                let requestId = try arguments.value("request-id")
+            else {
+                throw Arguments.UsageError(message: "extend needs --days, --reason and --request-id")
+            }
+            guard let days = Int32(daysText), (1...90).contains(days) else {
+                throw Arguments.UsageError(message: "--days must be 1 to 90, not '\(daysText)'")
+            }
+            guard let reason = Int32(reasonText), (0...3).contains(reason) else {
+                throw Arguments.UsageError(message: "--reason must be 0 to 3, not '\(reasonText)'")
+            }
+            guard (1...128).contains(requestId.count) else {
+                throw Arguments.UsageError(message: "--request-id must have 1 to 128 characters")
+            }
+            self = .extend(
+                originalTransactionId: id,
+                ExtendRenewalDateRequest(
+                    extendByDays: days,
+                    extendReasonCode: ExtendReasonCode(rawValue: reason),
+                    requestIdentifier: requestId
+                )
+            )
+        default:
+            throw Arguments.UsageError(message: "unknown api subcommand '\(subcommand)'")
+        }
+    }
+
+    private static func identifier(_ name: String, _ arguments: Arguments) throws(Arguments.UsageError) -> String {
+        guard arguments.positionals.count == 1, let id = arguments.positionals.first, !id.isEmpty else {
+            throw Arguments.UsageError(
+                message: "expected one \(name), got \(arguments.positionals.count) arguments"
+            )
+        }
+        return id
+    }
+
+    private static func noPositional(_ arguments: Arguments) throws(Arguments.UsageError) {
+        guard arguments.positionals.isEmpty else {
+            throw Arguments.UsageError(message: "unexpected argument '\(arguments.positionals[0])'")
+        }
+    }
+
+    private static func date(_ name: String, _ arguments: Arguments) throws(Arguments.UsageError) -> Date? {
+        guard let text = try arguments.value(name) else {
+            return nil
+        }
+        guard let millis = Int64(text), millis >= 0, millis <= AppStoreJSON.maximumMilliseconds else {
+            throw Arguments.UsageError(message: "--\(name) must be milliseconds since 1970, not '\(text)'")
+        }
+        return Date(millisecondsSince1970: millis)
+    }
+
+    private static func choice<Value: CaseIterable & RawRepresentable>(
+        _ name: String,
+        _ text: String,
+        _ make: (String) -> Value?
+    ) throws(Arguments.UsageError) -> Value where Value.RawValue == String {
+        let expected = Value.allCases.map(\.rawValue).joined(separator: ", ")
+        return try choice(name, text, make, expected: expected)
+    }
+
+    private static func choice<Value>(
+        _ name: String,
+        _ text: String,
+        _ make: (String) -> Value?,
+        expected: String = ""
+    ) throws(Arguments.UsageError) -> Value {
+        guard let value = make(text) else {
+            let hint = expected.isEmpty ? "" : ": one of \(expected)"
+            throw Arguments.UsageError(message: "--\(name) '\(text)' is not accepted\(hint)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPTransportURLSession
+
+/// What the common options of `iap api` make: a client over `URLSession` that records the answers, and a
+/// verifier when `--decode` asks for one.
+struct APISession {
+    /// The options every subcommand takes, and which of them take a value.
+    static let valuedOptions: Set<String> = [
+        "issuer-id", "key-id", "auth-key", "bundle-id", "environment", "base-url", "root", "app-apple-id",
+    ]
+    /// The switches every subcommand takes.
+    static let flags: Set<String> = ["decode", "help"]
+
+    let client: AppStoreServerAPIClient
+    let recorder: RecordingTransport
+    let verifier: AppStoreSignedDataVerifier?
+
+    /// Builds the session from the parsed options.
+    init(_ arguments: Arguments) throws(Arguments.UsageError) {
+        let issuerId = try Self.required("issuer-id", arguments)
+        let keyId = try Self.required("key-id", arguments)
+        let keyPath = try Self.required("auth-key", arguments)
+        let bundleId = try Self.required("bundle-id", arguments)
+        let environmentName = try Self.required("environment", arguments)
+        let environment: AppStoreEnvironment
+        switch environmentName {
+        case "Production": environment = .production
+        case "Sandbox": environment = .sandbox
+        case "LocalTesting": environment = .localTesting
+        default:
+            throw Arguments.UsageError(
+                message: "--environment must be Production, Sandbox or LocalTesting, not '\(environmentName)'"
+            )
+        }
+        var baseURL: URL?
+        if let text = try arguments.value("base-url") {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw Arguments.UsageError(message: "--base-url must be an http or https URL, not '\(text)'")
+            }
+            baseURL = url
+        } else if environment == .localTesting {
+            throw Arguments.UsageError(message: "--environment LocalTesting needs --base-url")
+        }
+
+        let pem: String
+        do {
+            pem = try String(contentsOf: URL(fileURLWithPath: keyPath), encoding: .utf8)
+        } catch {
+            throw Arguments.UsageError(message: "cannot read --auth-key \(keyPath): \(error.localizedDescription)")
+        }
+        let tokens: AppStoreServerAPITokenProvider
+        do {
+            tokens = try AppStoreServerAPITokenProvider(
+                pemRepresentation: pem,
+                keyId: keyId,
+                issuerId: issuerId,
+                bundleId: bundleId
+            )
+        } catch {
+            throw Arguments.UsageError(message: "--auth-key \(keyPath): \(Self.describe(error))")
+        }
+        recorder = RecordingTransport(URLSessionTransport())
+        do {
+            client = try AppStoreServerAPIClient(
+                environment: environment,
+                baseURL: baseURL,
+                transport: recorder,
+                tokenProvider: tokens
+            )
+        } catch {
+            throw Arguments.UsageError(message: Self.describe(error))
+        }
+
+        guard arguments.has("decode") else {
+            for name in ["root", "app-apple-id"] where arguments.options[name] != nil {
+                throw Arguments.UsageError(message: "--\(name) applies only with --decode")
+            }
+            verifier = nil
+            return
+        }
+        var configuration = AppStoreSignedDataVerifier.Configuration(bundleId: bundleId, environment: environment)
+        configuration.acceptsXcodeSignedData = environment == .localTesting
+        var roots: [X509Certificate] = []
+        for path in arguments.values("root") {
+            roots.append(try VerifyCommand.Settings.loadCertificate(path))
+        }
+        configuration.rootCertificates = roots
+        if let text = try arguments.value("app-apple-id") {
+            guard let value = Int64(text), value > 0 else {
+                throw Arguments.UsageError(message: "--app-apple-id must be a positive integer, not '\(text)'")
+            }
+            configuration.appAppleId = value
+        }
+        do {
+            verifier = try AppStoreSignedDataVerifier(configuration: configuration)
+        } catch {
+            throw Arguments.UsageError(message: Self.describe(error))
+        }
+    }
+
+    private static func required(_ name: String, _ arguments: Arguments) throws(Arguments.UsageError) -> String {
+        guard let value = try arguments.value(name), !value.isEmpty else {
+            throw Arguments.UsageError(message: "--\(name) is required")
+        }
+        return value
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? IAPError)?.message ?? "\(error)"
+    }
+}
