@@ -73,15 +73,22 @@ final class LoopbackServer: Sendable {
     }
 
     /// Stops accepting connections.
+    ///
+    /// Only shuts the listener down: the accept loop closes it when `accept` fails. Closing it here could
+    /// let the descriptor number be reused by another test's socket while the loop still accepts on it,
+    /// and this server would then answer that test's requests.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else {
+                if errno == EINTR {
+                    continue
+                }
                 return
             }
             let thread = Thread { [self] in serve(connection) }
