@@ -10,6 +10,7 @@ enum IAPTool {
           verify    verify App Store signed data (JWS) and print its payload
           decode    print a JWS's header and payload WITHOUT verifying it
           bench     run a benchmark: iap bench verify
+          emulate   serve a local App Store (App Store Server API and control endpoints) on loopback
 
         Run 'iap <command> --help' for a command's options.
         """
@@ -28,6 +29,8 @@ enum IAPTool {
             DecodeCommand.run(rest)
         case "bench":
             await BenchCommand.run(rest)
+        case "emulate":
+            await EmulateCommand.run(rest)
         case "help", "--help", "-h":
             Output.line(usage)
             terminate(.success)
