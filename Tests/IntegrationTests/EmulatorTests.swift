@@ -311,6 +311,9 @@ struct EmulatorTests {
             defer { first.stop() }
             purchase = try await first.purchase("pro.monthly")
             _ = try await first.purchase("coins.100")
+            // A refused change is journaled with its status and refused again on replay.
+            let refused = try await first.post("/emulator/v1/purchases", json: #"{"productId":"nope"}"#)
+            #expect(refused.status == 400)
             advanced = try await first.post("/emulator/v1/clock/advance", json: #"{"seconds":3600}"#)
             root = try await first.get("/emulator/v1/root-certificate").body
         }

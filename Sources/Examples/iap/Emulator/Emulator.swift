@@ -69,7 +69,8 @@ final class Emulator: Sendable {
 
     /// Replays the journal's entries, in order, without posting their notifications again.
     ///
-    /// - Throws: ``IAPError`` `.invalidConfiguration` when an entry no longer succeeds (another catalog, say).
+    /// - Throws: ``IAPError`` `.invalidConfiguration` when an entry is answered differently than it was (another
+    ///   catalog, say).
     func replayJournal() async throws {
         guard let journal else { return }
         let entries = try journal.entries()
@@ -82,11 +83,12 @@ final class Emulator: Sendable {
                 body: Data(entry.body.utf8)
             )
             let response = await route(request, replaying: true)
-            guard (200...299).contains(response.status) else {
+            let expected = entry.status.map { response.status == $0 } ?? (200...299).contains(response.status)
+            guard expected else {
                 throw IAPError(
                     .invalidConfiguration,
-                    "journal entry \(index + 1) (\(entry.method) \(entry.path)) failed on replay with status "
-                        + "\(response.status): \(String(decoding: response.body, as: UTF8.self))"
+                    "journal entry \(index + 1) (\(entry.method) \(entry.path)) was answered \(entry.status ?? 200) "
+                        + "but \(response.status) on replay: \(String(decoding: response.body, as: UTF8.self))"
                 )
             }
         }
@@ -114,7 +116,7 @@ final class Emulator: Sendable {
         }
     }
 
-    /// Applies a change under the lock: journals it when it succeeded and hands its notifications on.
+    /// Applies a change under the lock: journals it with its status and hands its notifications on.
     func change(
         _ request: HTTPServerRequest,
         replaying: Bool,
@@ -132,13 +134,16 @@ final class Emulator: Sendable {
                 } catch {
                     response = Self.response(for: error)
                 }
-                if (200...299).contains(response.status), let journal {
+                // A change that failed half-way may still have changed the store (`expire` turns auto-renew off
+                // before it moves the clock): every answer but a server error is journaled, with its status.
+                if response.status < 500, let journal {
                     do {
                         try journal.append(
                             .init(
                                 method: request.method,
                                 path: request.path,
-                                body: String(decoding: request.body, as: UTF8.self)
+                                body: String(decoding: request.body, as: UTF8.self),
+                                status: response.status
                             )
                         )
                     } catch {

@@ -6,8 +6,8 @@ import IAPCrypto
 ///
 /// - `store.json` holds the signing chain (certificates and keys), the clock's starting time and the bundle id, so
 ///   that a restarted emulator signs with the same root and dates as before.
-/// - `journal.jsonl` holds every request that changed the store, one JSON object a line, in the order they were
-///   applied. A restart replays them through the same code, which makes the same transactions with the same ids.
+/// - `journal.jsonl` holds every request that may have changed the store, with the status it was answered with, one
+///   JSON object a line, in the order they were applied. A restart replays them through the same code, which makes the same transactions with the same ids.
 ///   Notifications the replay makes again are recorded but not posted a second time.
 ///
 /// Each entry is flushed to disk before the request is answered. A last line cut short by a crash is ignored.
@@ -20,6 +20,8 @@ final class EmulatorJournal: Sendable {
         var path: String
         /// The request body, as UTF-8 text.
         var body: String
+        /// The status it was answered with; a replay must answer the same.
+        var status: Int?
     }
 
     /// What `store.json` holds.

@@ -46,9 +46,11 @@ struct HTTPRequestReader {
             if buffer.count > limits.header {
                 return .rejected(status: 431, reason: "the request head is longer than \(limits.header) bytes")
             }
+            let scanned = buffer.count
             switch receive(into: &buffer, upTo: limits.header + 4 - buffer.count, deadline: deadline) {
             case .data:
-                headEnd = Self.endOfHead(in: buffer)
+                // Only the new bytes (and the three before them) can complete the `\r\n\r\n`.
+                headEnd = Self.endOfHead(in: buffer, from: max(0, scanned - 3))
             case .end:
                 return buffer.isEmpty ? .closed : .rejected(status: 400, reason: "the request ended in its head")
             case .timeout:
@@ -117,9 +119,9 @@ struct HTTPRequestReader {
     }
 
     /// The index of the `\r\n\r\n` that ends the head, if it has arrived.
-    static func endOfHead(in buffer: [UInt8]) -> Int? {
-        guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4)
+    static func endOfHead(in buffer: [UInt8], from start: Int = 0) -> Int? {
+        guard buffer.count >= 4, start <= buffer.count - 4 else { return nil }
+        for index in start...(buffer.count - 4)
         where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
             return index
         }
