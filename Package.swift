@@ -60,7 +60,10 @@ let package = Package(
             dependencies: ["IAPCore", "IAPTransportURLSession", "IAPTesting"]
         ),
         .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPTransportURLSession"]
+        ),
     ]
 )
 

@@ -258,6 +258,8 @@ struct SimulatedAppStorePurchaseTests {
         #expect(notifications.map(Event.init) == [Event(.test)])
         #expect(notifications[0].payload.data?.bundleId == "com.example.app")
         #expect(notifications[0].payload.data?.environment == .sandbox)
+        // The token names its notification: Get Test Notification Status can find it.
+        #expect(token.hasPrefix("\(notifications[0].payload.notificationUUID ?? "none")_"))
         #expect(await harness.store.pendingNotifications.isEmpty)
         #expect(await harness.store.notificationHistory.count == 1)
     }

@@ -13,6 +13,7 @@ enum IAPTool {
           testdata  signed App Store data from a test PKI, for trying the tools
           bench     run a benchmark: iap bench verify | pipeline | store
           api       call the App Store Server API: iap api <transaction|history|statuses|...> ...
+          emulate   serve a local App Store (App Store Server API and control endpoints) on loopback
 
         Run 'iap <command> --help' for a command's options.
         """
@@ -36,6 +37,8 @@ enum IAPTool {
         case "testdata":
             TestDataCommand.run(rest)
         case "api": await APICommand.run(rest)
+        case "emulate":
+            await EmulateCommand.run(rest)
         case "help", "--help", "-h":
             Output.line(usage)
             terminate(.success)

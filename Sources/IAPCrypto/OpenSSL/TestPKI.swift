@@ -83,6 +83,34 @@ public struct TestPKI: Sendable {
         [leaf, intermediate, root].map { Data($0.derBytes).base64EncodedString() }
     }
 
+    /// Assembles a PKI from certificates and keys made earlier, for example to sign with the same chain after a
+    /// restart.
+    ///
+    /// Nothing is checked here: a verifier rejects a chain whose certificates do not belong together.
+    ///
+    /// - Parameters:
+    ///   - root: The self-signed root certificate.
+    ///   - rootKey: The root's private key.
+    ///   - intermediate: The intermediate certificate, issued by the root.
+    ///   - intermediateKey: The intermediate's private key.
+    ///   - leaf: The leaf certificate, issued by the intermediate.
+    ///   - leafKey: The leaf's private key.
+    public init(
+        root: X509Certificate,
+        rootKey: P256PrivateKey,
+        intermediate: X509Certificate,
+        intermediateKey: P256PrivateKey,
+        leaf: X509Certificate,
+        leafKey: P256PrivateKey
+    ) {
+        self.root = root
+        self.rootKey = rootKey
+        self.intermediate = intermediate
+        self.intermediateKey = intermediateKey
+        self.leaf = leaf
+        self.leafKey = leafKey
+    }
+
     /// Generates a new PKI.
     ///
     /// - Parameter options: Validity periods, marker extensions and names.

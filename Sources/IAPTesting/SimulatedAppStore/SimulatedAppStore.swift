@@ -432,14 +432,15 @@ public actor SimulatedAppStore {
 
     /// Sends a `TEST` notification, as the App Store Server API's Request a Test Notification does.
     ///
-    /// - Returns: The test notification token, `<notificationUUID>_<signedDate in ms>` as Apple shapes it.
+    /// - Returns: The test notification token, `<notificationUUID>_<signedDate in ms>` as Apple shapes it; the UUID
+    ///   is the `notificationUUID` of the `TEST` notification, so the token names the notification it asks about.
     /// - Throws: ``IAPError`` if signing fails.
     @discardableResult
     public func requestTestNotification() throws -> String {
         try update { engine in
-            try engine.notify(.test)
+            let notificationUUID = try engine.notify(.test)
             let signedDate = engine.now.millisecondsSince1970
-            return "\(UUID().uuidString.lowercased())_\(signedDate)"
+            return "\(notificationUUID)_\(signedDate)"
         }
     }
 

@@ -270,13 +270,14 @@ struct SimulatedAppStoreEngine: Sendable {
     ///   - transaction: The transaction the notification is about, signed into `signedTransactionInfo`.
     ///   - subscription: The subscription, whose renewal information and status the notification carries.
     ///   - consumptionRequestReason: The reason of a `CONSUMPTION_REQUEST`.
+    @discardableResult
     mutating func notify(
         _ type: NotificationType,
         _ subtype: NotificationSubtype? = nil,
         transaction: SimulatedTransactionRecord? = nil,
         subscription: SimulatedSubscriptionRecord? = nil,
         consumptionRequestReason: ConsumptionRequestReason? = nil
-    ) throws {
+    ) throws -> String {
         var data = NotificationData(
             environment: configuration.environment,
             appAppleId: configuration.environment == .production ? configuration.appAppleId : nil,
@@ -291,10 +292,11 @@ struct SimulatedAppStoreEngine: Sendable {
             data.signedRenewalInfo = try signedRenewal(subscription).signedRenewalInfo
             data.status = subscription.status
         }
+        let notificationUUID = UUID().uuidString.lowercased()
         let payload = NotificationPayload(
             notificationType: type,
             subtype: subtype,
-            notificationUUID: UUID().uuidString.lowercased(),
+            notificationUUID: notificationUUID,
             data: data,
             version: "2.0",
             signedDate: now
@@ -302,6 +304,7 @@ struct SimulatedAppStoreEngine: Sendable {
         let signedPayload = try signer.sign(payload)
         outbox.append(signedPayload)
         notificationHistory.append(signedPayload)
+        return notificationUUID
     }
 
     /// Sends a notification about a subscription, with its latest transaction.

@@ -1,0 +1,287 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Dispatch
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPTesting
+import IAPTransportURLSession
+import Synchronization
+
+/// `iap emulate`: a local App Store on loopback, serving the simulated App Store over HTTP/1.1.
+enum EmulateCommand {
+    static let usage = """
+        usage: iap emulate --port N --bundle-id ID --issuer-id ID --key-id ID --auth-key FILE.p8
+                           [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--app-apple-id N]
+                           [--environment Sandbox|Production] [--grace-period-days N] [--notify-url URL]
+
+        Serves the App Store Server API (/inApps/...) of a simulated App Store, with Apple's paths, JSON,
+        status codes and error bodies, and control endpoints (/emulator/v1/...) that buy, refund, renew,
+        fail billing, move the clock and inject faults. API requests need an ES256 bearer token signed with
+        the private key of --auth-key for --key-id, --issuer-id and --bundle-id, as App Store Connect checks.
+        --port 0 picks a free port; the first line on standard output is 'listening on http://HOST:PORT'.
+        --catalog reads a swift-iap JSON catalog or an Xcode .storekit file; without it a built-in catalog
+        sells coins.100, premium, pro.monthly, pro.yearly and season.pass.
+        --data keeps the store in DIR: a restart replays the changes and signs with the same root.
+        --notify-url receives App Store Server Notifications V2 as {"signedPayload": ...}, retried on failure.
+        See Documentation/Emulator.md. Stops on SIGINT or SIGTERM.
+        """
+
+    /// The products sold when no `--catalog` is given.
+    static let builtInCatalog: [CatalogProduct] = [
+        CatalogProduct(productId: "coins.100", kind: .consumable, entitlements: ["coins"], unitsPerPurchase: 100),
+        CatalogProduct(productId: "premium", kind: .nonConsumable, entitlements: ["premium"], familyShareable: true),
+        CatalogProduct(
+            productId: "pro.monthly",
+            kind: .autoRenewable,
+            subscriptionGroupId: "pro",
+            groupLevel: 2,
+            entitlements: ["pro"],
+            duration: SubscriptionPeriod(value: 1, unit: .month)
+        ),
+        CatalogProduct(
+            productId: "pro.yearly",
+            kind: .autoRenewable,
+            subscriptionGroupId: "pro",
+            groupLevel: 1,
+            entitlements: ["pro"],
+            duration: SubscriptionPeriod(value: 1, unit: .year)
+        ),
+        CatalogProduct(
+            productId: "season.pass",
+            kind: .nonRenewing,
+            entitlements: ["season"],
+            duration: SubscriptionPeriod(value: 3, unit: .month)
+        ),
+    ]
+
+    struct Settings {
+        var host = "127.0.0.1"
+        var port: UInt16 = 0
+        var dataDirectory: URL?
+        var catalogFile: URL?
+        var bundleId = ""
+        var appAppleId: Int64 = 1_234_567_890
+        var environment: AppStoreEnvironment = .sandbox
+        var gracePeriodDays: Int?
+        var issuerId = ""
+        var keyId = ""
+        var authKeyFile = ""
+        var notifyURL: URL?
+
+        init(_ parsed: Arguments) throws(Arguments.UsageError) {
+            guard parsed.positionals.isEmpty else {
+                throw .init(message: "unexpected argument '\(parsed.positionals[0])'")
+            }
+            if let host = try parsed.value("host") {
+                self.host = host
+            }
+            guard let portText = try parsed.value("port") else { throw .init(message: "--port is required") }
+            guard let port = UInt16(portText) else { throw .init(message: "--port must be 0...65535") }
+            self.port = port
+            dataDirectory = try parsed.value("data").map { URL(filePath: $0) }
+            catalogFile = try parsed.value("catalog").map { URL(filePath: $0) }
+            bundleId = try Self.required(parsed, "bundle-id")
+            issuerId = try Self.required(parsed, "issuer-id")
+            keyId = try Self.required(parsed, "key-id")
+            authKeyFile = try Self.required(parsed, "auth-key")
+            if let text = try parsed.value("app-apple-id") {
+                guard let value = Int64(text), value > 0 else {
+                    throw .init(message: "--app-apple-id must be a positive number")
+                }
+                appAppleId = value
+            }
+            switch try parsed.value("environment") {
+            case nil, "Sandbox": environment = .sandbox
+            case "Production": environment = .production
+            case let other?: throw .init(message: "--environment must be Sandbox or Production, not '\(other)'")
+            }
+            if let text = try parsed.value("grace-period-days") {
+                guard let days = Int(text), [3, 16, 28].contains(days) else {
+                    throw .init(message: "--grace-period-days must be 3, 16 or 28")
+                }
+                gracePeriodDays = days
+            }
+            if let text = try parsed.value("notify-url") {
+                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                    scheme == "http" || scheme == "https", url.host?.isEmpty == false
+                else {
+                    throw .init(message: "--notify-url must be an http or https URL")
+                }
+                notifyURL = url
+            }
+        }
+
+        private static func required(_ parsed: Arguments, _ name: String) throws(Arguments.UsageError) -> String {
+            guard let value = try parsed.value(name), !value.isEmpty else {
+                throw .init(message: "--\(name) is required")
+            }
+            return value
+        }
+    }
+
+    static func run(_ arguments: [String]) async -> Never {
+        let settings: Settings
+        do {
+            let parsed = try Arguments(
+                arguments,
+                options: [
+                    "host", "port", "data", "catalog", "bundle-id", "app-apple-id", "environment", "issuer-id",
+                    "key-id", "auth-key", "notify-url", "grace-period-days",
+                ],
+                flags: ["help"]
+            )
+            if parsed.has("help") {
+                Output.line(usage)
+                terminate(.success)
+            }
+            settings = try Settings(parsed)
+        } catch {
+            Output.error("error: usage: \(error.message)")
+            Output.error(usage)
+            terminate(.usage)
+        }
+        let emulator: Emulator
+        let server: HTTPServer
+        do {
+            emulator = try await makeEmulator(settings)
+            server = try HTTPServer(host: settings.host, port: settings.port) { request in
+                await emulator.respond(to: request)
+            }
+        } catch let error as HTTPServer.ServerError {
+            Output.error("error: \(error.message)")
+            terminate(.rejected)
+        } catch let error as IAPError {
+            Output.error("error: \(error.message)")
+            terminate(.rejected)
+        } catch {
+            Output.error("error: \(error)")
+            terminate(.rejected)
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let stop = StopSignal()
+        server.start()
+        Output.line("listening on http://\(settings.host):\(server.port)")
+        Output.flush()
+        let received = await stop.wait()
+        Output.error("note: signal \(received): stopping")
+        server.stop()
+        terminate(.success)
+    }
+
+    /// Builds the store, the journal, the authenticator and the dispatcher, and replays the journal.
+    private static func makeEmulator(_ settings: Settings) async throws -> Emulator {
+        let keyText: String
+        do {
+            keyText = try String(contentsOfFile: settings.authKeyFile, encoding: .utf8)
+        } catch {
+            throw IAPError(.invalidConfiguration, "cannot read --auth-key \(settings.authKeyFile): \(error)")
+        }
+        let authKey = try P256PrivateKey(pemRepresentation: keyText)
+        let products: [CatalogProduct]
+        if let catalogFile = settings.catalogFile {
+            products = try StaticProductCatalog(contentsOf: catalogFile).allProducts()
+        } else {
+            products = builtInCatalog
+        }
+        let realClock = SystemClock()
+        let now = Date(millisecondsSince1970: realClock.now.millisecondsSince1970)
+        var journal: EmulatorJournal?
+        var pki: TestPKI?
+        var start = now
+        if let directory = settings.dataDirectory {
+            let opened = try EmulatorJournal(directory: directory, bundleId: settings.bundleId) {
+                EmulatorJournal.state(bundleId: settings.bundleId, start: now, pki: try newPKI(around: now))
+            }
+            pki = try opened.pki()
+            start = Date(millisecondsSince1970: opened.state.startMillis)
+            journal = opened
+        }
+        let clock = ManualClock(now: start)
+        let configuration = SimulatedAppStore.Configuration(
+            bundleId: settings.bundleId,
+            appAppleId: settings.appAppleId,
+            environment: settings.environment,
+            gracePeriodDays: settings.gracePeriodDays,
+            familyShareableProductIds: Set(products.filter(\.familyShareable).map(\.productId))
+        )
+        let store = try SimulatedAppStore(
+            products: products,
+            configuration: configuration,
+            pki: try pki ?? newPKI(around: now),
+            clock: clock
+        )
+        let emulator = Emulator(
+            store: store,
+            clock: clock,
+            realClock: realClock,
+            authenticator: EmulatorAuthenticator(
+                publicKey: authKey.publicKey,
+                keyId: settings.keyId,
+                issuerId: settings.issuerId,
+                bundleId: settings.bundleId,
+                clock: realClock
+            ),
+            dispatcher: NotificationDispatcher(url: settings.notifyURL, transport: URLSessionTransport(), clock: clock),
+            journal: journal
+        )
+        try await emulator.replayJournal()
+        return emulator
+    }
+
+    /// A signing chain valid from a year before `date` to 25 years after it, so that moving the clock is safe.
+    private static func newPKI(around date: Date) throws -> TestPKI {
+        var options = TestPKI.Options(
+            notBefore: date.addingTimeInterval(-365 * 86_400),
+            notAfter: date.addingTimeInterval(25 * 365 * 86_400)
+        )
+        options.commonNamePrefix = "iap emulate"
+        return try TestPKI.generate(options)
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
+///
+/// `@unchecked Sendable`: the dispatch sources are set up in `init` and only retained afterwards.
+private final class StopSignal: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let continuation = Mutex<CheckedContinuation<Int32, Never>?>(nil)
+    private let received = Mutex<Int32?>(nil)
+
+    init() {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            sources.append(source)
+        }
+        self.sources = sources
+        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
+            source.setEventHandler { [self] in fire(number) }
+            source.resume()
+        }
+    }
+
+    private func fire(_ number: Int32) {
+        received.withLock { $0 = $0 ?? number }
+        continuation.withLock { $0.take() }?.resume(returning: number)
+    }
+
+    /// Returns the first signal received.
+    func wait() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            if let number = received.withLock({ $0 }) {
+                continuation.resume(returning: number)
+                return
+            }
+            self.continuation.withLock { $0 = continuation }
+            // A signal between the check and the store would be missed: look once more.
+            if let number = received.withLock({ $0 }) {
+                self.continuation.withLock { $0.take() }?.resume(returning: number)
+            }
+        }
+    }
+}

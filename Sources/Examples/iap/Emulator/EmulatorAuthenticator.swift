@@ -1,0 +1,111 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+
+/// Checks the bearer token of an App Store Server API request as App Store Connect does.
+///
+/// The token must be a compact JWT signed with ES256 by the private key whose public half the emulator holds (the
+/// `--auth-key` `.p8`), with header `alg` `ES256` and `kid` the key id, and claims `iss` the issuer id, `aud`
+/// `appstoreconnect-v1`, `bid` the bundle id, and `exp` in the future and at most 60 minutes after `iat` (or after
+/// now, when the token has no `iat`, as Apple's Python and Java clients send none).
+///
+/// Times are checked against real time, not the emulator's store clock: clients mint their tokens with their own
+/// clocks, and moving the store's clock forward (`/emulator/v1/clock/advance`) must not make every token expire.
+struct EmulatorAuthenticator: Sendable {
+    /// The public half of the `.p8` key.
+    let publicKey: P256PublicKey
+    /// The key id tokens must name in `kid`.
+    let keyId: String
+    /// The issuer id tokens must carry in `iss`.
+    let issuerId: String
+    /// The bundle id tokens must carry in `bid`.
+    let bundleId: String
+    /// Real time.
+    let clock: any WallClock
+
+    /// The longest lifetime App Store Connect accepts, in seconds.
+    static let maximumLifetime: Int64 = 60 * 60
+    /// How far in the future `iat` may be, in seconds, for clocks that disagree a little.
+    static let allowedSkew: Int64 = 60
+
+    private struct Header: Decodable {
+        let alg: String?
+        let kid: String?
+        let typ: String?
+    }
+
+    private struct Claims: Decodable {
+        let iss: String?
+        let aud: String?
+        let bid: String?
+        let exp: Double?
+        let iat: Double?
+    }
+
+    /// Checks the `Authorization` header of a request.
+    ///
+    /// - Parameter authorization: The header's value, or `nil` when the request has none.
+    /// - Returns: `nil` when the token is valid, else why it is not.
+    func rejection(of authorization: String?) -> String? {
+        guard let authorization else { return "no Authorization header" }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "not a Bearer token" }
+        let segments = parts[1].trimmingCharacters(in: .whitespaces).split(
+            separator: ".",
+            omittingEmptySubsequences: false
+        )
+        guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.count <= 16 * 1024 }) else {
+            return "the token is not a compact JWS"
+        }
+        guard let headerBytes = Self.base64URLDecode(segments[0]), let claimBytes = Self.base64URLDecode(segments[1]),
+            let signature = Self.base64URLDecode(segments[2])
+        else {
+            return "the token is not base64url"
+        }
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerBytes) else {
+            return "the token header is not JSON"
+        }
+        guard header.alg == "ES256" else { return "the token's alg is not ES256" }
+        guard header.kid == keyId else { return "the token's kid is not the configured key id" }
+        if let typ = header.typ, typ != "JWT" { return "the token's typ is not JWT" }
+        let signingInput = Array("\(segments[0]).\(segments[1])".utf8)
+        guard signature.count == 64, publicKey.isValidSignature(Array(signature), for: signingInput) else {
+            return "the token's signature does not verify with the configured key"
+        }
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: claimBytes) else {
+            return "the token's claims are not the expected JSON"
+        }
+        guard claims.iss == issuerId else { return "iss is not the configured issuer id" }
+        guard claims.aud == EmulatorAuthenticator.audience else { return "aud is not appstoreconnect-v1" }
+        guard claims.bid == bundleId else { return "bid is not the configured bundle id" }
+        let now = Int64(clock.now.timeIntervalSince1970.rounded(.down))
+        guard let expiry = claims.exp, expiry.isFinite, expiry > Double(now) else { return "the token has expired" }
+        if let issued = claims.iat {
+            guard issued.isFinite, issued <= Double(now + Self.allowedSkew) else { return "iat is in the future" }
+            guard expiry - issued <= Double(Self.maximumLifetime) else {
+                return "exp is more than 60 minutes after iat"
+            }
+        } else if expiry - Double(now) > Double(Self.maximumLifetime) {
+            return "exp is more than 60 minutes away"
+        }
+        return nil
+    }
+
+    /// The audience App Store Connect requires.
+    static let audience = "appstoreconnect-v1"
+
+    /// Decodes unpadded base64url; `nil` for anything else.
+    static func base64URLDecode(_ text: Substring) -> Data? {
+        guard
+            text.utf8.allSatisfy({ byte in
+                (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 45
+                    || byte == 95
+            })
+        else { return nil }
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.utf8.count % 4 != 0 {
+            standard += "="
+        }
+        return Data(base64Encoded: standard)
+    }
+}

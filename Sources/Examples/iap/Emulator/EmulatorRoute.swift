@@ -1,0 +1,30 @@
+/// Matches a request's method and path segments against patterns such as `v1/transactions/*/finish`.
+struct EmulatorRoute {
+    /// The request method.
+    let method: String
+    /// The path segments after the prefix the caller removed.
+    let segments: [String]
+
+    /// The values of the `*` segments of the first pattern that matches, or `nil` when none does.
+    ///
+    /// - Parameter patterns: Pairs of a method and a path pattern of literal segments and `*` wildcards.
+    /// - Returns: One value per wildcard, in order.
+    func match(_ patterns: (method: String, path: String)...) -> [String]? {
+        for pattern in patterns where pattern.method == method {
+            let parts = pattern.path.split(separator: "/").map(String.init)
+            guard parts.count == segments.count else { continue }
+            var captures: [String] = []
+            var matched = true
+            for (part, segment) in zip(parts, segments) {
+                if part == "*" {
+                    captures.append(segment)
+                } else if part != segment {
+                    matched = false
+                    break
+                }
+            }
+            if matched { return captures }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPTransportURLSession
+import Synchronization
+
+/// An `iap emulate` child process on an ephemeral loopback port, for tests.
+///
+/// The `iap` binary is the one built next to the test bundle (`swift build` and `swift test` build it), or the one
+/// `IAP_BINARY` names. Call ``stop()`` in a `defer`: a test must never leave a server running.
+final class EmulatorProcess: Sendable {
+    static let bundleId = "com.example.emulated"
+    static let appAppleId: Int64 = 987_654_321
+    static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
+    static let keyId = "EMULATOR1"
+
+    let baseURL: URL
+    let key: P256PrivateKey
+    let directory: URL
+    private let process: Process
+    let transport = URLSessionTransport()
+
+    /// Starts the emulator and waits for its `listening on` line.
+    ///
+    /// - Parameters:
+    ///   - extraArguments: More `iap emulate` options, such as `--notify-url`.
+    ///   - key: The App Store Connect key; a new one by default.
+    ///   - directory: Where the `.p8` and the logs go; a new temporary directory by default.
+    init(extraArguments: [String] = [], key: P256PrivateKey? = nil, directory: URL? = nil) throws {
+        let key = try key ?? P256PrivateKey()
+        let directory =
+            directory ?? FileManager.default.temporaryDirectory.appending(path: "iap-emulate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keyFile = directory.appending(path: "AuthKey_\(Self.keyId).p8")
+        try Data(key.pemRepresentation.utf8).write(to: keyFile)
+
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments =
+            [
+                "emulate", "--port", "0", "--bundle-id", Self.bundleId, "--app-apple-id", String(Self.appAppleId),
+                "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key", keyFile.path,
+            ] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        let logFile = directory.appending(path: "stderr-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        try process.run()
+
+        let line = Self.firstLine(of: output.fileHandleForReading)
+        guard let line, line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst(13))) else {
+            process.terminate()
+            process.waitUntilExit()
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            throw IAPError(.internalError, "iap emulate did not start: \(line ?? "no output"); \(log)")
+        }
+        self.baseURL = url
+        self.key = key
+        self.directory = directory
+        self.process = process
+    }
+
+    /// Stops the emulator with SIGTERM and waits for it to exit.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+        }
+        process.waitUntilExit()
+    }
+
+    /// Whether the process is still running.
+    var isRunning: Bool { process.isRunning }
+
+    /// The exit status once stopped.
+    var terminationStatus: Int32 { process.terminationStatus }
+
+    private static func binary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["IAP_BINARY"] {
+            return URL(filePath: path)
+        }
+        var candidates: [URL] = []
+        let executable = URL(filePath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        for _ in 0..<4 {
+            candidates.append(directory.appending(path: "iap"))
+            directory = directory.deletingLastPathComponent()
+        }
+        candidates.append(Bundle.main.bundleURL.appending(path: "iap"))
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            return candidate
+        }
+        throw IAPError(
+            .invalidConfiguration,
+            "no iap binary next to the tests (looked at \(candidates.map(\.path))); build it or set IAP_BINARY"
+        )
+    }
+
+    /// Reads up to the first newline, giving up after 30 seconds.
+    private static func firstLine(of handle: FileHandle) -> String? {
+        let result = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var bytes: [UInt8] = []
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                bytes.append(contentsOf: chunk)
+                if let newline = bytes.firstIndex(of: 10) {
+                    bytes = Array(bytes[..<newline])
+                    break
+                }
+            }
+            result.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 30) == .success else { return nil }
+        return result.withLock { $0 }
+    }
+
+    // MARK: - Clients
+
+    /// A token provider for this emulator's key, or for another key.
+    func tokenProvider(key: P256PrivateKey? = nil, bundleId: String = bundleId) throws -> AppStoreServerAPITokenProvider
+    {
+        try AppStoreServerAPITokenProvider(
+            privateKey: key ?? self.key,
+            keyId: Self.keyId,
+            issuerId: Self.issuerId,
+            bundleId: bundleId
+        )
+    }
+
+    /// An App Store Server API client pointed at the emulator, over `URLSessionTransport`.
+    func client(
+        key: P256PrivateKey? = nil,
+        bundleId: String = bundleId,
+        options: AppStoreServerAPIClient.Options = .init(initialBackoff: .milliseconds(20), jitter: 0)
+    ) throws -> AppStoreServerAPIClient {
+        try AppStoreServerAPIClient(
+            environment: .sandbox,
+            baseURL: baseURL,
+            transport: URLSessionTransport(),
+            tokenProvider: try tokenProvider(key: key, bundleId: bundleId),
+            options: options
+        )
+    }
+
+    /// A verifier that trusts the emulator's root certificate, with strict X.509 checks.
+    func verifier() async throws -> AppStoreSignedDataVerifier {
+        let response = try await get("/emulator/v1/root-certificate")
+        guard response.status == 200 else {
+            throw IAPError(.internalError, "GET root-certificate answered \(response.status)")
+        }
+        return try AppStoreSignedDataVerifier(
+            configuration: .init(
+                rootCertificates: [try X509Certificate(derEncoded: Array(response.body))],
+                bundleId: Self.bundleId,
+                environment: .sandbox,
+                appAppleId: Self.appAppleId,
+                strictX509: true
+            )
+        )
+    }
+
+    // MARK: - Control endpoints
+
+    /// Sends a control request with a JSON body.
+    func post(_ path: String, json: String = "") async throws -> HTTPResponse {
+        try await transport.send(
+            HTTPRequest(
+                method: "POST",
+                url: baseURL.appending(path: path),
+                headers: ["Content-Type": "application/json"],
+                body: Data(json.utf8)
+            )
+        )
+    }
+
+    /// Sends a GET request.
+    func get(_ path: String) async throws -> HTTPResponse {
+        try await transport.send(HTTPRequest(method: "GET", url: baseURL.appending(path: path)))
+    }
+
+    /// The answer of a purchase.
+    struct Purchase: Decodable {
+        let transactionId: String
+        let originalTransactionId: String
+        let orderId: String?
+        let signedTransaction: String
+    }
+
+    /// Buys a product through `POST /emulator/v1/purchases`.
+    func purchase(_ productId: String, account: String = "customer") async throws -> Purchase {
+        let response = try await post(
+            "/emulator/v1/purchases",
+            json: #"{"productId":"\#(productId)","account":"\#(account)"}"#
+        )
+        guard response.status == 200 else {
+            throw IAPError(
+                .internalError,
+                "purchase answered \(response.status): \(String(decoding: response.body, as: UTF8.self))"
+            )
+        }
+        return try JSONDecoder().decode(Purchase.self, from: response.body)
+    }
+
+    /// Runs a subscription action and returns the answer's status.
+    @discardableResult
+    func subscription(_ originalTransactionId: String, _ action: String) async throws -> Int {
+        try await post("/emulator/v1/subscriptions/\(originalTransactionId)/\(action)").status
+    }
+}
