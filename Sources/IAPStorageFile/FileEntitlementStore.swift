@@ -178,18 +178,11 @@ public actor FileEntitlementStore: EntitlementStore {
     ///   `storageFailure` if the journal cannot be written (nothing was recorded).
     public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
         try checkOpen()
-        guard !entry.transactionId.isEmpty else {
-            throw IAPError(.invalidArgument, "a ledger entry needs a transactionId")
+        let stored: LedgerEntry
+        switch try state.planInsert(entry) {
+        case .existing(let existing): return try await answer(.existing(existing))
+        case .insert(let planned): stored = planned
         }
-        guard !entry.userId.isEmpty else {
-            throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
-        }
-        if let existing = state.entry(transactionId: entry.transactionId) {
-            return try await answer(.existing(existing))
-        }
-        var stored = entry
-        stored.sequence = state.lastSequence + 1
-        stored.revision = 1
         let lsn = try append(.insert(stored)) { $0.insert(stored) }
         try await waitUntilDurable(lsn)
         return .inserted(stored)
@@ -219,31 +212,11 @@ public actor FileEntitlementStore: EntitlementStore {
     ///   `recordedAt`, or has an empty `userId`; `storageFailure` if the journal cannot be written.
     public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
         try checkOpen()
-        guard let current = state.entry(transactionId: entry.transactionId) else {
-            return try await answer(false)
+        let stored: LedgerEntry
+        switch try state.planReplace(entry, ifRevision: revision) {
+        case .refuse: return try await answer(false)
+        case .replace(let planned): stored = planned
         }
-        guard entry.sequence == current.sequence else {
-            throw IAPError(
-                .invalidArgument,
-                "ledger entry \(entry.transactionId) has sequence \(current.sequence), which never changes; "
-                    + "got \(entry.sequence)"
-            )
-        }
-        guard entry.recordedAt == current.recordedAt else {
-            throw IAPError(
-                .invalidArgument,
-                "ledger entry \(entry.transactionId) was recorded at \(current.recordedAt), which never changes; "
-                    + "got \(entry.recordedAt)"
-            )
-        }
-        guard !entry.userId.isEmpty else {
-            throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
-        }
-        guard current.revision == revision else {
-            return try await answer(false)
-        }
-        var stored = entry
-        stored.revision = current.revision + 1
         let lsn = try append(.replace(stored)) { $0.replace(with: stored) }
         try await waitUntilDurable(lsn)
         return true
@@ -265,13 +238,7 @@ public actor FileEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a `limit` below 1.
     public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
         try checkOpen()
-        guard limit >= 1 else {
-            throw IAPError(.invalidArgument, "a history page needs a limit of at least 1, got \(limit)")
-        }
-        let before = try cursor.map(Self.sequence(fromCursor:))
-        let found = state.history(userId: userId, before: before, limit: limit)
-        let nextCursor = found.more ? found.entries.last.map { Self.cursorPrefix + String($0.sequence) } : nil
-        return try await answer(LedgerPage(entries: found.entries, nextCursor: nextCursor))
+        return try await answer(try state.historyPage(userId: userId, cursor: cursor, limit: limit))
     }
 
     /// Entries whose delivery is due at `instant`.
@@ -284,10 +251,7 @@ public actor FileEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1.
     public func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
         try checkOpen()
-        guard limit >= 1 else {
-            throw IAPError(.invalidArgument, "due deliveries need a limit of at least 1, got \(limit)")
-        }
-        return try await answer(state.dueDeliveries(at: instant, limit: limit))
+        return try await answer(try state.due(at: instant, limit: limit))
     }
 
     // MARK: Bindings
@@ -301,15 +265,10 @@ public actor FileEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` for an empty token or user id, or `storageFailure`.
     public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
         try checkOpen()
-        guard !appAccountToken.isEmpty, !userId.isEmpty else {
-            throw IAPError(
-                .invalidArgument,
-                "binding needs a non-empty appAccountToken and userId, got \"\(appAccountToken)\" → \"\(userId)\""
-            )
-        }
-        let token = appAccountToken.lowercased()
-        if let existing = state.user(forAppAccountToken: token) {
-            return try await answer(existing == userId ? .alreadyBound : .conflict(existingUserId: existing))
+        let token: String
+        switch try state.planBind(appAccountToken: appAccountToken, to: userId) {
+        case .answer(let outcome): return try await answer(outcome)
+        case .bind(let planned): token = planned
         }
         let lsn = try append(.bind(token: token, userId: userId)) { $0.bind(token: token, to: userId) }
         try await waitUntilDurable(lsn)
@@ -331,15 +290,8 @@ public actor FileEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` without an original transaction id, or `storageFailure`.
     public func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool {
         try checkOpen()
-        guard let originalTransactionId = renewalInfo.originalTransactionId, !originalTransactionId.isEmpty else {
-            throw IAPError(.invalidArgument, "renewal info without an originalTransactionId cannot be stored")
-        }
-        if let stored = state.renewalInfos[originalTransactionId] {
-            let storedDate = stored.signedDate ?? .distantPast
-            let newDate = renewalInfo.signedDate ?? .distantPast
-            guard newDate > storedDate else {
-                return try await answer(false)
-            }
+        guard let originalTransactionId = try state.planRenewalInfo(renewalInfo) else {
+            return try await answer(false)
         }
         let lsn = try append(.renewal(renewalInfo)) {
             $0.storeRenewalInfo(renewalInfo, for: originalTransactionId)
@@ -365,10 +317,7 @@ public actor FileEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` for an empty UUID, or `storageFailure`.
     public func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool {
         try checkOpen()
-        guard !notificationUUID.isEmpty else {
-            throw IAPError(.invalidArgument, "a processed notification needs a notificationUUID")
-        }
-        guard state.notifications[notificationUUID] == nil else {
+        guard try state.planNotification(notificationUUID) else {
             return try await answer(false)
         }
         let lsn = try append(.notification(uuid: notificationUUID, at: instant)) {
@@ -656,27 +605,5 @@ public actor FileEntitlementStore: EntitlementStore {
                 continuation.resume(with: Result { try body() })
             }
         }
-    }
-
-    /// The version tag that starts every cursor this store issues.
-    private static let cursorPrefix = "v1:"
-
-    /// The sequence a cursor points before.
-    private static func sequence(fromCursor cursor: String) throws -> Int64 {
-        let malformed = IAPError(
-            .invalidArgument,
-            "malformed history cursor \"\(cursor)\": pass nil for the first page, then the nextCursor of the last page"
-        )
-        guard cursor.hasPrefix(cursorPrefix) else {
-            throw malformed
-        }
-        let digits = cursor.dropFirst(cursorPrefix.count)
-        guard let first = digits.first, first != "0",
-            digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-            let sequence = Int64(digits)
-        else {
-            throw malformed
-        }
-        return sequence
     }
 }

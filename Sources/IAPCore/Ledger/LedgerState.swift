@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    package import FoundationEssentials
 #else
-    import Foundation
+    package import Foundation
 #endif
-import IAPCore
 
-/// The whole ledger in memory, with its indexes: what a ``FileEntitlementStore`` answers reads from.
+/// The whole ledger in memory, with its indexes and the contract's rules: what `InMemoryEntitlementStore` and
+/// `FileEntitlementStore` both answer from, so the two backends share one implementation of the contract.
 ///
 /// It is a value type, so a copy for a snapshot is free until the store writes again. Entries live once,
 /// in ``entries``, at `sequence - 1` (sequences start at 1 and grow by 1 per insert, and entries are never
@@ -13,9 +13,9 @@ import IAPCore
 ///
 /// Mutations are split in two steps so that a write can be undone when its journal record fails to reach
 /// the disk: each mutating method returns the ``Undo`` that restores the state before it.
-struct LedgerState: Sendable {
+package struct LedgerState: Sendable {
     /// Every entry, at `sequence - 1`.
-    private(set) var entries: [LedgerEntry] = []
+    package private(set) var entries: [LedgerEntry] = []
     /// Transaction id → position in ``entries``.
     private var positionById: [String: Int] = [:]
     /// User id → positions of the user's entries, ascending (that is, by sequence).
@@ -25,11 +25,11 @@ struct LedgerState: Sendable {
     /// Positions of `pending` and `retrying` entries: the only ones that can be due.
     private var undelivered: Set<Int> = []
     /// appAccountToken (lowercased) → user id.
-    private(set) var bindings: [String: String] = [:]
+    package private(set) var bindings: [String: String] = [:]
     /// The latest renewal info per original transaction id.
-    private(set) var renewalInfos: [String: RenewalInfoPayload] = [:]
+    package private(set) var renewalInfos: [String: RenewalInfoPayload] = [:]
     /// Processed notification UUIDs and when they were processed.
-    private(set) var notifications: [String: Date] = [:]
+    package private(set) var notifications: [String: Date] = [:]
     /// Counts kept current on every write (`users` is computed on read).
     private var counts = LedgerStatistics(
         transactions: 0,
@@ -40,8 +40,11 @@ struct LedgerState: Sendable {
         users: 0
     )
 
+    /// An empty ledger.
+    package init() {}
+
     /// How to take back one mutation.
-    enum Undo: Sendable {
+    package enum Undo: Sendable {
         /// Remove the last inserted entry.
         case insert
         /// Put back the entry as it was.
@@ -55,23 +58,23 @@ struct LedgerState: Sendable {
     }
 
     /// The sequence of the last insert (0 when empty).
-    var lastSequence: Int64 { Int64(entries.count) }
+    package var lastSequence: Int64 { Int64(entries.count) }
 
     // MARK: Reads
 
     /// The entry for a transaction id, or `nil`.
-    func entry(transactionId: String) -> LedgerEntry? {
+    package func entry(transactionId: String) -> LedgerEntry? {
         positionById[transactionId].map { entries[$0] }
     }
 
     /// Every entry of a purchase family, by ascending sequence.
-    func entries(originalTransactionId: String) -> [LedgerEntry] {
+    package func entries(originalTransactionId: String) -> [LedgerEntry] {
         (positionsByOriginal[originalTransactionId] ?? []).map { entries[$0] }
     }
 
     /// Up to `limit` of a user's entries with a sequence below `before` (all when `nil`), newest first,
     /// and whether older ones remain.
-    func history(userId: String, before: Int64?, limit: Int) -> (entries: [LedgerEntry], more: Bool) {
+    package func history(userId: String, before: Int64?, limit: Int) -> (entries: [LedgerEntry], more: Bool) {
         let positions = positionsByUser[userId] ?? []
         var end = positions.endIndex
         if let before {
@@ -83,7 +86,7 @@ struct LedgerState: Sendable {
     }
 
     /// Due entries at `instant`, by `nextAttemptAt` (`nil` first) then sequence.
-    func dueDeliveries(at instant: Date, limit: Int) -> [LedgerEntry] {
+    package func dueDeliveries(at instant: Date, limit: Int) -> [LedgerEntry] {
         let due = undelivered.sorted().map { entries[$0] }.filter { Self.isDue($0, at: instant) }
         let ordered = due.sorted { lhs, rhs in
             switch (lhs.nextAttemptAt, rhs.nextAttemptAt) {
@@ -101,12 +104,12 @@ struct LedgerState: Sendable {
     }
 
     /// The user a token is bound to, or `nil`.
-    func user(forAppAccountToken token: String) -> String? {
+    package func user(forAppAccountToken token: String) -> String? {
         bindings[token.lowercased()]
     }
 
     /// Counts over the whole ledger.
-    var statistics: LedgerStatistics {
+    package var statistics: LedgerStatistics {
         var statistics = counts
         statistics.users = positionsByUser.count
         return statistics
@@ -115,7 +118,7 @@ struct LedgerState: Sendable {
     // MARK: Mutations
 
     /// Makes room for `count` entries, so that loading a large ledger grows its storage once.
-    mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         entries.reserveCapacity(count)
         positionById.reserveCapacity(count)
     }
@@ -123,7 +126,7 @@ struct LedgerState: Sendable {
     /// Appends an entry whose `sequence` is ``lastSequence`` + 1 and whose id is new.
     ///
     /// - Returns: `nil` if the entry does not fit (a taken id or a sequence out of order).
-    mutating func insert(_ entry: LedgerEntry) -> Undo? {
+    package mutating func insert(_ entry: LedgerEntry) -> Undo? {
         guard entry.sequence == lastSequence + 1, positionById[entry.transactionId] == nil else {
             return nil
         }
@@ -140,7 +143,7 @@ struct LedgerState: Sendable {
     /// Replaces a stored entry with a new state of it (same id, sequence and recordedAt).
     ///
     /// - Returns: `nil` if no entry with that id, sequence and recordedAt exists.
-    mutating func replace(with entry: LedgerEntry) -> Undo? {
+    package mutating func replace(with entry: LedgerEntry) -> Undo? {
         guard let position = positionById[entry.transactionId] else {
             return nil
         }
@@ -153,7 +156,7 @@ struct LedgerState: Sendable {
     }
 
     /// Binds a lowercased token that is not bound yet.
-    mutating func bind(token: String, to userId: String) -> Undo? {
+    package mutating func bind(token: String, to userId: String) -> Undo? {
         guard bindings[token] == nil else {
             return nil
         }
@@ -162,13 +165,13 @@ struct LedgerState: Sendable {
     }
 
     /// Stores a renewal info under its original transaction id, whatever was there.
-    mutating func storeRenewalInfo(_ info: RenewalInfoPayload, for originalTransactionId: String) -> Undo {
+    package mutating func storeRenewalInfo(_ info: RenewalInfoPayload, for originalTransactionId: String) -> Undo {
         let previous = renewalInfos.updateValue(info, forKey: originalTransactionId)
         return .renewal(originalTransactionId: originalTransactionId, previous: previous)
     }
 
     /// Records a notification UUID that is not recorded yet.
-    mutating func markNotification(_ uuid: String, at instant: Date) -> Undo? {
+    package mutating func markNotification(_ uuid: String, at instant: Date) -> Undo? {
         guard notifications[uuid] == nil else {
             return nil
         }
@@ -177,7 +180,7 @@ struct LedgerState: Sendable {
     }
 
     /// Takes back one mutation; undos must be applied newest first.
-    mutating func undo(_ undo: Undo) {
+    package mutating func undo(_ undo: Undo) {
         switch undo {
         case .insert:
             guard let entry = entries.last else {
