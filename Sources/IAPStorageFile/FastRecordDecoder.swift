@@ -53,9 +53,30 @@ enum FastRecordDecoder {
         case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt
         case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits
 
-        static let byName: [String: Field] = Dictionary(
-            uniqueKeysWithValues: allCases.map { ("\($0)", $0) }
-        )
+        /// The fields by key length, with their names as bytes: found without building a `String` or hashing.
+        private static let byLength: [[(name: [UInt8], field: Field)]] = {
+            var table = [[(name: [UInt8], field: Field)]](repeating: [], count: 64)
+            for field in allCases {
+                let name = Array("\(field)".utf8)
+                table[name.count].append((name, field))
+            }
+            return table
+        }()
+
+        static func named(_ key: UnsafeRawBufferPointer) -> Field? {
+            guard key.count > 0, key.count < byLength.count else { return nil }
+            return byLength[key.count].first { candidate in
+                candidate.name.elementsEqual(key)
+            }?.field
+        }
+
+        /// The fields a record may leave out.
+        static let optionalMask: Int = [
+            Field.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantAttempted, .grantedUnits,
+        ].reduce(0) { $0 | 1 << $1.rawValue }
+
+        /// Every field.
+        static let allMask: Int = allCases.reduce(0) { $0 | 1 << $1.rawValue }
     }
 
     private struct Parser {
@@ -195,9 +216,9 @@ enum FastRecordDecoder {
             var revision: Int64 = 0
             if consume(UInt8(ascii: "}")) { return nil }
             repeat {
-                guard let key = text(), consume(UInt8(ascii: ":")) else { return nil }
+                guard let key = string(), consume(UInt8(ascii: ":")) else { return nil }
                 // Unknown keys are left to JSONDecoder (which would ignore them); so are repeated ones.
-                guard let field = Field.byName[key], seen & (1 << field.rawValue) == 0 else { return nil }
+                guard let field = Field.named(key), seen & (1 << field.rawValue) == 0 else { return nil }
                 seen |= 1 << field.rawValue
                 switch field {
                 case .transactionId:
@@ -272,10 +293,8 @@ enum FastRecordDecoder {
             if transaction.productId == productId {
                 transaction.productId = productId
             }
-            let optional: Set<Field> = [
-                .orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantAttempted, .grantedUnits,
-            ]
-            for field in Field.allCases where !optional.contains(field) && seen & (1 << field.rawValue) == 0 {
+            let required = Field.allMask & ~Field.optionalMask
+            guard seen & required == required else {
                 return nil
             }
             var entry = LedgerEntry(
@@ -295,7 +314,8 @@ enum FastRecordDecoder {
             entry.revokedAt = revokedAt
             entry.revocationDelivered = revocationDelivered
             entry.grantGeneration = grantGeneration
-            entry.grantAttempted = grantAttempted
+            // As LedgerEntry's own decoder: a ledger written before `grantAttempted` existed granted what it delivered.
+            entry.grantAttempted = seen & (1 << Field.grantAttempted.rawValue) != 0 ? grantAttempted : deliveredAt != nil
             entry.grantedUnits = grantedUnits
             entry.sequence = sequence
             entry.revision = revision

@@ -3,6 +3,11 @@
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Decodes the common shape of a transaction payload without `JSONDecoder`.
 ///
@@ -26,7 +31,7 @@ package enum FastTransactionDecoder {
     package static func decode(_ bytes: UnsafeRawBufferPointer) -> TransactionPayload? {
         var parser = Parser(bytes)
         var payload = TransactionPayload()
-        var seen = Set<String>()
+        var seen: UInt64 = 0
         guard parser.skipWhitespace(), parser.consume(UInt8(ascii: "{")) else { return nil }
         guard parser.skipWhitespace() else { return nil }
         if parser.consume(UInt8(ascii: "}")) {
@@ -34,13 +39,19 @@ package enum FastTransactionDecoder {
         }
         while true {
             guard parser.skipWhitespace(), let keyBytes = parser.string() else { return nil }
-            let key = String(decoding: keyBytes, as: UTF8.self)
-            guard seen.insert(key).inserted else { return nil }
+            let field = Field.named(keyBytes)
+            if let field {
+                // A repeated field is left to the full decoder; unknown keys are ignored, repeated or not.
+                guard seen & (1 << field.rawValue) == 0 else { return nil }
+                seen |= 1 << field.rawValue
+            }
             guard parser.skipWhitespace(), parser.consume(UInt8(ascii: ":")), parser.skipWhitespace() else {
                 return nil
             }
             guard let value = parser.value() else { return nil }
-            guard assign(value, to: key, in: &payload) else { return nil }
+            if let field {
+                guard assign(value, to: field, in: &payload) else { return nil }
+            }
             guard parser.skipWhitespace() else { return nil }
             if parser.consume(UInt8(ascii: ",")) {
                 continue
@@ -52,46 +63,103 @@ package enum FastTransactionDecoder {
 
     // MARK: - Fields
 
-    private static func assign(_ value: Value, to key: String, in payload: inout TransactionPayload) -> Bool {
-        switch key {
-        case "originalTransactionId": return string(value, into: &payload.originalTransactionId)
-        case "transactionId": return string(value, into: &payload.transactionId)
-        case "webOrderLineItemId": return string(value, into: &payload.webOrderLineItemId)
-        case "bundleId": return string(value, into: &payload.bundleId)
-        case "productId": return string(value, into: &payload.productId)
-        case "subscriptionGroupIdentifier": return string(value, into: &payload.subscriptionGroupIdentifier)
-        case "purchaseDate": return date(value, into: &payload.purchaseDate)
-        case "originalPurchaseDate": return date(value, into: &payload.originalPurchaseDate)
-        case "expiresDate": return date(value, into: &payload.expiresDate)
-        case "quantity": return int32(value, into: &payload.quantity)
-        case "type": return enumeration(value, into: &payload.type)
-        case "appAccountToken": return string(value, into: &payload.appAccountToken)
-        case "inAppOwnershipType": return enumeration(value, into: &payload.inAppOwnershipType)
-        case "signedDate": return date(value, into: &payload.signedDate)
-        case "revocationReason": return integerEnumeration(value, into: &payload.revocationReason)
-        case "revocationDate": return date(value, into: &payload.revocationDate)
-        case "isUpgraded": return bool(value, into: &payload.isUpgraded)
-        case "offerType": return integerEnumeration(value, into: &payload.offerType)
-        case "offerIdentifier": return string(value, into: &payload.offerIdentifier)
-        case "environment": return enumeration(value, into: &payload.environment)
-        case "storefront": return string(value, into: &payload.storefront)
-        case "storefrontId": return string(value, into: &payload.storefrontId)
-        case "transactionReason": return enumeration(value, into: &payload.transactionReason)
-        case "currency": return string(value, into: &payload.currency)
-        case "price": return int64(value, into: &payload.price)
-        case "offerDiscountType": return enumeration(value, into: &payload.offerDiscountType)
-        case "appTransactionId": return string(value, into: &payload.appTransactionId)
-        case "offerPeriod": return string(value, into: &payload.offerPeriod)
-        case "revocationType": return enumeration(value, into: &payload.revocationType)
-        case "revocationPercentage": return int32(value, into: &payload.revocationPercentage)
-        case "billingPlanType": return enumeration(value, into: &payload.billingPlanType)
-        case "advancedCommerceInfo", "commitmentInfo":
+    /// The payload's keys, found by their bytes without building a `String` or hashing.
+    private enum Field: Int, CaseIterable {
+        case originalTransactionId
+        case transactionId
+        case webOrderLineItemId
+        case bundleId
+        case productId
+        case subscriptionGroupIdentifier
+        case purchaseDate
+        case originalPurchaseDate
+        case expiresDate
+        case quantity
+        case type
+        case appAccountToken
+        case inAppOwnershipType
+        case signedDate
+        case revocationReason
+        case revocationDate
+        case isUpgraded
+        case offerType
+        case offerIdentifier
+        case environment
+        case storefront
+        case storefrontId
+        case transactionReason
+        case currency
+        case price
+        case offerDiscountType
+        case appTransactionId
+        case offerPeriod
+        case revocationType
+        case revocationPercentage
+        case billingPlanType
+        case advancedCommerceInfo
+        case commitmentInfo
+
+        /// The fields by key length, with their names as bytes.
+        private static let byLength: [[(name: [UInt8], field: Field)]] = {
+            var table = [[(name: [UInt8], field: Field)]](repeating: [], count: 64)
+            for field in allCases {
+                let name = Array("\(field)".utf8)
+                table[name.count].append((name, field))
+            }
+            return table
+        }()
+
+        static func named(_ key: UnsafeRawBufferPointer) -> Field? {
+            guard key.count > 0, key.count < byLength.count, let keyBase = key.baseAddress else { return nil }
+            for candidate in byLength[key.count] {
+                let matches = candidate.name.withUnsafeBytes { name in
+                    name.baseAddress.map { memcmp($0, keyBase, key.count) == 0 } ?? false
+                }
+                if matches {
+                    return candidate.field
+                }
+            }
+            return nil
+        }
+    }
+
+    private static func assign(_ value: Value, to field: Field, in payload: inout TransactionPayload) -> Bool {
+        switch field {
+        case .originalTransactionId: return string(value, into: &payload.originalTransactionId)
+        case .transactionId: return string(value, into: &payload.transactionId)
+        case .webOrderLineItemId: return string(value, into: &payload.webOrderLineItemId)
+        case .bundleId: return string(value, into: &payload.bundleId)
+        case .productId: return string(value, into: &payload.productId)
+        case .subscriptionGroupIdentifier: return string(value, into: &payload.subscriptionGroupIdentifier)
+        case .purchaseDate: return date(value, into: &payload.purchaseDate)
+        case .originalPurchaseDate: return date(value, into: &payload.originalPurchaseDate)
+        case .expiresDate: return date(value, into: &payload.expiresDate)
+        case .quantity: return int32(value, into: &payload.quantity)
+        case .type: return enumeration(value, into: &payload.type)
+        case .appAccountToken: return string(value, into: &payload.appAccountToken)
+        case .inAppOwnershipType: return enumeration(value, into: &payload.inAppOwnershipType)
+        case .signedDate: return date(value, into: &payload.signedDate)
+        case .revocationReason: return integerEnumeration(value, into: &payload.revocationReason)
+        case .revocationDate: return date(value, into: &payload.revocationDate)
+        case .isUpgraded: return bool(value, into: &payload.isUpgraded)
+        case .offerType: return integerEnumeration(value, into: &payload.offerType)
+        case .offerIdentifier: return string(value, into: &payload.offerIdentifier)
+        case .environment: return enumeration(value, into: &payload.environment)
+        case .storefront: return string(value, into: &payload.storefront)
+        case .storefrontId: return string(value, into: &payload.storefrontId)
+        case .transactionReason: return enumeration(value, into: &payload.transactionReason)
+        case .currency: return string(value, into: &payload.currency)
+        case .price: return int64(value, into: &payload.price)
+        case .offerDiscountType: return enumeration(value, into: &payload.offerDiscountType)
+        case .appTransactionId: return string(value, into: &payload.appTransactionId)
+        case .offerPeriod: return string(value, into: &payload.offerPeriod)
+        case .revocationType: return enumeration(value, into: &payload.revocationType)
+        case .revocationPercentage: return int32(value, into: &payload.revocationPercentage)
+        case .billingPlanType: return enumeration(value, into: &payload.billingPlanType)
+        case .advancedCommerceInfo, .commitmentInfo:
             // Objects are left to the full decoder; an explicit null is simply absent.
             if case .null = value { return true }
             return false
-        default:
-            // Unknown keys are ignored, as JSONDecoder ignores them.
-            return true
         }
     }
 
