@@ -32,9 +32,12 @@ enum JournalRecord {
         var isUnsupportedVersion: Bool = false
         /// Whether the checksum matched, so the line was written whole (never a torn write).
         var isIntact: Bool = false
+        /// Whether the envelope is well formed and only the checksum disagrees: on a complete line that is
+        /// damage to a record that was written whole, never a torn write.
+        var isChecksumMismatch: Bool = false
 
         /// Whether a crash in the middle of writing the line explains the problem.
-        var isTornCandidate: Bool { !isUnsupportedVersion && !isIntact }
+        var isTornCandidate: Bool { !isUnsupportedVersion && !isIntact && !isChecksumMismatch }
     }
 
     /// Encodes one record as a line, newline included.
@@ -86,7 +89,8 @@ enum JournalRecord {
         guard actual == crc else {
             return .failure(
                 Problem(
-                    reason: "bad checksum (stored \(String(crc, radix: 16)), computed \(String(actual, radix: 16)))"
+                    reason: "bad checksum (stored \(String(crc, radix: 16)), computed \(String(actual, radix: 16)))",
+                    isChecksumMismatch: true
                 )
             )
         }

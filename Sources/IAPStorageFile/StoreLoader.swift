@@ -54,8 +54,14 @@ struct StoreLoader {
         }
         let base = snapshotGeneration ?? 0
         let journals = listing.journals.filter { $0 >= base }
+        // The last journal that holds anything is the one a crash may have torn: a compaction that died right
+        // after creating its new journal leaves that one empty behind the torn one.
+        let lastWritten = journals.lastIndex { generation in
+            var status = stat()
+            return stat(files.journal(generation), &status) != 0 || status.st_size > 0
+        }
         for (index, generation) in journals.enumerated() {
-            try replay(generation, isLast: index == journals.count - 1)
+            try replay(generation, isLast: index >= (lastWritten ?? journals.count - 1))
         }
         // Leftovers of an interrupted compaction: journals and snapshots the newest snapshot covers, and
         // snapshots that were never renamed into place.

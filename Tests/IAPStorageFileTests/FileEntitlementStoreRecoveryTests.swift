@@ -142,19 +142,35 @@ import Testing
         }
     }
 
-    @Test func aCompleteLastLineWithABadChecksumIsDropped() async throws {
+    @Test func aCompleteLastLineWithABadChecksumIsCorruptionNotATornWrite() async throws {
         try await withTemporaryDirectory { directory in
             var journal = try await writeThree(in: directory)
             let offsets = lineOffsets(journal)
-            // Flip a byte inside the last record's operation: the line is whole, its checksum is not.
+            // Flip a byte inside the last record's operation: the line was written whole, so this is damage to an
+            // acknowledged record, which must never be cut away quietly.
             journal[journal.count - 20] ^= 0x01
             try write(journal, to: directory)
 
+            let error = try #require(throws: IAPError.self) {
+                try FileEntitlementStore(directory: directory.url)
+            }
+            #expect(error.code == .storageCorrupted)
+            #expect(error.message.contains("journal-1.jsonl"))
+            #expect(error.message.contains("bad checksum"))
+            #expect(error.message.contains("at byte offset \(offsets[2])"))
+        }
+    }
+
+    @Test func aCrashAsACompactionStartedLeavesATornJournalBeforeAnEmptyOneThatStillOpens() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try await writeThree(in: directory)
+            let garbage = Array("{\"v\":1,\"seq\":4,\"crc\":\"0000".utf8)
+            try write(journal + garbage, to: directory)
+            try Data().write(to: directory.file("journal-2.jsonl"))
+
             let store = try FileEntitlementStore(directory: directory.url)
-            #expect(try await storedIds(store) == ["t-1", "t-2"])
-            let dropped = try #require(store.recovery.droppedTail)
-            #expect(dropped.offset == offsets[2])
-            #expect(dropped.reason.contains("bad checksum"))
+            #expect(try await storedIds(store) == ["t-1", "t-2", "t-3"])
+            #expect(store.recovery.droppedTail?.file == "journal-1.jsonl")
             await store.close()
         }
     }
