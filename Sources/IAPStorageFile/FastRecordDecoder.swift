@@ -315,7 +315,8 @@ enum FastRecordDecoder {
             entry.revocationDelivered = revocationDelivered
             entry.grantGeneration = grantGeneration
             // As LedgerEntry's own decoder: a ledger written before `grantAttempted` existed granted what it delivered.
-            entry.grantAttempted = seen & (1 << Field.grantAttempted.rawValue) != 0 ? grantAttempted : deliveredAt != nil
+            entry.grantAttempted =
+                seen & (1 << Field.grantAttempted.rawValue) != 0 ? grantAttempted : deliveredAt != nil
             entry.grantedUnits = grantedUnits
             entry.sequence = sequence
             entry.revision = revision

@@ -182,12 +182,18 @@ struct DeliveryPipelineTests {
         let outcome = await pipeline.submit(signedTransaction: other, userId: nil)
         #expect(outcome.entry?.userId == "alice")
 
-        let anonymous = try shop.sign(shop.transaction("coins.100"))
-        guard case .rejected(let error) = await pipeline.submit(signedTransaction: anonymous, userId: nil) else {
-            Issue.record("a transaction with neither a token nor a user must be rejected")
-            return
-        }
-        #expect(error.code == .invalidArgument)
+        // Neither a token nor a user: recorded (a refund must not be lost) but granted to nobody until a user
+        // presents it.
+        let anonymous = shop.transaction("coins.100")
+        let signed = try shop.sign(anonymous)
+        let waiting = await pipeline.submit(signedTransaction: signed, userId: nil)
+        #expect(waiting.name == "pending")
+        #expect(waiting.entry?.deliveryState == .awaitingOwner)
+        #expect(waiting.entry?.userId == DeliveryPipeline.unownedPrefix + (anonymous.transactionId ?? ""))
+        #expect(shop.wallet.calls.count == 2)
+        let claimed = await pipeline.submit(signedTransaction: signed, userId: "bob")
+        #expect(claimed.name == "delivered")
+        #expect(shop.wallet.calls.last?.userId == "bob")
     }
 
     @Test func aRefundTakesBackOnceAndAnOldCopyCannotUndoIt() async throws {

@@ -91,6 +91,26 @@ struct DeliveryRaceTests {
         #expect(await shop.memory.user(forAppAccountToken: token.lowercased()) == "alice")
     }
 
+    @Test func aRefundOfAPurchaseNobodyReportedIsKeptAndWinsOverTheOldCopy() async throws {
+        var shop = try Shop()
+        let purchase = shop.transaction("coins.100")  // no appAccountToken, never submitted
+        let original = try shop.sign(purchase)
+        let pipeline = shop.pipeline()
+
+        let notified = await pipeline.process(
+            Self.refunded(purchase, at: shop.clock.now.addingTimeInterval(60)),
+            userId: nil
+        )
+        #expect(notified.name == "revoked")
+
+        // The app reports the purchase late, with the copy it got before the refund.
+        let late = await pipeline.submit(signedTransaction: original, userId: "alice")
+        #expect(late.name == "revoked")
+        #expect(late.shouldFinishTransaction)
+        #expect(late.entry?.userId == "alice")
+        #expect(shop.wallet.calls.isEmpty)
+    }
+
     @Test func aRejectedReplayBindsNothing() async throws {
         var shop = try Shop()
         let token = UUID().uuidString

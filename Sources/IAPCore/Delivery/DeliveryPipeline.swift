@@ -222,6 +222,9 @@ public final class DeliveryPipeline: Sendable {
 
     // MARK: - Steps
 
+    /// The owner recorded for a transaction nobody can be named for yet: `unowned:<transactionId>`.
+    public static let unownedPrefix = "unowned:"
+
     /// Who a transaction is for, decided without writing anything.
     private struct OwnerClaim {
         var owner: String
@@ -274,11 +277,9 @@ public final class DeliveryPipeline: Sendable {
             return OwnerClaim(owner: continued, token: token, awaitingOwner: false)
         }
         guard let token else {
-            throw IAPError(
-                .invalidArgument,
-                "transaction \(transactionId) carries no appAccountToken, continues no recorded purchase, "
-                    + "and no user was given"
-            )
+            // Nobody can be named yet (a notification about a purchase the app never reported): record it, so a
+            // refund is never lost, and give it to the first user who presents it.
+            return OwnerClaim(owner: Self.unownedPrefix + transactionId, token: nil, awaitingOwner: true)
         }
         return OwnerClaim(owner: token, token: token, awaitingOwner: unclaimedTokenPolicy == .awaitOwner)
     }
@@ -291,13 +292,22 @@ public final class DeliveryPipeline: Sendable {
         if existing.userId == claim.owner {
             return existing
         }
-        if existing.deliveryState == .awaitingOwner, !claim.awaitingOwner, claim.token == existing.userId {
+        // A placeholder owner (the token itself, or `unowned:<id>`) gives way to the first user who presents the
+        // transaction, whatever became of it meanwhile (a refund may have settled it already).
+        let placeholder =
+            existing.deliveryState == .awaitingOwner || existing.userId.hasPrefix(Self.unownedPrefix)
+        let claimable =
+            claim.token == existing.userId
+            || (claim.token == nil && existing.userId == Self.unownedPrefix + existing.transactionId)
+        if placeholder, !claim.awaitingOwner, claimable {
             var current = existing
             for _ in 0..<8 {
                 var adopted = current
                 adopted.userId = claim.owner
-                adopted.deliveryState = .pending
-                adopted.nextAttemptAt = nil
+                if current.deliveryState == .awaitingOwner {
+                    adopted.deliveryState = .pending
+                    adopted.nextAttemptAt = nil
+                }
                 if try await store.replace(adopted, ifRevision: current.revision) {
                     adopted.revision = current.revision + 1
                     return adopted
@@ -308,7 +318,6 @@ public final class DeliveryPipeline: Sendable {
                 if reloaded.userId == claim.owner {
                     return reloaded
                 }
-                guard reloaded.deliveryState == .awaitingOwner else { break }
                 current = reloaded
             }
         }
@@ -333,7 +342,7 @@ public final class DeliveryPipeline: Sendable {
     private func owner(ofOriginal originalTransactionId: String?, token: String?) async throws -> String? {
         guard let originalTransactionId, !originalTransactionId.isEmpty else { return nil }
         let family = try await store.entries(originalTransactionId: originalTransactionId)
-        return family.first { $0.deliveryState != .awaitingOwner }?.userId
+        return family.first { $0.deliveryState != .awaitingOwner && !$0.userId.hasPrefix(Self.unownedPrefix) }?.userId
     }
 
     // MARK: - The state machine

@@ -151,17 +151,25 @@ public final class NotificationProcessor: Sendable {
         let notification: VerifiedNotification
         do {
             notification = try await verifier.verifyNotification(signedPayload)
+        } catch let error as IAPError where !error.isRetryable {
+            return .rejected(error)
         } catch {
-            return .rejected(IAPError.wrapping(error, as: .internalError, "verification failed"))
+            // A failure that may pass (a custom verifier's network call): the App Store should try again.
+            var failure = IAPError.wrapping(error, as: .internalError, "verification did not finish")
+            failure.isRetryable = true
+            return .failed(failure)
         }
         return await process(notification)
     }
 
     /// Processes a notification that was already verified.
     ///
-    /// - Parameter notification: The verified notification.
+    /// - Parameters:
+    ///   - notification: The verified notification.
+    ///   - userId: The user a new purchase in it belongs to, when the caller knows; `nil` resolves it from the
+    ///     appAccountToken binding or the subscription it continues.
     /// - Returns: What was done.
-    public func process(_ notification: VerifiedNotification) async -> NotificationOutcome {
+    public func process(_ notification: VerifiedNotification, userId: String? = nil) async -> NotificationOutcome {
         let type = notification.payload.notificationType
         do {
             if let uuid = notification.payload.notificationUUID,
@@ -174,7 +182,7 @@ public final class NotificationProcessor: Sendable {
             }
             var delivery: DeliveryOutcome?
             if let transaction = notification.transaction {
-                switch try await deliver(transaction, type: type) {
+                switch try await deliver(transaction, userId: userId) {
                 case .outcome(let outcome):
                     delivery = outcome
                 case .unowned:
@@ -208,14 +216,14 @@ public final class NotificationProcessor: Sendable {
         case unowned
     }
 
-    private func deliver(_ transaction: TransactionPayload, type: NotificationType?) async throws -> Delivered {
+    private func deliver(_ transaction: TransactionPayload, userId: String?) async throws -> Delivered {
         // A transaction the ledger knows is brought up to date (refund, reversal, new expiry);
         // an unknown one is a purchase made elsewhere (a renewal, another device, Ask to Buy approved).
         if let applied = await pipeline.apply(transaction) {
             return try result(applied)
         }
-        let outcome = await pipeline.process(transaction, userId: nil)
-        if case .rejected(let error) = outcome, error.code == .invalidArgument {
+        let outcome = await pipeline.process(transaction, userId: userId)
+        if outcome.entry?.deliveryState == .awaitingOwner {
             return .unowned
         }
         return try result(outcome)
