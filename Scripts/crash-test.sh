@@ -32,8 +32,11 @@ echo "==> $transactions signed transactions"
     --catalog-out "$work/catalog.json" > "$work/tokens.txt"
 
 # Run as a direct child (not a shell function in a subshell), so that SIGKILL hits the ingesting process.
+# A small compaction threshold makes kills land around compactions too; the grant log records every
+# idempotency key handed to the fulfillment hook, durably, so a second grant would show.
 ingest=("$IAP" ledger ingest --data "$work/ledger" --catalog "$work/catalog.json" --root "$work/root.der"
-    --bundle-id com.example.app --environment Sandbox "$work/tokens.txt")
+    --bundle-id com.example.app --environment Sandbox --compaction-threshold 262144
+    --grant-log "$work/grants.log" "$work/tokens.txt")
 
 echo "==> $kills runs killed with SIGKILL at random points"
 for run in $(seq 1 "$kills"); do
@@ -68,9 +71,9 @@ if grep -q '^REJECT ' "$work"/acks-*.txt; then
 fi
 "$IAP" ledger export --data "$work/ledger" > "$work/export.jsonl"
 
-python3 - "$work" "$transactions" <<'PY'
-import json, sys
-work, expected = sys.argv[1], int(sys.argv[2])
+python3 - "$work" "$transactions" "$kills" <<'PY'
+import collections, json, sys
+work, expected, kills = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 entries = [json.loads(line) for line in open(f"{work}/export.jsonl")]
 ids = [e["transactionId"] for e in entries]
 acked = {line.strip() for line in open(f"{work}/acked.txt") if line.strip()}
@@ -88,11 +91,21 @@ if undelivered:
 regranted = [e["transactionId"] for e in entries if e.get("grantGeneration", 0) != 0]
 if regranted:
     failures.append(f"{len(regranted)} transactions were granted more than once")
+grants = collections.Counter(line.split()[1] for line in open(f"{work}/grants.log") if line.startswith("grant "))
+if set(grants) != set(ids):
+    failures.append(f"the hook was asked to grant {len(grants)} keys for {len(set(ids))} transactions")
+# A key may reach the hook twice only when a kill landed between the hook and the ledger recording it.
+repeated = sum(count - 1 for count in grants.values())
+if repeated > kills:
+    failures.append(f"{repeated} repeated grant keys after only {kills} kills")
+if any(":" in key for key in grants):
+    failures.append("a grant was repeated under a new idempotency key")
 for failure in failures:
     print("FAIL:", failure, file=sys.stderr)
 if failures:
     sys.exit(1)
-print(f"    {len(ids)} transactions, {len(acked)} distinct ACKed ids, all present and delivered once")
+print(f"    {len(ids)} transactions, {len(acked)} distinct ACKed ids, all present and delivered; "
+      f"{len(grants)} grant keys, {repeated} repeated across kills (idempotent by key)")
 PY
 
 "$IAP" ledger check --data "$work/ledger"

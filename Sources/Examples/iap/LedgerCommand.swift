@@ -61,9 +61,12 @@ enum LedgerCommand {
 
     // MARK: - Opening
 
-    static func dataDirectory(_ arguments: Arguments) throws -> URL {
+    static func dataDirectory(_ arguments: Arguments, mustExist: Bool = true) throws -> URL {
         guard let path = try arguments.value("data") else {
             throw Arguments.UsageError(message: "--data DIR is required")
+        }
+        if mustExist, !FileManager.default.fileExists(atPath: path) {
+            throw IAPError(.notFound, "there is no ledger at \(path)")
         }
         return URL(fileURLWithPath: path, isDirectory: true)
     }
@@ -96,12 +99,26 @@ enum LedgerCommand {
     static func ingest(_ arguments: [String]) async throws {
         let parsed = try Arguments(
             arguments,
-            options: ["data", "catalog", "root", "bundle-id", "environment", "app-apple-id", "user"],
+            options: [
+                "data", "catalog", "root", "bundle-id", "environment", "app-apple-id", "user",
+                "compaction-threshold", "grant-log",
+            ],
             flags: ["strict-x509"]
         )
-        let directory = try dataDirectory(parsed)
+        let directory = try dataDirectory(parsed, mustExist: false)
         let settings = try VerifyCommand.Settings(parsed)
         let user = try parsed.value("user")
+        if user?.isEmpty == true {
+            throw Arguments.UsageError(message: "--user must not be empty")
+        }
+        var options = FileEntitlementStore.Options()
+        if let threshold = try parsed.value("compaction-threshold") {
+            guard let bytes = Int(threshold), bytes >= 4_096 else {
+                throw Arguments.UsageError(message: "--compaction-threshold takes a number of bytes, at least 4096")
+            }
+            options.compactionThreshold = bytes
+        }
+        let grantLog = try parsed.value("grant-log").map(GrantLog.init(path:))
         let input = try parsed.singlePositional()
         let descriptor: Int32
         if let input, input != "-" {
@@ -116,13 +133,14 @@ enum LedgerCommand {
         for note in settings.skippedChecks {
             Output.error("note: \(note)")
         }
+        // Take the ledger first: a second process must not replace the catalog the first one works with.
+        let store = try FileEntitlementStore(directory: directory, options: options)
         let products = try catalog(parsed, directory: directory, save: true)
         if products == nil {
             Output.error(
                 "note: no catalog (--catalog, or catalog.json in \(directory.path)): every product is treated as a non-consumable"
             )
         }
-        let store = try FileEntitlementStore(directory: directory)
         let catalog: any ProductCatalog = products ?? NonConsumableCatalog()
         // The ledger lock admits one process at a time, so a claim found at start belongs to a dead process:
         // claims need not outlive the call that takes them.
@@ -131,7 +149,10 @@ enum LedgerCommand {
             verifier: verifier,
             catalog: catalog,
             store: store,
-            hook: ClosureFulfillmentHook(grant: { _ in }, revoke: { _ in }),
+            hook: ClosureFulfillmentHook(
+                grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
+                revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
+            ),
             retryPolicy: RetryPolicy(claimDuration: .zero),
             unclaimedTokenPolicy: .tokenIsUser
         )
@@ -150,19 +171,23 @@ enum LedgerCommand {
         var number = 0
         while let line = reader.next() {
             number += 1
-            let token = line.trimmingCharacters(in: .whitespaces)
-            Output.line(
-                await ingestLine(
-                    token,
-                    number: number,
-                    verifier: verifier,
-                    pipeline: pipeline,
-                    processor: processor,
-                    store: store,
-                    user: user
-                )
+            let answer = await ingestLine(
+                Input.token(fromText: line),
+                number: number,
+                verifier: verifier,
+                pipeline: pipeline,
+                processor: processor,
+                store: store,
+                user: user
             )
+            Output.line(answer.line)
             Output.flush()
+            if let failure = answer.storeFailure {
+                // The ledger itself is failing: stop rather than reject every following line.
+                Output.error("error: \(failure.code.rawValue): \(failure.message)")
+                await store.close()
+                terminate(.rejected)
+            }
         }
         if descriptor != 0 {
             close(descriptor)
@@ -179,9 +204,17 @@ enum LedgerCommand {
         processor: NotificationProcessor,
         store: FileEntitlementStore,
         user: String?
-    ) async -> String {
-        func reject(_ error: any Error) -> String {
-            "REJECT \(number) \(IAPError.wrapping(error, as: .internalError, "unexpected failure").code.rawValue)"
+    ) async -> IngestAnswer {
+        func reject(_ error: any Error) -> IngestAnswer {
+            let failure = IAPError.wrapping(error, as: .internalError, "unexpected failure")
+            let storeFailed = [IAPError.Code.storageFailure, .storageLocked, .storageCorrupted].contains(failure.code)
+            return IngestAnswer(
+                line: "REJECT \(number) \(failure.code.rawValue)",
+                storeFailure: storeFailed ? failure : nil
+            )
+        }
+        func ack(_ text: String) -> IngestAnswer {
+            IngestAnswer(line: "ACK " + text, storeFailure: nil)
         }
         do {
             switch try verifier.detectKind(token) {
@@ -190,30 +223,30 @@ enum LedgerCommand {
                 if case .rejected(let error) = outcome {
                     return reject(error)
                 }
-                return "ACK \(outcome.entry?.transactionId ?? "-") \(outcome.name)"
+                return ack("\(outcome.entry?.transactionId ?? "-") \(outcome.name)")
             case .renewal:
                 let renewal = try verifier.renewalInfo(token)
                 let stored = try await store.storeRenewalInfo(renewal)
-                return "ACK - \(stored ? "stored" : "stale")"
+                return ack("- \(stored ? "stored" : "stale")")
             case .notification:
                 let notification = try verifier.notification(token)
                 let uuid = notification.payload.notificationUUID ?? "-"
-                switch await processor.process(notification) {
+                switch await processor.process(notification, userId: user) {
                 case .processed(_, let delivery):
                     if case .rejected(let error) = delivery {
                         return reject(error)
                     }
-                    return "ACK \(uuid) \(delivery?.name ?? "processed")"
+                    return ack("\(uuid) \(delivery?.name ?? "processed")")
                 case .duplicate:
-                    return "ACK \(uuid) duplicate"
+                    return ack("\(uuid) duplicate")
                 case .unowned:
-                    return "ACK \(uuid) unowned"
+                    return ack("\(uuid) unowned")
                 case .rejected(let error), .failed(let error):
                     return reject(error)
                 }
             case .appTransaction:
                 _ = try verifier.appTransaction(token)
-                return "ACK - verified"
+                return ack("- verified")
             }
         } catch {
             return reject(error)
@@ -275,7 +308,9 @@ enum LedgerCommand {
         // Consumables show in the list too: active while any delivered purchase stands, revoked when all were refunded.
         for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
             let purchases = entries.filter { $0.productId == productId }.sorted { $0.sequence < $1.sequence }
-            let standing = purchases.contains { $0.revokedAt == nil && $0.transaction.revocationDate == nil }
+            let standing = purchases.contains {
+                $0.revokedAt == nil && $0.transaction.revocationDate == nil && $0.deliveredAt != nil
+            }
             rows.append([
                 "productId": productId, "type": ProductKind.consumable.rawValue,
                 "state": (standing ? EntitlementState.active : EntitlementState.revoked).rawValue,
@@ -335,11 +370,17 @@ enum LedgerCommand {
                 return number
             } ?? 20
         let store = try FileEntitlementStore(directory: directory)
-        let page = try await OrderHistory(store: store).page(
-            userId: user,
-            cursor: try parsed.value("cursor"),
-            limit: limit
-        )
+        let page: OrderHistoryPage
+        do {
+            page = try await OrderHistory(store: store).page(
+                userId: user,
+                cursor: try parsed.value("cursor"),
+                limit: limit
+            )
+        } catch let error as IAPError where error.code == .invalidArgument {
+            await store.close()
+            throw Arguments.UsageError(message: error.message)
+        }
         await store.close()
         let items = try JSONSerialization.jsonObject(with: try AppStoreJSON.makeEncoder().encode(page.items))
         if parsed.has("json") {
@@ -410,6 +451,33 @@ enum LedgerCommand {
             Output.write("\n")
         }
         terminate(.success)
+    }
+}
+
+/// One line of `ingest` output, and whether the ledger itself failed.
+struct IngestAnswer {
+    let line: String
+    let storeFailure: IAPError?
+}
+
+/// Appends each fulfillment call to a file, durably, for the crash test: which idempotency keys were handed
+/// to the hook, and how often.
+final class GrantLog: Sendable {
+    let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw Arguments.UsageError(message: "cannot open --grant-log \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func append(_ line: String) throws {
+        let bytes = Array((line + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(descriptor) == 0 else {
+            throw IAPError(.fulfillmentFailed, "the grant log could not be written")
+        }
     }
 }
 
