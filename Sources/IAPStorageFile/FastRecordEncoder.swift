@@ -162,7 +162,10 @@ private struct JSONWriter {
     mutating func field(_ name: StaticString, _ value: Date?) {
         guard let value else { return }
         key(name)
-        guard let milliseconds = Int64(exactly: (value.timeIntervalSince1970 * 1000).rounded()) else {
+        // Only what the decoders read back: ±(2^48 - 1) ms, about ±8,900 years.
+        guard let milliseconds = Int64(exactly: (value.timeIntervalSince1970 * 1000).rounded()),
+            milliseconds.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds)
+        else {
             invalid = true
             raw("0")
             return

@@ -36,11 +36,14 @@ public struct RetryPolicy: Sendable, Hashable {
     public func validated() -> RetryPolicy {
         var policy = self
         policy.initialDelay = max(.zero, initialDelay)
-        policy.maximumDelay = max(policy.initialDelay, maximumDelay)
+        // Capped so that every retry time stays far inside what the ledger stores (a year out at most).
+        let year = Duration.seconds(365 * 86_400)
+        policy.initialDelay = min(policy.initialDelay, year)
+        policy.maximumDelay = min(max(policy.initialDelay, maximumDelay), year)
         policy.multiplier = multiplier.isFinite ? max(1, multiplier) : 2
         policy.maximumAttempts = max(1, maximumAttempts)
         policy.jitter = jitter.isFinite ? min(1, max(0, jitter)) : 0
-        policy.claimDuration = max(.zero, claimDuration)
+        policy.claimDuration = min(max(.zero, claimDuration), .seconds(86_400))
         return policy
     }
 

@@ -31,6 +31,8 @@ struct PageCursor<Page: Sendable>: Sendable {
     private let progress: PageProgress
     private let what: String
     private var token: String?
+    /// Every token followed so far: a page pointing back at one would loop forever.
+    private var seenTokens: Set<String> = []
     private var target: Target?
     private var finished = false
     private var pendingError: IAPError?
@@ -75,10 +77,13 @@ struct PageCursor<Page: Sendable>: Sendable {
             progress.record(next)
         }
         if hasMore(page) {
-            if let next, next != token {
+            if let next, next != token, !seenTokens.contains(next) {
+                if let token {
+                    seenTokens.insert(token)
+                }
                 token = next
             } else {
-                // Following the same token again would loop forever.
+                // Following a token seen before would loop forever.
                 pendingError = IAPError(
                     .decodingFailure,
                     "the App Store answered a \(what) page with more to come but no new token"
