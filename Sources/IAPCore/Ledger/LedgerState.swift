@@ -21,7 +21,7 @@ package struct LedgerState: Sendable {
     /// User id → positions of the user's entries, ascending (that is, by sequence).
     private var positionsByUser: [String: [Int]] = [:]
     /// Original transaction id → positions of the family's entries, ascending.
-    private var positionsByOriginal: [String: [Int]] = [:]
+    private var positionsByOriginal: [String: Positions] = [:]
     /// Positions of `pending` and `retrying` entries: the only ones that can be due.
     private var undelivered: Set<Int> = []
     /// appAccountToken (lowercased) → user id.
@@ -69,7 +69,7 @@ package struct LedgerState: Sendable {
 
     /// Every entry of a purchase family, by ascending sequence.
     package func entries(originalTransactionId: String) -> [LedgerEntry] {
-        (positionsByOriginal[originalTransactionId] ?? []).map { entries[$0] }
+        (positionsByOriginal[originalTransactionId]?.list ?? []).map { entries[$0] }
     }
 
     /// Up to `limit` of a user's entries with a sequence below `before` (all when `nil`), newest first,
@@ -262,6 +262,45 @@ package struct LedgerState: Sendable {
             return next <= instant
         case .delivered, .deadLettered, .awaitingOwner:
             return false
+        }
+    }
+
+    /// Positions of one purchase family: most families hold one transaction, kept inline without an array.
+    private enum Positions: Sendable {
+        case one(Int)
+        case many([Int])
+
+        var list: [Int] {
+            switch self {
+            case .one(let position): [position]
+            case .many(let positions): positions
+            }
+        }
+    }
+
+    private static func add(_ position: Int, to index: inout [String: Positions], under key: String) {
+        guard let existing = index.removeValue(forKey: key) else {
+            index[key] = .one(position)
+            return
+        }
+        var positions = existing.list
+        positions.insert(position, at: firstIndex(in: positions, atLeast: position))
+        index[key] = .many(positions)
+    }
+
+    private static func remove(_ position: Int, from index: inout [String: Positions], under key: String) {
+        guard let existing = index.removeValue(forKey: key) else {
+            return
+        }
+        var positions = existing.list
+        let found = firstIndex(in: positions, atLeast: position)
+        if found < positions.endIndex, positions[found] == position {
+            positions.remove(at: found)
+        }
+        switch positions.count {
+        case 0: break
+        case 1: index[key] = .one(positions[0])
+        default: index[key] = .many(positions)
         }
     }
 

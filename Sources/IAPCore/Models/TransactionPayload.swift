@@ -71,11 +71,33 @@ public struct TransactionPayload: SignedPayload, Hashable {
     /// The refunded share of a prorated refund, in milliunits of a percent (50000 is 50%).
     public var revocationPercentage: Int32?
     /// The details of an Advanced Commerce transaction.
-    public var advancedCommerceInfo: AdvancedCommerceTransactionInfo?
+    public var advancedCommerceInfo: AdvancedCommerceTransactionInfo? {
+        get { advancedCommerceBox?.value }
+        set { advancedCommerceBox = newValue.map(PayloadBox.init) }
+    }
     /// How the customer pays for a subscription with a commitment.
     public var billingPlanType: BillingPlanType?
     /// The commitment of a subscription billed monthly over a longer term.
-    public var commitmentInfo: TransactionCommitmentInfo?
+    public var commitmentInfo: TransactionCommitmentInfo? {
+        get { commitmentBox?.value }
+        set { commitmentBox = newValue.map(PayloadBox.init) }
+    }
+
+    // The two rarely present nested objects live out of line: a ledger holds a payload per transaction, and
+    // inline they would take a quarter of its size.
+    private var advancedCommerceBox: PayloadBox<AdvancedCommerceTransactionInfo>? = nil
+    private var commitmentBox: PayloadBox<TransactionCommitmentInfo>? = nil
+
+    private enum CodingKeys: String, CodingKey {
+        case originalTransactionId, transactionId, webOrderLineItemId, bundleId, productId
+        case subscriptionGroupIdentifier, purchaseDate, originalPurchaseDate, expiresDate, quantity, type
+        case appAccountToken, inAppOwnershipType, signedDate, revocationReason, revocationDate, isUpgraded
+        case offerType, offerIdentifier, environment, storefront, storefrontId, transactionReason, currency
+        case price, offerDiscountType, appTransactionId, offerPeriod, revocationType, revocationPercentage
+        case billingPlanType
+        case advancedCommerceBox = "advancedCommerceInfo"
+        case commitmentBox = "commitmentInfo"
+    }
 
     /// Creates a value from its fields; each defaults to `nil`.
     public init(
