@@ -79,3 +79,28 @@ struct Arguments {
         return positionals.first
     }
 }
+
+extension Arguments {
+    /// Parses a command's arguments the way every `iap` command does: `--help` prints the usage and exits 0,
+    /// a usage error prints it and exits 2.
+    static func forCommand(_ arguments: [String], options: Set<String>, flags: Set<String>, usage: String) -> Arguments
+    {
+        do {
+            let parsed = try Arguments(arguments, options: options, flags: flags.union(["help"]))
+            if parsed.has("help") {
+                Output.line(usage)
+                terminate(.success)
+            }
+            return parsed
+        } catch {
+            exitWithUsage(error, usage: usage)
+        }
+    }
+}
+
+/// Reports a usage error with the command's usage, and exits 2.
+func exitWithUsage(_ error: Arguments.UsageError, usage: String) -> Never {
+    Output.error("error: usage: \(error.message)")
+    Output.error(usage)
+    terminate(.usage)
+}

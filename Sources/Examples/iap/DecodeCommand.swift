@@ -11,18 +11,12 @@ enum DecodeCommand {
         """
 
     static func run(_ arguments: [String]) -> Never {
+        let parsed = Arguments.forCommand(arguments, options: [], flags: [], usage: usage)
         let data: Data
         do {
-            let parsed = try Arguments(arguments, options: [], flags: ["help"])
-            if parsed.has("help") {
-                Output.line(usage)
-                terminate(.success)
-            }
             data = try Input.read(try parsed.singlePositional())
         } catch let error as Arguments.UsageError {
-            Output.error("error: usage: \(error.message)")
-            Output.error(usage)
-            terminate(.usage)
+            exitWithUsage(error, usage: usage)
         } catch let error as Input.ReadError {
             Output.error("error: \(error.message)")
             terminate(.usage)

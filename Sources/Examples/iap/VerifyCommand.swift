@@ -16,23 +16,17 @@ enum VerifyCommand {
         """
 
     static func run(_ arguments: [String]) -> Never {
-        let parsed: Arguments
+        let parsed = Arguments.forCommand(
+            arguments,
+            options: ["root", "bundle-id", "environment", "app-apple-id", "at", "kind"],
+            flags: ["batch", "strict-x509"],
+            usage: usage
+        )
         let settings: Settings
         do {
-            parsed = try Arguments(
-                arguments,
-                options: ["root", "bundle-id", "environment", "app-apple-id", "at", "kind"],
-                flags: ["batch", "strict-x509", "help"]
-            )
-            if parsed.has("help") {
-                Output.line(usage)
-                terminate(.success)
-            }
             settings = try Settings(parsed)
         } catch {
-            Output.error("error: usage: \(error.message)")
-            Output.error(usage)
-            terminate(.usage)
+            exitWithUsage(error, usage: usage)
         }
 
         let path: String?

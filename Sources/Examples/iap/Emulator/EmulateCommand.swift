@@ -124,25 +124,20 @@ enum EmulateCommand {
     }
 
     static func run(_ arguments: [String]) async -> Never {
+        let parsed = Arguments.forCommand(
+            arguments,
+            options: [
+                "host", "port", "data", "catalog", "bundle-id", "app-apple-id", "environment", "issuer-id",
+                "key-id", "auth-key", "notify-url", "grace-period-days",
+            ],
+            flags: [],
+            usage: usage
+        )
         let settings: Settings
         do {
-            let parsed = try Arguments(
-                arguments,
-                options: [
-                    "host", "port", "data", "catalog", "bundle-id", "app-apple-id", "environment", "issuer-id",
-                    "key-id", "auth-key", "notify-url", "grace-period-days",
-                ],
-                flags: ["help"]
-            )
-            if parsed.has("help") {
-                Output.line(usage)
-                terminate(.success)
-            }
             settings = try Settings(parsed)
         } catch {
-            Output.error("error: usage: \(error.message)")
-            Output.error(usage)
-            terminate(.usage)
+            exitWithUsage(error, usage: usage)
         }
         let emulator: Emulator
         let server: HTTPServer
