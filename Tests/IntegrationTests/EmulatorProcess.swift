@@ -75,7 +75,7 @@ final class EmulatorProcess: Sendable {
     /// The exit status once stopped.
     var terminationStatus: Int32 { process.terminationStatus }
 
-    private static func binary() throws -> URL {
+    static func binary() throws -> URL {
         if let path = ProcessInfo.processInfo.environment["IAP_BINARY"] {
             return URL(filePath: path)
         }
