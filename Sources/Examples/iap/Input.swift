@@ -40,14 +40,16 @@ enum Input {
         return text
     }
 
-    /// Splits input into lines; a final newline does not start another line, and `\r\n` counts as one.
-    static func lines(of data: Data) -> [Substring] {
-        let text = String(decoding: data, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        if lines.last == "" {
-            lines.removeLast()
+    /// A descriptor to read a streaming input from: the file, or standard input for `-` or no argument.
+    static func descriptor(_ path: String?) throws(ReadError) -> Int32 {
+        guard let path, path != "-" else {
+            return 0
         }
-        return lines.map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ReadError(message: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        return descriptor
     }
 
     private struct NotificationBody: Decodable {

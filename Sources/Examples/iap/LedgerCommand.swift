@@ -120,15 +120,7 @@ enum LedgerCommand {
         }
         let grantLog = try parsed.value("grant-log").map(GrantLog.init(path:))
         let input = try parsed.singlePositional()
-        let descriptor: Int32
-        if let input, input != "-" {
-            descriptor = open(input, O_RDONLY)
-            guard descriptor >= 0 else {
-                throw Input.ReadError(message: "cannot read \(input): \(String(cString: strerror(errno)))")
-            }
-        } else {
-            descriptor = 0
-        }
+        let descriptor = try Input.descriptor(input)
         let verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
         for note in settings.skippedChecks {
             Output.error("note: \(note)")

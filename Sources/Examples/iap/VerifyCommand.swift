@@ -78,14 +78,11 @@ enum VerifyCommand {
     /// `--batch`: reads one JWS per line as the input streams in, and writes one JSON object per line, in order.
     static func runBatch(path: String?, settings: Settings) -> Never {
         let descriptor: Int32
-        if let path, path != "-" {
-            descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else {
-                Output.error("error: cannot read \(path): \(String(cString: strerror(errno)))")
-                terminate(.usage)
-            }
-        } else {
-            descriptor = 0
+        do {
+            descriptor = try Input.descriptor(path)
+        } catch {
+            Output.error("error: \(error.message)")
+            terminate(.usage)
         }
         let verifier: AppStoreSignedDataVerifier
         do {
