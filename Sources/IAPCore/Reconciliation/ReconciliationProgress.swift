@@ -1,0 +1,9 @@
+/// How far a whole-ledger reconciliation got.
+public struct ReconciliationProgress: Sendable, Hashable {
+    /// Customers (purchase families) done, skipped ones included.
+    public var done: Int
+    /// Customers (purchase families) in the ledger when the walk began.
+    public var total: Int
+    /// The original transaction id just done.
+    public var current: String
+}
