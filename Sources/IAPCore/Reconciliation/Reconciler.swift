@@ -113,7 +113,7 @@ public actor Reconciler {
         }
         let key = try await store.entry(transactionId: transactionId)?.originalTransactionId ?? transactionId
         var report = ReconciliationReport(customer: transactionId, customerKey: key, source: .appStoreHistory)
-        var covered = Set<String>()
+        var covered = Coverage()
         try await reconcileFamily(anyTransactionId: transactionId, key: key, into: &report, covered: &covered)
         await raiseAlarmIfNeeded(report)
         return report
@@ -143,8 +143,8 @@ public actor Reconciler {
         // Oldest family first: its key stays the same as the user buys more.
         families.reverse()
         var report = ReconciliationReport(customer: userId, customerKey: families[0], source: .appStoreHistory)
-        var covered = Set<String>()
-        for family in families where !covered.contains(family) {
+        var covered = Coverage()
+        for family in families where try await !isCovered(family, by: covered) {
             try await reconcileFamily(anyTransactionId: family, key: family, into: &report, covered: &covered)
         }
         await raiseAlarmIfNeeded(report)
@@ -206,10 +206,10 @@ public actor Reconciler {
         } while cursor != nil
         var summary = LedgerReconciliationSummary()
         summary.families = families.count
-        var covered = Set<String>()
+        var covered = Coverage()
         for (index, family) in families.enumerated() {
             try Task.checkCancellation()
-            if covered.contains(family) {
+            if (try? await isCovered(family, by: covered)) == true {
                 summary.coveredByOthers += 1
             } else {
                 var report = ReconciliationReport(customer: family, customerKey: family, source: .appStoreHistory)
@@ -237,15 +237,40 @@ public actor Reconciler {
 
     // MARK: - Steps
 
+    /// The Apple accounts and purchase families that a run's history requests already answered for: one history
+    /// request answers for every purchase of one Apple account in the app.
+    private struct Coverage {
+        /// Original transaction ids seen in Apple's answers (or asked for).
+        var originals: Set<String> = []
+        /// `appTransactionId`s (one per Apple account and app) of the families asked for and of Apple's answers.
+        var accounts: Set<String> = []
+    }
+
+    /// Whether a family needs no request of its own: Apple answered for it, or for its Apple account, already.
+    private func isCovered(_ family: String, by coverage: Coverage) async throws -> Bool {
+        if coverage.originals.contains(family) {
+            return true
+        }
+        guard !coverage.accounts.isEmpty,
+            let account = try await store.entries(originalTransactionId: family).first?.transaction.appTransactionId
+        else {
+            return false
+        }
+        return coverage.accounts.contains(account)
+    }
+
     /// Reads a family's transaction and refund histories from its checkpoint, settles each transaction, and saves
     /// the new revisions when everything Apple answered is recorded.
     private func reconcileFamily(
         anyTransactionId: String,
         key: String,
         into report: inout ReconciliationReport,
-        covered: inout Set<String>
+        covered: inout Coverage
     ) async throws {
-        covered.insert(key)
+        covered.originals.insert(key)
+        if let account = try await store.entries(originalTransactionId: key).first?.transaction.appTransactionId {
+            covered.accounts.insert(account)
+        }
         let checkpoint = try await checkpoints.checkpoint(customerKey: key)
         if report.startRevision == nil {
             report.startRevision = checkpoint?.historyRevision
@@ -267,7 +292,10 @@ public actor Reconciler {
             for (index, signed) in (page.signedTransactions ?? []).enumerated() {
                 guard let transaction = await verified(signed, index: index, into: &report) else { continue }
                 if let original = transaction.originalTransactionId {
-                    covered.insert(original)
+                    covered.originals.insert(original)
+                }
+                if let account = transaction.appTransactionId {
+                    covered.accounts.insert(account)
                 }
                 await settle(
                     transaction,
