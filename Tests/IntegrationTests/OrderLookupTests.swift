@@ -66,9 +66,11 @@ struct OrderLookupTests {
         #expect(setup.world.wallet.calls.filter { $0.transaction.transactionId == lost.transactionId }.count == 1)
 
         let entries = await audit.entries()
-        #expect(entries.map(\.action) == [
-            "redeliver.requested", "redeliver.completed", "redeliver.requested", "redeliver.completed",
-        ])
+        #expect(
+            entries.map(\.action) == [
+                "redeliver.requested", "redeliver.completed", "redeliver.requested", "redeliver.completed",
+            ]
+        )
         #expect(entries.allSatisfy { $0.actor == "agent-7" && $0.orderId == orderId && $0.at == setup.world.clock.now })
         #expect(entries[1].outcomes == [.init(transactionId: lost.transactionId, outcome: "delivered")])
         #expect(entries[3].outcomes == [.init(transactionId: lost.transactionId, outcome: "alreadyDelivered")])
@@ -88,7 +90,8 @@ struct OrderLookupTests {
     }
 
     @Test func theFileAuditLogKeepsEveryEntryAcrossARestartAndCutsATornLine() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let entry = SupportAuditEntry(
             at: Date(millisecondsSince1970: 1_767_225_600_000),

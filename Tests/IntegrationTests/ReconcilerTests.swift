@@ -268,7 +268,9 @@ struct ReconcilerTests {
         #expect(report.deliveredNow == [lost.transactionId])
         #expect(report.alreadyDelivered == [delivered.transactionId])
         #expect(report.rejectedSignatures.map(\.index) == [1, 3, 4])
-        #expect(report.rejectedSignatures.map(\.error.code) == [.signatureInvalid, .bundleIdMismatch, .malformedSignedData])
+        #expect(
+            report.rejectedSignatures.map(\.error.code) == [.signatureInvalid, .bundleIdMismatch, .malformedSignedData]
+        )
         #expect(setup.world.wallet.balance("alice") == 101)
         #expect(setup.connection.transport.requestCount == 0)
     }
