@@ -13,4 +13,21 @@ public struct ReconciliationAlarm: Sendable, Hashable {
     public var threshold: Int
     /// The whole report.
     public var report: ReconciliationReport
+
+    /// Creates an alarm.
+    public init(
+        customer: String,
+        appleCount: Int,
+        deliveredCount: Int,
+        difference: Int,
+        threshold: Int,
+        report: ReconciliationReport
+    ) {
+        self.customer = customer
+        self.appleCount = appleCount
+        self.deliveredCount = deliveredCount
+        self.difference = difference
+        self.threshold = threshold
+        self.report = report
+    }
 }

@@ -6,4 +6,11 @@ public struct ReconciliationProgress: Sendable, Hashable {
     public var total: Int
     /// The original transaction id just done.
     public var current: String
+
+    /// Creates a progress report.
+    public init(done: Int, total: Int, current: String) {
+        self.done = done
+        self.total = total
+        self.current = current
+    }
 }

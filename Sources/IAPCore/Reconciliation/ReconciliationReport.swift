@@ -18,6 +18,12 @@ public struct ReconciliationReport: Sendable, Hashable {
         public var transactionId: String
         /// Why: a deferred hook, a store failure, an ownership conflict, an unknown product, ...
         public var error: IAPError
+
+        /// Creates a failure.
+        public init(transactionId: String, error: IAPError) {
+            self.transactionId = transactionId
+            self.error = error
+        }
     }
 
     /// Signed data that did not verify.
@@ -26,6 +32,12 @@ public struct ReconciliationReport: Sendable, Hashable {
         public var index: Int
         /// The failed check.
         public var error: IAPError
+
+        /// Creates a rejection.
+        public init(index: Int, error: IAPError) {
+            self.index = index
+            self.error = error
+        }
     }
 
     /// The customer as asked: a transaction id or a user id.
