@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPTransportURLSession"]
+            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPTransportURLSession", "IAPStorageFile"]
         ),
     ]
 )

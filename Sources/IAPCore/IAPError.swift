@@ -79,6 +79,17 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let fulfillmentFailed = Code("fulfillmentFailed")
         /// The record does not exist.
         public static let notFound = Code("notFound")
+        /// The backend does not implement an optional operation of its protocol (such as a store without
+        /// ``EntitlementStore/originalTransactionIds(cursor:limit:)``).
+        public static let unsupportedOperation = Code("unsupportedOperation")
+
+        // MARK: Reconciliation and support
+
+        /// A renewal-date extension would break Apple's limits: more than two extensions of one subscription
+        /// within 365 days.
+        public static let extensionLimitReached = Code("extensionLimitReached")
+        /// A request identifier was used before with other parameters.
+        public static let requestIdentifierReused = Code("requestIdentifierReused")
 
         // MARK: Network
 

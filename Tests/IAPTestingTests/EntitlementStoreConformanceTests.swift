@@ -239,7 +239,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 29)
+    #expect(names.count == 30)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

@@ -18,7 +18,11 @@ struct APISession {
     let verifier: AppStoreSignedDataVerifier?
 
     /// Builds the session from the parsed options.
-    init(_ arguments: Arguments) throws(Arguments.UsageError) {
+    ///
+    /// - Parameters:
+    ///   - arguments: The parsed options.
+    ///   - verifying: Whether to make the verifier without `--decode` (commands that always verify).
+    init(_ arguments: Arguments, verifying: Bool = false) throws(Arguments.UsageError) {
         let issuerId = try Self.required("issuer-id", arguments)
         let keyId = try Self.required("key-id", arguments)
         let keyPath = try Self.required("auth-key", arguments)
@@ -73,7 +77,7 @@ struct APISession {
             throw Arguments.UsageError(message: Self.describe(error))
         }
 
-        guard arguments.has("decode") else {
+        guard verifying || arguments.has("decode") else {
             for name in ["root", "app-apple-id"] where arguments.options[name] != nil {
                 throw Arguments.UsageError(message: "--\(name) applies only with --decode")
             }

@@ -14,6 +14,7 @@ enum IAPTool {
           bench     run a benchmark: iap bench verify | pipeline | store
           api       call the App Store Server API: iap api <transaction|history|statuses|...> ...
           emulate   serve a local App Store (App Store Server API and control endpoints) on loopback
+          support   support desk tools: iap support lookup-order ORDER_ID [--redeliver] ...
 
         Run 'iap <command> --help' for a command's options.
         """
@@ -39,6 +40,8 @@ enum IAPTool {
         case "api": await APICommand.run(rest)
         case "emulate":
             await EmulateCommand.run(rest)
+        case "support":
+            await SupportCommand.run(rest)
         case "help", "--help", "-h":
             Output.line(usage)
             terminate(.success)

@@ -155,4 +155,20 @@ public protocol EntitlementStore: Sendable {
     ///
     /// - Throws: ``IAPError`` if the store fails.
     func statistics() async throws -> LedgerStatistics
+
+    /// One page of the distinct original transaction ids the ledger knows, for walking every customer (a
+    /// whole-ledger reconciliation).
+    ///
+    /// Families come in the order of their first entry's `sequence`; a cursor stays valid while entries are added
+    /// (new families come after it), and a walk never repeats a family. A page may hold fewer than `limit` ids, even
+    /// none, while `nextCursor` is not `nil`. A store written before this requirement existed gets a default that
+    /// throws ``IAPError/Code/unsupportedOperation``; implement it to enable ``Reconciler/reconcileLedger(progress:)``.
+    ///
+    /// - Parameters:
+    ///   - cursor: `nil` for the first page, or the previous page's `nextCursor`.
+    ///   - limit: The most ids to return (at least 1).
+    /// - Returns: The page; its `nextCursor` is `nil` when the walk is complete.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a `limit` below 1, or if the
+    ///   store fails.
+    func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage
 }

@@ -137,6 +137,48 @@ extension LedgerState {
         return dueDeliveries(at: instant, limit: limit)
     }
 
+    /// A page of distinct original transaction ids, by the sequence of each family's first entry, with the cursor
+    /// `f1:<sequence of the last entry examined>`.
+    package func originalTransactionIdPage(cursor: String?, limit: Int) throws -> OriginalTransactionIdPage {
+        guard limit >= 1 else {
+            throw IAPError(
+                .invalidArgument,
+                "a page of original transaction ids needs a limit of at least 1, got \(limit)"
+            )
+        }
+        var position = 0
+        if let cursor {
+            let digits =
+                cursor.hasPrefix(Self.familyCursorPrefix) ? cursor.dropFirst(Self.familyCursorPrefix.count) : ""
+            guard let first = digits.first, first != "0", digits.count <= 18,
+                digits.allSatisfy({ $0.isASCII && $0.isNumber }), let examined = Int(digits)
+            else {
+                throw IAPError(
+                    .invalidArgument,
+                    "malformed family cursor \"\(cursor)\": pass nil for the first page, then the nextCursor of the last page"
+                )
+            }
+            position = examined
+        }
+        var found: [String] = []
+        // A bounded scan: a page never examines more than this many entries, so a call stays short.
+        let budget = max(limit, 10_000)
+        var examined = 0
+        while position < entries.count, found.count < limit, examined < budget {
+            let entry = entries[position]
+            if firstPosition(ofFamily: entry.originalTransactionId) == position {
+                found.append(entry.originalTransactionId)
+            }
+            position += 1
+            examined += 1
+        }
+        let next = position < entries.count ? Self.familyCursorPrefix + String(position) : nil
+        return OriginalTransactionIdPage(originalTransactionIds: found, nextCursor: next)
+    }
+
+    /// The version tag that starts every family cursor.
+    private static let familyCursorPrefix = "f1:"
+
     /// The version tag that starts every cursor.
     private static let cursorPrefix = "v1:"
 

@@ -103,6 +103,15 @@ package struct LedgerState: Sendable {
         return Array(ordered.prefix(limit))
     }
 
+    /// The position of the first entry of a purchase family, or `nil` when the ledger has none.
+    package func firstPosition(ofFamily originalTransactionId: String) -> Int? {
+        switch positionsByOriginal[originalTransactionId] {
+        case .one(let position): position
+        case .many(let positions): positions.first
+        case nil: nil
+        }
+    }
+
     /// The user a token is bound to, or `nil`.
     package func user(forAppAccountToken token: String) -> String? {
         bindings[token.lowercased()]

@@ -37,7 +37,67 @@ extension EntitlementStoreConformance {
             requirement: "entries(originalTransactionId:) returns exactly the family's entries by ascending sequence",
             body: entriesByOriginalTransactionId
         ),
+        ConformanceCheck(
+            name: "originalTransactionIdsWalkEveryFamilyOnce",
+            requirement: "originalTransactionIds(cursor:limit:) walks every family once, by its first entry, with "
+                + "limits 1 and 100, picks up families added during the walk, and throws IAPError(.invalidArgument) "
+                + "for a limit below 1 or the cursor \"\"; a store that does not implement it throws "
+                + "IAPError(.unsupportedOperation) and passes",
+            body: originalTransactionIdsWalkEveryFamilyOnce
+        ),
     ]
+
+    @Sendable
+    private static func originalTransactionIdsWalkEveryFamilyOnce(_ store: any EntitlementStore) async throws {
+        let layout: [(id: String, original: String)] = [
+            ("f-1", "family-a"), ("f-2", "family-b"), ("f-3", "family-a"), ("f-4", "family-c"), ("f-5", "family-b"),
+        ]
+        for (index, item) in layout.enumerated() {
+            _ = try await Fixtures.insertNew(
+                Fixtures.entry(item.id, user: "user-\(index % 2)", original: item.original, second: Int64(index)),
+                into: store
+            )
+        }
+        do {
+            _ = try await store.originalTransactionIds(cursor: nil, limit: 1)
+        } catch let error as IAPError where error.code == .unsupportedOperation {
+            return
+        }
+        for limit in [1, 100] {
+            var found: [String] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let page = try await store.originalTransactionIds(cursor: cursor, limit: limit)
+                try Fixtures.require(
+                    page.originalTransactionIds.count <= limit,
+                    "a page with limit \(limit) held \(page.originalTransactionIds.count) ids"
+                )
+                found += page.originalTransactionIds
+                cursor = page.nextCursor
+                pages += 1
+                if limit == 1, pages == 2 {
+                    _ = try await Fixtures.insertNew(
+                        Fixtures.entry("f-new-\(limit)", user: "user-9", original: "family-new-\(limit)", second: 9),
+                        into: store
+                    )
+                }
+            } while cursor != nil && pages < 100
+            // The family added during the first walk comes after the others in both walks.
+            let expected = ["family-a", "family-b", "family-c", "family-new-1"]
+            try Fixtures.require(
+                found == expected,
+                "walking the families with limit \(limit) returned \(found); expected \(expected), each once, in the "
+                    + "order of their first entry"
+            )
+        }
+        try await Fixtures.requireInvalidArgument("originalTransactionIds with limit 0") {
+            try await store.originalTransactionIds(cursor: nil, limit: 0)
+        }
+        try await Fixtures.requireInvalidArgument("originalTransactionIds with the cursor \"\"") {
+            try await store.originalTransactionIds(cursor: "", limit: 10)
+        }
+    }
 
     private typealias Fixtures = ConformanceFixtures
 

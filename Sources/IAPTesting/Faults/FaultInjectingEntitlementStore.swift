@@ -21,7 +21,7 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
     /// The store calls a fault can hit.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
         case insert, entry, replace, entries, history, dueDeliveries, bind, user, storeRenewalInfo, renewalInfo
-        case markNotificationProcessed, isNotificationProcessed, statistics
+        case markNotificationProcessed, isNotificationProcessed, statistics, originalTransactionIds
     }
 
     /// When a fault strikes.
@@ -155,5 +155,9 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
 
     public func statistics() async throws -> LedgerStatistics {
         try await run(.statistics) { try await base.statistics() }
+    }
+
+    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
+        try await run(.originalTransactionIds) { try await base.originalTransactionIds(cursor: cursor, limit: limit) }
     }
 }

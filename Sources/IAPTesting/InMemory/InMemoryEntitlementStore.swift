@@ -140,6 +140,11 @@ public actor InMemoryEntitlementStore: EntitlementStore {
         state.statistics
     }
 
+    /// One page of the distinct original transaction ids, by the sequence of each family's first entry.
+    public func originalTransactionIds(cursor: String?, limit: Int) throws -> OriginalTransactionIdPage {
+        try state.originalTransactionIdPage(cursor: cursor, limit: limit)
+    }
+
     /// Every entry, by ascending sequence.
     public func allEntries() -> [LedgerEntry] {
         state.entries

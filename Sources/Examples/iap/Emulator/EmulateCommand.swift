@@ -213,7 +213,7 @@ enum EmulateCommand {
             store: store,
             clock: clock,
             realClock: realClock,
-            authenticator: EmulatorAuthenticator(
+            authenticator: ServerAPITokenChecker(
                 publicKey: authKey.publicKey,
                 keyId: settings.keyId,
                 issuerId: settings.issuerId,

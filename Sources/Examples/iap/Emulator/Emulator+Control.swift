@@ -56,7 +56,7 @@ extension Emulator {
     /// Answers a control request; `segments` follow `/emulator/v1`.
     func control(_ request: HTTPServerRequest, segments: [String], replaying: Bool) async -> HTTPServerResponse {
         let store = self.store
-        let route = EmulatorRoute(method: request.method, segments: segments)
+        let route = ServerAPIRoute(method: request.method, segments: segments)
         if route.match(("POST", "purchases")) != nil {
             guard let body = try? JSONDecoder().decode(PurchaseBody.self, from: request.body) else {
                 return Self.controlError(

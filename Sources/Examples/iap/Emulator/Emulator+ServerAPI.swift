@@ -4,156 +4,37 @@ import IAPTesting
 
 extension Emulator {
     /// Answers an App Store Server API request; `segments` follow `/inApps`.
+    ///
+    /// Finish Transaction (a change: journaled, under the lock) and the notification endpoints are the emulator's
+    /// own; everything else is answered by the shared ``SimulatedAppStoreServerAPI``, which
+    /// ``SimulatedAppStoreTransport`` answers from too.
     func serverAPI(_ request: HTTPServerRequest, segments: [String], replaying: Bool) async -> HTTPServerResponse {
         let store = self.store
-        do {
-            let route = EmulatorRoute(method: request.method, segments: segments)
-            if let captures = route.match(("GET", "v1/transactions/appTransactions/*")) {
-                let id = captures[0]
-                try Self.checkTransactionId(id)
-                return Self.apiError(
-                    .appTransactionDoesNotExist,
-                    message: "The emulator does not sign app transactions."
-                )
-            } else if let captures = route.match(("GET", "v1/transactions/*")) {
-                let id = captures[0]
-                return Self.json(try await store.transactionInfo(transactionId: id))
-            } else if let captures = route.match(("POST", "v1/transactions/*/finish")) {
-                let id = captures[0]
-                return await change(request, replaying: replaying) {
-                    try await store.finishTransaction(transactionId: id)
-                    return HTTPServerResponse(status: 200)
-                }
-            } else if let captures = route.match(("GET", "v1/history/*"), ("GET", "v2/history/*")) {
-                let id = captures[0]
-                let query = try Self.historyRequest(request)
-                return Self.json(
-                    try await store.transactionHistory(
-                        anyTransactionId: id,
-                        revision: request.queryValue("revision"),
-                        request: query
-                    )
-                )
-            } else if let captures = route.match(("GET", "v2/refund/lookup/*")) {
-                let id = captures[0]
-                return Self.json(
-                    try await store.refundHistory(anyTransactionId: id, revision: request.queryValue("revision"))
-                )
-            } else if let captures = route.match(("GET", "v1/subscriptions/*")), captures[0] != "extend" {
-                let id = captures[0]
-                var statuses: [SubscriptionStatus] = []
-                for value in request.queryValues("status") {
-                    guard let raw = Int32(value), (1...5).contains(raw) else {
-                        return Self.apiError(.invalidStatus)
-                    }
-                    statuses.append(SubscriptionStatus(rawValue: raw))
-                }
-                return Self.json(try await store.allSubscriptionStatuses(anyTransactionId: id, status: statuses))
-            } else if let captures = route.match(("GET", "v1/lookup/*")) {
-                let orderId = captures[0]
-                return Self.json(try await store.lookUpOrderId(orderId))
-            } else if route.match(("POST", "v1/notifications/test")) != nil {
-                guard dispatcher.url != nil else {
-                    return Self.apiError(.serverNotificationUrlNotFound)
-                }
-                return await change(request, replaying: replaying, journaled: false) {
-                    let token = try await store.requestTestNotification()
-                    return Self.json(SendTestNotificationResponse(testNotificationToken: token))
-                }
-            } else if let captures = route.match(("GET", "v1/notifications/test/*")) {
-                let token = captures[0]
-                return await testNotificationStatus(token)
-            } else if route.match(("POST", "v1/notifications/history")) != nil {
-                return await notificationHistory(request)
-            } else if route.match(
-                ("PUT", "v1/subscriptions/extend/*"),
-                ("POST", "v1/subscriptions/extend/mass"),
-                ("GET", "v1/subscriptions/extend/mass/*/*")
-            ) != nil {
-                return Self.apiError(
-                    .generalBadRequest,
-                    message: "The emulator does not support renewal date extensions."
-                )
-            } else if route.match(
-                ("PUT", "v1/transactions/consumption/*"),
-                ("PUT", "v2/transactions/consumption/*"),
-                ("PUT", "v1/transactions/*/appAccountToken")
-            ) != nil {
-                return Self.apiError(
-                    .generalBadRequest,
-                    message: "The emulator does not support \(request.method) \(request.path)."
-                )
-            } else {
-                return HTTPServerResponse(status: 404)
+        let route = ServerAPIRoute(method: request.method, segments: segments)
+        if let captures = route.match(("POST", "v1/transactions/*/finish")) {
+            let id = captures[0]
+            return await change(request, replaying: replaying) {
+                try await store.finishTransaction(transactionId: id)
+                return HTTPServerResponse(status: 200)
             }
-        } catch {
-            return Self.response(for: error)
-        }
-    }
-
-    /// Rejects an id that is not a number, as Apple does with 4000006.
-    static func checkTransactionId(_ id: String) throws {
-        guard !id.isEmpty, id.count <= 20, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            var error = IAPError(.apiError, "Invalid transaction id")
-            error.apiErrorCode = APIErrorCode.invalidTransactionId.rawValue
-            error.httpStatus = 400
-            throw error
-        }
-    }
-
-    /// The filters of a transaction history request, from its query, with Apple's errors for bad values.
-    static func historyRequest(_ request: HTTPServerRequest) throws -> TransactionHistoryRequest {
-        func fail(_ code: APIErrorCode) -> IAPError {
-            var error = IAPError(.apiError, code.summary ?? "Invalid request")
-            error.apiErrorCode = code.rawValue
-            error.httpStatus = code.httpStatus ?? 400
-            return error
-        }
-        var result = TransactionHistoryRequest()
-        if let value = request.queryValue("startDate") {
-            guard let millis = Int64(value), millis >= 0 else { throw fail(.invalidStartDate) }
-            result.startDate = Date(millisecondsSince1970: millis)
-        }
-        if let value = request.queryValue("endDate") {
-            guard let millis = Int64(value), millis >= 0 else { throw fail(.invalidEndDate) }
-            result.endDate = Date(millisecondsSince1970: millis)
-        }
-        let productIds = request.queryValues("productId")
-        if !productIds.isEmpty {
-            guard productIds.allSatisfy({ !$0.isEmpty }) else { throw fail(.invalidProductId) }
-            result.productIds = productIds
-        }
-        let types = request.queryValues("productType")
-        if !types.isEmpty {
-            result.productTypes = try types.map {
-                guard let type = TransactionHistoryRequest.ProductType(rawValue: $0) else {
-                    throw fail(.invalidProductType)
-                }
-                return type
+        } else if route.match(("POST", "v1/notifications/test")) != nil {
+            guard dispatcher.url != nil else {
+                return Self.apiError(.serverNotificationUrlNotFound)
             }
-        }
-        if let value = request.queryValue("sort") {
-            guard let sort = TransactionHistoryRequest.Order(rawValue: value) else { throw fail(.invalidSort) }
-            result.sort = sort
-        }
-        let groups = request.queryValues("subscriptionGroupIdentifier")
-        if !groups.isEmpty {
-            guard groups.allSatisfy({ !$0.isEmpty }) else { throw fail(.invalidSubscriptionGroupIdentifier) }
-            result.subscriptionGroupIdentifiers = groups
-        }
-        if let value = request.queryValue("inAppOwnershipType") {
-            guard value == "PURCHASED" || value == "FAMILY_SHARED" else { throw fail(.invalidInAppOwnershipType) }
-            result.inAppOwnershipType = InAppOwnershipType(rawValue: value)
-        }
-        if let value = request.queryValue("revoked") {
-            // Apple's Python client sends `True` and `False`.
-            switch value.lowercased() {
-            case "true": result.revoked = true
-            case "false": result.revoked = false
-            default: throw fail(.invalidRevoked)
+            return await change(request, replaying: replaying, journaled: false) {
+                let token = try await store.requestTestNotification()
+                return Self.json(SendTestNotificationResponse(testNotificationToken: token))
             }
+        } else if let captures = route.match(("GET", "v1/notifications/test/*")) {
+            let token = captures[0]
+            return await testNotificationStatus(token)
+        } else if route.match(("POST", "v1/notifications/history")) != nil {
+            return await notificationHistory(request)
         }
-        return result
+        let answer = await SimulatedAppStoreServerAPI(store: store).respond(
+            to: .init(method: request.method, segments: segments, query: request.query, body: request.body)
+        )
+        return HTTPServerResponse(answer)
     }
 
     /// Get Test Notification Status: the `TEST` notification a token names, with its send attempts.

@@ -8,7 +8,7 @@ import Synchronization
 /// emulator's control endpoints over HTTP.
 ///
 /// - `/inApps/...`: the App Store Server API, with Apple's paths, JSON bodies, status codes and error bodies.
-///   Every request needs a valid bearer token (``EmulatorAuthenticator``); injected faults apply here.
+///   Every request needs a valid bearer token (``ServerAPITokenChecker``); injected faults apply here.
 /// - `/emulator/v1/...`: control endpoints that play the customer and the App Store: purchases, refunds,
 ///   subscription events, the clock, faults, the root certificate, the notification log.
 ///
@@ -28,7 +28,7 @@ final class Emulator: Sendable {
     let store: SimulatedAppStore
     let clock: ManualClock
     let realClock: any WallClock
-    let authenticator: EmulatorAuthenticator
+    let authenticator: ServerAPITokenChecker
     let dispatcher: NotificationDispatcher
     let journal: EmulatorJournal?
     let lock = OperationLock()
@@ -47,7 +47,7 @@ final class Emulator: Sendable {
         store: SimulatedAppStore,
         clock: ManualClock,
         realClock: any WallClock,
-        authenticator: EmulatorAuthenticator,
+        authenticator: ServerAPITokenChecker,
         dispatcher: NotificationDispatcher,
         journal: EmulatorJournal?
     ) {
@@ -184,45 +184,21 @@ final class Emulator: Sendable {
 
     /// An App Store Server API error: `{"errorCode": N, "errorMessage": "..."}` with Apple's message.
     static func apiError(_ code: APIErrorCode, status: Int? = nil, message: String? = nil) -> HTTPServerResponse {
-        struct Body: Encodable {
-            let errorCode: Int64
-            let errorMessage: String
-        }
-        let text = message ?? code.summary ?? "An error occurred."
-        let body = (try? JSONEncoder().encode(Body(errorCode: code.rawValue, errorMessage: text))) ?? Data()
-        return .json(status ?? code.httpStatus ?? 400, body)
+        HTTPServerResponse(SimulatedAppStoreServerAPI.apiError(code, status: status, message: message))
     }
 
     /// A control endpoint's error: `{"error": "..."}`.
     static func controlError(_ status: Int, _ message: String) -> HTTPServerResponse {
-        let body = (try? JSONEncoder().encode(["error": message])) ?? Data()
-        return .json(status, body)
+        HTTPServerResponse(SimulatedAppStoreServerAPI.controlError(status, message))
     }
 
     /// The answer to an error a store operation threw.
     static func response(for error: any Error) -> HTTPServerResponse {
-        guard let error = error as? IAPError else {
-            return controlError(500, "\(error)")
-        }
-        if error.code == .apiError, let code = error.apiErrorCode {
-            return apiError(APIErrorCode(rawValue: code), status: error.httpStatus)
-        }
-        switch error.code {
-        case .notFound:
-            return controlError(404, error.message)
-        case .invalidArgument, .invalidConfiguration:
-            return controlError(400, error.message)
-        default:
-            return controlError(500, error.message)
-        }
+        HTTPServerResponse(SimulatedAppStoreServerAPI.response(for: error))
     }
 
     /// A JSON answer of an `Encodable` value, dates in milliseconds as Apple's.
     static func json(_ value: some Encodable, status: Int = 200) -> HTTPServerResponse {
-        do {
-            return .json(status, try AppStoreJSON.makeEncoder().encode(value))
-        } catch {
-            return controlError(500, "cannot encode the answer: \(error)")
-        }
+        HTTPServerResponse(SimulatedAppStoreServerAPI.json(value, status: status))
     }
 }

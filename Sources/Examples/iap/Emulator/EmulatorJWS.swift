@@ -1,4 +1,5 @@
 import Foundation
+import IAPTesting
 
 /// Reads the payload of a compact JWS the emulator signed itself, without checking the signature.
 enum EmulatorJWS {
@@ -9,6 +10,6 @@ enum EmulatorJWS {
     static func payload(of token: String) -> Data? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { return nil }
-        return EmulatorAuthenticator.base64URLDecode(segments[1])
+        return ServerAPITokenChecker.base64URLDecode(segments[1])
     }
 }

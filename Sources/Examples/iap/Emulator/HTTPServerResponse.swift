@@ -1,4 +1,5 @@
 import Foundation
+import IAPCore
 
 /// One HTTP/1.1 response the emulator's server writes.
 struct HTTPServerResponse: Sendable {
@@ -14,6 +15,15 @@ struct HTTPServerResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// The response of an in-process answer; a JSON body keeps its `Content-Type`.
+    init(_ response: HTTPResponse) {
+        var headers: [(name: String, value: String)] = []
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) {
+            headers.append((name == "content-type" ? "Content-Type" : name, value))
+        }
+        self.init(status: response.status, headers: headers, body: response.body)
     }
 
     /// A JSON response.

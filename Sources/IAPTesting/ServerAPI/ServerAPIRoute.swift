@@ -1,15 +1,21 @@
 /// Matches a request's method and path segments against patterns such as `v1/transactions/*/finish`.
-struct EmulatorRoute {
+package struct ServerAPIRoute {
     /// The request method.
-    let method: String
+    package let method: String
     /// The path segments after the prefix the caller removed.
-    let segments: [String]
+    package let segments: [String]
+
+    /// Creates a route of a request.
+    package init(method: String, segments: [String]) {
+        self.method = method
+        self.segments = segments
+    }
 
     /// The values of the `*` segments of the first pattern that matches, or `nil` when none does.
     ///
     /// - Parameter patterns: Pairs of a method and a path pattern of literal segments and `*` wildcards.
     /// - Returns: One value per wildcard, in order.
-    func match(_ patterns: (method: String, path: String)...) -> [String]? {
+    package func match(_ patterns: (method: String, path: String)...) -> [String]? {
         for pattern in patterns where pattern.method == method {
             let parts = pattern.path.split(separator: "/").map(String.init)
             guard parts.count == segments.count else { continue }

@@ -1,6 +1,6 @@
-import Foundation
-import IAPCore
-import IAPCrypto
+package import Foundation
+public import IAPCore
+public import IAPCrypto
 
 /// Checks the bearer token of an App Store Server API request as App Store Connect does.
 ///
@@ -9,24 +9,41 @@ import IAPCrypto
 /// `appstoreconnect-v1`, `bid` the bundle id, and `exp` in the future and at most 60 minutes after `iat` (or after
 /// now, when the token has no `iat`, as Apple's Python and Java clients send none).
 ///
-/// Times are checked against real time, not the emulator's store clock: clients mint their tokens with their own
-/// clocks, and moving the store's clock forward (`/emulator/v1/clock/advance`) must not make every token expire.
-struct EmulatorAuthenticator: Sendable {
+/// Times are checked against real time, not a simulated store's clock: clients mint their tokens with their own
+/// clocks, and moving the store's clock forward (`iap emulate`'s `/emulator/v1/clock/advance`) must not make every
+/// token expire. `iap emulate` and ``SimulatedAppStoreTransport`` both check tokens with it.
+public struct ServerAPITokenChecker: Sendable {
     /// The public half of the `.p8` key.
-    let publicKey: P256PublicKey
+    public let publicKey: P256PublicKey
     /// The key id tokens must name in `kid`.
-    let keyId: String
+    public let keyId: String
     /// The issuer id tokens must carry in `iss`.
-    let issuerId: String
+    public let issuerId: String
     /// The bundle id tokens must carry in `bid`.
-    let bundleId: String
+    public let bundleId: String
     /// Real time.
-    let clock: any WallClock
+    public let clock: any WallClock
+
+    /// Creates a checker.
+    ///
+    /// - Parameters:
+    ///   - publicKey: The public half of the `.p8` key that signs the tokens.
+    ///   - keyId: The key id tokens must name in `kid`.
+    ///   - issuerId: The issuer id tokens must carry in `iss`.
+    ///   - bundleId: The bundle id tokens must carry in `bid`.
+    ///   - clock: Real time, which token lifetimes are checked against.
+    public init(publicKey: P256PublicKey, keyId: String, issuerId: String, bundleId: String, clock: any WallClock) {
+        self.publicKey = publicKey
+        self.keyId = keyId
+        self.issuerId = issuerId
+        self.bundleId = bundleId
+        self.clock = clock
+    }
 
     /// The longest lifetime App Store Connect accepts, in seconds.
-    static let maximumLifetime: Int64 = 60 * 60
+    public static let maximumLifetime: Int64 = 60 * 60
     /// How far in the future `iat` may be, in seconds, for clocks that disagree a little.
-    static let allowedSkew: Int64 = 60
+    public static let allowedSkew: Int64 = 60
 
     private struct Header: Decodable {
         let alg: String?
@@ -46,7 +63,7 @@ struct EmulatorAuthenticator: Sendable {
     ///
     /// - Parameter authorization: The header's value, or `nil` when the request has none.
     /// - Returns: `nil` when the token is valid, else why it is not.
-    func rejection(of authorization: String?) -> String? {
+    public func rejection(of authorization: String?) -> String? {
         guard let authorization else { return "no Authorization header" }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "not a Bearer token" }
@@ -76,7 +93,7 @@ struct EmulatorAuthenticator: Sendable {
             return "the token's claims are not the expected JSON"
         }
         guard claims.iss == issuerId else { return "iss is not the configured issuer id" }
-        guard claims.aud == EmulatorAuthenticator.audience else { return "aud is not appstoreconnect-v1" }
+        guard claims.aud == Self.audience else { return "aud is not appstoreconnect-v1" }
         guard claims.bid == bundleId else { return "bid is not the configured bundle id" }
         let now = Int64(clock.now.timeIntervalSince1970.rounded(.down))
         guard let expiry = claims.exp, expiry.isFinite, expiry > Double(now) else { return "the token has expired" }
@@ -92,10 +109,10 @@ struct EmulatorAuthenticator: Sendable {
     }
 
     /// The audience App Store Connect requires.
-    static let audience = "appstoreconnect-v1"
+    public static let audience = "appstoreconnect-v1"
 
     /// Decodes unpadded base64url; `nil` for anything else.
-    static func base64URLDecode(_ text: Substring) -> Data? {
+    package static func base64URLDecode(_ text: Substring) -> Data? {
         guard
             text.utf8.allSatisfy({ byte in
                 (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 45

@@ -1,0 +1,198 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPStorageFile
+
+/// `iap support`: tools for the support desk, over the App Store Server API and the ledger.
+enum SupportCommand {
+    static let usage = """
+        usage: iap support lookup-order ORDER_ID --data DIR [--catalog FILE] [--json]
+                       [--redeliver [--operator NAME] [--user ID] [--audit FILE] [--grant-log FILE]]
+                       --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID
+                       --environment Production|Sandbox|LocalTesting [--base-url URL]
+                       [--root FILE.der]... [--app-apple-id N]
+
+        lookup-order  looks up the order id of a customer's App Store receipt email (Look Up Order ID),
+                      verifies every transaction, and shows per transaction the product, dates, Apple's state
+                      (active, expired, refunded, revoked), the owner (from the ledger, else the user bound to
+                      its appAccountToken) and whether the ledger delivered it.
+        --redeliver   records in the ledger, as delivered to its owner, what it lacks (idempotent: a second
+                      run delivers nothing), with an audit entry before and after in --audit (default
+                      DIR/support-audit.jsonl). --user names the owner when the ledger and the token name
+                      nobody; --operator names who asks (default: $USER). --grant-log appends each grant.
+        --json        prints the report as one JSON object (dates in milliseconds) instead of a table.
+
+        Exit status: 0 the order was found (and, with --redeliver, nothing failed), 1 an error, an unknown
+        order id, or a failed redelivery, 2 usage error.
+        """
+
+    static func run(_ arguments: [String]) async -> Never {
+        guard let sub = arguments.first, !["help", "--help", "-h"].contains(sub) else {
+            Output.line(usage)
+            terminate(arguments.isEmpty ? .usage : .success)
+        }
+        guard sub == "lookup-order" else {
+            exitWithUsage(.init(message: "unknown support command '\(sub)'"), usage: usage)
+        }
+        let parsed = Arguments.forCommand(
+            Array(arguments.dropFirst()),
+            options: APISession.valuedOptions.union(LedgerAccess.valuedOptions).union([
+                "operator", "user", "audit", "grant-log",
+            ]),
+            flags: ["redeliver", "json"],
+            usage: usage
+        )
+        let orderId: String
+        let session: APISession
+        do throws(Arguments.UsageError) {
+            guard parsed.positionals.count == 1, let first = parsed.positionals.first, !first.isEmpty else {
+                throw Arguments.UsageError(message: "lookup-order takes exactly one ORDER_ID")
+            }
+            orderId = first
+            if !parsed.has("redeliver") {
+                for name in ["operator", "user", "audit", "grant-log"] where parsed.options[name] != nil {
+                    throw Arguments.UsageError(message: "--\(name) applies only with --redeliver")
+                }
+            }
+            if try parsed.value("data") == nil {
+                throw Arguments.UsageError(message: "--data DIR is required")
+            }
+            session = try APISession(parsed, verifying: true)
+        } catch {
+            exitWithUsage(error, usage: usage)
+        }
+        do {
+            let report = try await lookUp(orderId, parsed, session)
+            try print(report, json: parsed.has("json"))
+            guard report.found else {
+                Output.error("error: notFound: the App Store knows no order '\(orderId)' of this app")
+                terminate(.rejected)
+            }
+            let failed = report.transactions.filter { $0.redeliveryError != nil }
+            if !failed.isEmpty {
+                for item in failed {
+                    Output.error("error: \(item.transactionId): \(item.redeliveryError ?? "")")
+                }
+                terminate(.rejected)
+            }
+            terminate(.success)
+        } catch let error as Arguments.UsageError {
+            exitWithUsage(error, usage: usage)
+        } catch {
+            let failure = IAPError.wrapping(error, as: .internalError, "the support command failed")
+            var line = "error: \(failure.code.rawValue): \(failure.message)"
+            if let status = failure.httpStatus {
+                line += " (HTTP \(status))"
+            }
+            Output.error(line)
+            terminate(.rejected)
+        }
+    }
+
+    /// Opens the ledger, looks the order up, and redelivers when asked.
+    static func lookUp(_ orderId: String, _ parsed: Arguments, _ session: APISession) async throws
+        -> OrderLookupReport
+    {
+        guard let verifier = session.verifier else {
+            throw IAPError(.internalError, "no verifier was configured")
+        }
+        let ledger = try LedgerAccess(parsed)
+        let redeliver = parsed.has("redeliver")
+        let auditPath = try parsed.value("audit") ?? ledger.directory.appendingPathComponent("support-audit.jsonl").path
+        let auditLog: FileSupportAuditLog
+        do {
+            auditLog = try FileSupportAuditLog(path: auditPath)
+        } catch {
+            await ledger.close()
+            throw error
+        }
+        let grantLog = try parsed.value("grant-log").map(GrantLog.init(path:))
+        let pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: ledger.catalog,
+            store: ledger.store,
+            hook: ClosureFulfillmentHook(
+                grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
+                revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
+            ),
+            retryPolicy: RetryPolicy(claimDuration: .zero),
+            unclaimedTokenPolicy: .tokenIsUser
+        )
+        let tool = OrderLookup(
+            client: session.client,
+            verifier: verifier,
+            store: ledger.store,
+            pipeline: pipeline,
+            auditLog: auditLog
+        )
+        do {
+            let report: OrderLookupReport
+            if redeliver {
+                let actor =
+                    try parsed.value("operator") ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown operator"
+                report = try await tool.redeliver(orderId: orderId, actor: actor, userId: try parsed.value("user"))
+            } else {
+                report = try await tool.lookUp(orderId: orderId)
+            }
+            await auditLog.close()
+            await ledger.close()
+            return report
+        } catch {
+            await auditLog.close()
+            await ledger.close()
+            throw error
+        }
+    }
+
+    // MARK: - Output
+
+    static func print(_ report: OrderLookupReport, json: Bool) throws {
+        if json {
+            Output.write(try AppStoreJSON.makeEncoder().encode(report))
+            Output.write("\n")
+            return
+        }
+        guard report.found else {
+            Output.line("order \(report.orderId): not found (invalid, or no in-app purchase of this app)")
+            return
+        }
+        let count = report.transactions.count
+        Output.line("order \(report.orderId): \(count) transaction\(count == 1 ? "" : "s")")
+        var rows = [
+            ["TRANSACTION", "PRODUCT", "STATE", "PURCHASED", "EXPIRES", "REVOKED", "OWNER", "DELIVERED"]
+        ]
+        if report.redelivered {
+            rows[0].append("REDELIVERY")
+        }
+        for item in report.transactions {
+            var owner = item.owner ?? "-"
+            if let source = item.ownerSource {
+                owner += source == .ledger ? " (ledger)" : " (token)"
+            }
+            var row = [
+                item.transactionId, item.productId ?? "-", item.state.rawValue, date(item.purchaseDate),
+                date(item.expiresDate), date(item.revocationDate), owner,
+                item.delivered ? "yes" : (item.ledgerState.map { "no (\($0.rawValue))" } ?? "no (not in ledger)"),
+            ]
+            if report.redelivered {
+                row.append(item.redelivery ?? "-")
+            }
+            rows.append(row)
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }
+            Output.line(cells.joined(separator: "  "))
+        }
+        for rejected in report.rejectedSignatures {
+            Output.line("rejected: \(rejected)")
+        }
+    }
+
+    private static func date(_ date: Date?) -> String {
+        guard let date else { return "-" }
+        return date.formatted(.iso8601)
+    }
+}

@@ -1,0 +1,26 @@
+/// One page of the purchase families a ledger knows: their original transaction ids.
+public struct OriginalTransactionIdPage: Sendable, Hashable {
+    /// The original transaction ids, in the order of the first entry of each family.
+    public var originalTransactionIds: [String]
+    /// The cursor of the next page, or `nil` when the walk is complete.
+    public var nextCursor: String?
+
+    /// Creates a page.
+    public init(originalTransactionIds: [String], nextCursor: String?) {
+        self.originalTransactionIds = originalTransactionIds
+        self.nextCursor = nextCursor
+    }
+}
+
+extension EntitlementStore {
+    /// The default for stores written before this call existed: it throws, so a whole-ledger reconciliation
+    /// reports that the store cannot be walked instead of walking nothing.
+    ///
+    /// - Throws: ``IAPError`` with code ``IAPError/Code/unsupportedOperation``.
+    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
+        throw IAPError(
+            .unsupportedOperation,
+            "\(type(of: self)) cannot list its purchase families: implement originalTransactionIds(cursor:limit:)"
+        )
+    }
+}

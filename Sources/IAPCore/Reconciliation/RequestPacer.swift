@@ -1,0 +1,40 @@
+import Synchronization
+
+/// Spaces calls to the App Store Server API at most `requestsPerSecond` apart, sleeping on a `Swift.Clock`.
+protocol RequestPacing: Sendable {
+    /// Waits until the next request may go.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled while it waits.
+    func waitForTurn() async throws
+}
+
+/// A pacer on a concrete clock: each caller takes the next free slot at once (so concurrent callers never share
+/// one), then sleeps until it.
+final class RequestPacer<C: Clock>: RequestPacing where C.Duration == Duration {
+    private let clock: C
+    private let interval: Duration
+    private let nextSlot = Mutex<C.Instant?>(nil)
+
+    init(clock: C, requestsPerSecond: Double) {
+        self.clock = clock
+        self.interval = requestsPerSecond > 0 ? .seconds(1 / requestsPerSecond) : .zero
+    }
+
+    func waitForTurn() async throws {
+        guard interval > .zero else { return }
+        let now = clock.now
+        let slot = nextSlot.withLock { next -> C.Instant in
+            let slot = next.map { max($0, now) } ?? now
+            next = slot.advanced(by: interval)
+            return slot
+        }
+        if slot > now {
+            try await clock.sleep(until: slot, tolerance: nil)
+        }
+    }
+}
+
+/// A pacer on any clock of durations (opens the existential).
+func makeRequestPacer(clock: some Clock<Duration>, requestsPerSecond: Double) -> any RequestPacing {
+    RequestPacer(clock: clock, requestsPerSecond: requestsPerSecond)
+}

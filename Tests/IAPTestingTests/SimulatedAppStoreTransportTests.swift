@@ -1,0 +1,83 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPTesting
+import Testing
+
+@Suite("Simulated App Store transport")
+struct SimulatedAppStoreTransportTests {
+    static func store() throws -> SimulatedAppStore {
+        try SimulatedAppStore(
+            products: [CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"])],
+            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
+        )
+    }
+
+    @Test func aClientReadsTheStoreWithoutSockets() async throws {
+        let store = try Self.store()
+        let purchase = try #require(try await store.purchase(productId: "pro.lifetime", account: "alice").transaction)
+        let connection = try SimulatedAppStoreTransport.connect(to: store)
+        let verifier = try store.makeVerifier()
+
+        let info = try await connection.client.transactionInfo(transactionId: purchase.transactionId)
+        let signed = try #require(info.signedTransactionInfo)
+        #expect(try await verifier.verifyTransaction(signed).transactionId == purchase.transactionId)
+        var seen: [String] = []
+        for try await page in connection.client.transactionHistory(anyTransactionId: purchase.transactionId) {
+            seen += try await (page.signedTransactions ?? []).asyncMap { try await verifier.verifyTransaction($0) }
+                .compactMap(\.transactionId)
+        }
+        #expect(seen == [purchase.transactionId])
+        let order = try await connection.client.lookUpOrderId(try #require(purchase.orderId))
+        #expect(order.status == .valid && order.signedTransactions?.count == 1)
+        #expect(connection.transport.requestCount == 3)
+    }
+
+    @Test func appleErrorsComeBackAsTheClientsErrors() async throws {
+        let connection = try SimulatedAppStoreTransport.connect(to: try Self.store())
+        await #expect {
+            try await connection.client.transactionInfo(transactionId: "9999999999")
+        } throws: { error in
+            (error as? IAPError)?.apiErrorCode == APIErrorCode.transactionIdNotFound.rawValue
+        }
+        let invalid = try await connection.client.lookUpOrderId("NOSUCHORDER")
+        #expect(invalid.status == .invalid)
+    }
+
+    @Test func aTokenSignedWithAnotherKeyIsRefusedWith401() async throws {
+        let store = try Self.store()
+        let connection = try SimulatedAppStoreTransport.connect(to: store)
+        let intruder = try P256PrivateKey()
+        let tokens = try AppStoreServerAPITokenProvider(
+            privateKey: intruder,
+            keyId: connection.transport.tokenChecker.keyId,
+            issuerId: connection.transport.tokenChecker.issuerId,
+            bundleId: store.configuration.bundleId
+        )
+        let client = try AppStoreServerAPIClient(
+            environment: .sandbox,
+            baseURL: URL(string: "https://simulated-app-store.invalid"),
+            transport: connection.transport,
+            tokenProvider: tokens
+        )
+        await #expect {
+            try await client.lookUpOrderId("NOSUCHORDER")
+        } throws: { error in
+            (error as? IAPError)?.httpStatus == 401
+        }
+        let bare = try await connection.transport.send(
+            HTTPRequest(method: "GET", url: try #require(URL(string: "https://x.invalid/inApps/v1/lookup/A")))
+        )
+        #expect(bare.status == 401)
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self {
+            result.append(try await transform(element))
+        }
+        return result
+    }
+}

@@ -1,0 +1,355 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPStorageFile
+import IAPTesting
+import Synchronization
+import Testing
+
+@Suite("Reconciler")
+struct ReconcilerTests {
+    typealias World = SimulatedStoreScenarioTests.World
+
+    /// A shop whose server talks to the simulated App Store through the in-process transport.
+    struct Setup {
+        let world: World
+        let connection: SimulatedAppStoreTransport.Connection
+        let pipeline: DeliveryPipeline
+        let checkpoints = InMemoryReconciliationCheckpointStore()
+        let alarms = Recorder<ReconciliationAlarm>()
+        let sleeper = ImmediateClock()
+
+        init() throws {
+            world = try World()
+            connection = try SimulatedAppStoreTransport.connect(to: world.appStore)
+            pipeline = world.pipeline()
+        }
+
+        func reconciler(threshold: Int = 0, requestsPerSecond: Double = 0, pageSize: Int = 500) -> Reconciler {
+            let alarms = self.alarms
+            return Reconciler(
+                client: connection.client,
+                verifier: world.verifier,
+                pipeline: pipeline,
+                store: world.ledger,
+                checkpoints: checkpoints,
+                configuration: .init(
+                    alarmThreshold: threshold,
+                    requestsPerSecond: requestsPerSecond,
+                    ledgerPageSize: pageSize
+                ),
+                clock: sleeper,
+                wallClock: world.clock,
+                alarm: { alarm in alarms.append(alarm) }
+            )
+        }
+
+        /// A purchase the app reported to the server.
+        func buyAndSubmit(_ productId: String, user: String) async throws -> SimulatedTransaction {
+            let purchase = try await world.buy(productId, user: user)
+            let outcome = await pipeline.submit(signedTransaction: purchase.signedTransaction, userId: user)
+            #expect(outcome.shouldFinishTransaction, "\(outcome)")
+            return purchase
+        }
+
+        /// A purchase the app never reported (it crashed, or the network failed before the server heard).
+        func buyAndLose(_ productId: String, user: String) async throws -> SimulatedTransaction {
+            try await world.buy(productId, user: user)
+        }
+    }
+
+    @Test func aLostOrderIsFoundAndDeliveredToItsOwner() async throws {
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        _ = await setup.world.appStore.drainNotifications()  // the webhook was down too
+
+        let report = try await setup.reconciler().reconcile(userId: "alice")
+
+        #expect(report.deliveredNow == [lost.transactionId])
+        #expect(report.alreadyDelivered == [pro.transactionId])
+        #expect(Set(report.appleTransactions) == [pro.transactionId, lost.transactionId])
+        #expect(report.stillFailing.isEmpty && report.rejectedSignatures.isEmpty)
+        #expect(report.checkpointSaved)
+        #expect(setup.world.wallet.balance("alice") == 101)  // 100 coins and the lifetime unlock
+        let entry = try #require(await setup.world.ledger.entry(transactionId: lost.transactionId))
+        #expect(entry.userId == "alice")
+        #expect(entry.deliveryState == .delivered)
+    }
+
+    @Test func aRefundTheLedgerMissedIsTakenBackOnce() async throws {
+        let setup = try Setup()
+        let coins = try await setup.buyAndSubmit("coins.100", user: "alice")
+        try await setup.world.appStore.refund(transactionId: coins.transactionId)
+        _ = await setup.world.appStore.drainNotifications()  // the REFUND notification never arrived
+        #expect(setup.world.wallet.balance("alice") == 100)
+
+        let reconciler = setup.reconciler(threshold: 5)
+        let report = try await reconciler.reconcile(transactionId: coins.transactionId)
+        #expect(report.revokedNow == [coins.transactionId])
+        #expect(report.deliveredNow.isEmpty)
+        #expect(setup.world.wallet.balance("alice") == 0)
+
+        let again = try await reconciler.reconcile(transactionId: coins.transactionId)
+        #expect(again.revokedNow.isEmpty)
+        #expect(setup.world.wallet.calls.filter { $0.action == .revoke }.count == 1)
+        let entry = try #require(await setup.world.ledger.entry(transactionId: coins.transactionId))
+        #expect(entry.revokedAt != nil && entry.revocationDelivered)
+    }
+
+    @Test func aSecondRunStartsFromTheStoredRevisionAndAsksLess() async throws {
+        let setup = try Setup()
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        // More than one page of history (Apple pages by 20).
+        for _ in 0..<24 {
+            _ = try await setup.buyAndLose("coins.100", user: "alice")
+        }
+        let reconciler = setup.reconciler(threshold: 100)
+
+        let before = setup.connection.transport.requestCount
+        let first = try await reconciler.reconcile(userId: "alice")
+        let firstRequests = setup.connection.transport.requestCount - before
+        #expect(first.deliveredNow.count == 24)
+        #expect(first.startRevision == nil)
+        #expect(first.requests == 3)  // two history pages and one refund page
+        let saved = try #require(await setup.checkpoints.checkpoint(customerKey: first.customerKey ?? ""))
+        #expect(saved.historyRevision != nil)
+
+        let grantsAfterFirst = setup.world.wallet.calls.count
+        let middle = setup.connection.transport.requestCount
+        let second = try await reconciler.reconcile(userId: "alice")
+        let secondRequests = setup.connection.transport.requestCount - middle
+        #expect(second.startRevision == saved.historyRevision)
+        #expect(second.appleTransactions.isEmpty)
+        #expect(second.deliveredNow.isEmpty)
+        #expect(secondRequests < firstRequests)
+        #expect(setup.world.wallet.calls.count == grantsAfterFirst)
+
+        let later = try await setup.buyAndLose("coins.100", user: "alice")
+        let third = try await reconciler.reconcile(userId: "alice")
+        #expect(third.appleTransactions == [later.transactionId])
+        #expect(third.deliveredNow == [later.transactionId])
+        #expect(setup.world.wallet.balance("alice") == 1 + 25 * 100)
+    }
+
+    @Test func theAlarmFiresAboveTheThresholdAndNotAtIt() async throws {
+        let setup = try Setup()
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        _ = try await setup.buyAndLose("coins.100", user: "alice")
+        let reconciler = setup.reconciler(threshold: 1)
+
+        let first = try await reconciler.reconcile(userId: "alice")
+        #expect(first.discrepancy == 1)
+        #expect(setup.alarms.items.isEmpty)
+
+        _ = try await setup.buyAndLose("coins.100", user: "alice")
+        _ = try await setup.buyAndLose("coins.100", user: "alice")
+        let second = try await reconciler.reconcile(userId: "alice")
+        #expect(second.discrepancy == 2)
+        let alarms = setup.alarms.items
+        #expect(alarms.count == 1)
+        #expect(alarms.first?.customer == "alice")
+        #expect(alarms.first?.appleCount == 2)
+        #expect(alarms.first?.deliveredCount == 0)
+        #expect(alarms.first?.difference == 2)
+        #expect(alarms.first?.threshold == 1)
+    }
+
+    @Test func theWholeLedgerWalkReportsProgressAndHonoursTheRateLimit() async throws {
+        let setup = try Setup()
+        for user in ["alice", "bob", "carol"] {
+            _ = try await setup.buyAndSubmit("pro.lifetime", user: user)
+        }
+        _ = try await setup.buyAndSubmit("coins.100", user: "alice")  // a second family of alice's account
+        let lost = try await setup.buyAndLose("coins.100", user: "bob")
+        let progress = Recorder<ReconciliationProgress>()
+
+        let summary = try await setup.reconciler(threshold: 10, requestsPerSecond: 2, pageSize: 1).reconcileLedger {
+            step in progress.append(step)
+        }
+
+        #expect(summary.families == 4)
+        #expect(summary.reconciled == 3)
+        #expect(summary.coveredByOthers == 1)  // alice's coins came with her first history
+        #expect(summary.deliveredNow == 1)
+        #expect(summary.alreadyDelivered == 4)
+        #expect(summary.failedCustomers.isEmpty)
+        #expect(await setup.world.ledger.entry(transactionId: lost.transactionId)?.deliveryState == .delivered)
+        let steps = progress.items
+        #expect(steps.map(\.done) == [1, 2, 3, 4])
+        #expect(steps.allSatisfy { $0.total == 4 })
+        // Six requests (a history and a refund page per customer) at 2 per second: five waits of half a second.
+        #expect(summary.requests == 6)
+        let waits = setup.sleeper.sleeps.filter { $0 > .zero }
+        #expect(waits.count == 5)
+        #expect(waits.allSatisfy { $0 == .milliseconds(500) })
+    }
+
+    @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
+        struct LegacyStore: EntitlementStore {
+            let base: InMemoryEntitlementStore
+            func insert(_ entry: LedgerEntry) async throws -> InsertOutcome { try await base.insert(entry) }
+            func entry(transactionId: String) async throws -> LedgerEntry? {
+                await base.entry(transactionId: transactionId)
+            }
+            func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
+                try await base.replace(entry, ifRevision: revision)
+            }
+            func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
+                await base.entries(originalTransactionId: originalTransactionId)
+            }
+            func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
+                try await base.history(userId: userId, cursor: cursor, limit: limit)
+            }
+            func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
+                try await base.dueDeliveries(at: instant, limit: limit)
+            }
+            func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
+                try await base.bind(appAccountToken: appAccountToken, to: userId)
+            }
+            func user(forAppAccountToken appAccountToken: String) async throws -> String? {
+                await base.user(forAppAccountToken: appAccountToken)
+            }
+            func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool {
+                try await base.storeRenewalInfo(renewalInfo)
+            }
+            func renewalInfo(originalTransactionId: String) async throws -> RenewalInfoPayload? {
+                await base.renewalInfo(originalTransactionId: originalTransactionId)
+            }
+            func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool {
+                try await base.markNotificationProcessed(notificationUUID, at: instant)
+            }
+            func isNotificationProcessed(_ notificationUUID: String) async throws -> Bool {
+                await base.isNotificationProcessed(notificationUUID)
+            }
+            func statistics() async throws -> LedgerStatistics { await base.statistics() }
+        }
+        let setup = try Setup()
+        let legacy = LegacyStore(base: setup.world.ledger)
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: setup.pipeline,
+            store: legacy,
+            checkpoints: setup.checkpoints,
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+        await #expect(throws: IAPError(.unsupportedOperation)) {
+            try await reconciler.reconcileLedger()
+        }
+    }
+
+    @Test func anUploadDeliversWhatIsMissingAndRejectsForgedAndForeignData() async throws {
+        let setup = try Setup()
+        let delivered = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        // Another app's transaction, signed with the same certificates: only its bundle id differs.
+        let otherApp = try SimulatedAppStore(
+            products: setup.world.catalog.products,
+            configuration: .init(bundleId: "com.example.other"),
+            pki: setup.world.appStore.pki,
+            clock: setup.world.clock
+        )
+        let foreign = try #require(try await otherApp.purchase(productId: "coins.100", account: "alice").transaction)
+        // A forged copy: the payload of the lost order with a bigger quantity, under the original signature.
+        let parts = lost.signedTransaction.split(separator: ".").map(String.init)
+        var payload = try JSONSerialization.jsonObject(with: try #require(base64URL(parts[1]))) as? [String: Any] ?? [:]
+        payload["quantity"] = 10
+        let forgedPayload = base64URL(try JSONSerialization.data(withJSONObject: payload))
+        let forged = [parts[0], forgedPayload, parts[2]].joined(separator: ".")
+
+        let report = await setup.reconciler(threshold: 10).reconcileUpload(
+            [delivered.signedTransaction, forged, lost.signedTransaction, foreign.signedTransaction, "not a jws"],
+            userId: "alice"
+        )
+
+        #expect(report.source == .clientUpload)
+        #expect(report.deliveredNow == [lost.transactionId])
+        #expect(report.alreadyDelivered == [delivered.transactionId])
+        #expect(report.rejectedSignatures.map(\.index) == [1, 3, 4])
+        #expect(
+            report.rejectedSignatures.map(\.error.code) == [.signatureInvalid, .bundleIdMismatch, .malformedSignedData]
+        )
+        #expect(setup.world.wallet.balance("alice") == 101)
+        #expect(setup.connection.transport.requestCount == 0)
+    }
+
+    @Test func anUploadOfAnotherUsersPurchaseIsRefused() async throws {
+        let setup = try Setup()
+        let bobs = try await setup.buyAndSubmit("pro.lifetime", user: "bob")
+        let report = await setup.reconciler(threshold: 10).reconcileUpload([bobs.signedTransaction], userId: "mallory")
+        #expect(report.deliveredNow.isEmpty)
+        #expect(report.stillFailing.map(\.error.code) == [.ownershipConflict])
+        #expect(await setup.world.ledger.entry(transactionId: bobs.transactionId)?.userId == "bob")
+    }
+
+    @Test func reconciliationWorksOverTheFileLedgerAndItsCheckpointsSurviveARestart() async throws {
+        let setup = try Setup()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("recon-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let checkpointPath = directory.appendingPathComponent("reconciliation.jsonl").path
+        let lost = try await setup.buyAndLose("pro.lifetime", user: "alice")
+
+        func run() async throws -> ReconciliationReport {
+            let ledger = try FileEntitlementStore(directory: directory.appendingPathComponent("ledger"))
+            let checkpoints = try FileReconciliationCheckpointStore(path: checkpointPath)
+            let pipeline = DeliveryPipeline(
+                verifier: setup.world.verifier,
+                catalog: setup.world.catalog,
+                store: ledger,
+                hook: setup.world.wallet,
+                clock: setup.world.clock,
+                unclaimedTokenPolicy: .tokenIsUser
+            )
+            let reconciler = Reconciler(
+                client: setup.connection.client,
+                verifier: setup.world.verifier,
+                pipeline: pipeline,
+                store: ledger,
+                checkpoints: checkpoints,
+                clock: setup.sleeper,
+                wallClock: setup.world.clock
+            )
+            let report = try await reconciler.reconcileLedger()
+            #expect(report.failedCustomers.isEmpty)
+            let single = try await reconciler.reconcile(transactionId: lost.transactionId)
+            await checkpoints.close()
+            await ledger.close()
+            return single
+        }
+
+        // The ledger is empty, so the walk finds nobody; asking by transaction id finds the lost order.
+        let first = try await run()
+        #expect(first.deliveredNow == [lost.transactionId])
+        let second = try await run()
+        #expect(second.startRevision != nil)
+        #expect(second.appleTransactions.isEmpty)
+        #expect(setup.world.wallet.calls.filter { $0.action == .grant }.count == 1)
+    }
+}
+
+/// Collects what a callback hands over, across tasks.
+final class Recorder<Item: Sendable>: Sendable {
+    private let storage = Mutex<[Item]>([])
+
+    func append(_ item: Item) {
+        storage.withLock { $0.append(item) }
+    }
+
+    var items: [Item] {
+        storage.withLock { $0 }
+    }
+}
+
+private func base64URL(_ text: String) -> Data? {
+    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while standard.count % 4 != 0 { standard += "=" }
+    return Data(base64Encoded: standard)
+}
+
+private func base64URL(_ data: Data) -> String {
+    data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}
