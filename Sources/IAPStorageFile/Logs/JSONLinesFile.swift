@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+import IAPCore
+
+/// An append-only file of JSON values, one a line, each appended with `fsync` before the call returns.
+///
+/// Opening reads every complete line; a last line without its newline is a write torn by a crash and is cut off
+/// (its call never returned). A complete line that does not decode is corruption (`storageCorrupted`), never skipped.
+/// The file is locked (`flock`) for as long as it is open: one process at a time appends and keeps an index of it.
+final class JSONLinesFile: @unchecked Sendable {
+    private let file: SystemFile
+    let path: String
+
+    /// Opens (creating) the file and locks it.
+    ///
+    /// - Parameter path: The file.
+    /// - Throws: ``IAPError`` `storageLocked` when another process holds it, `storageFailure` otherwise.
+    init(path: String) throws {
+        self.path = path
+        file = try SystemFile.open(path, flags: O_RDWR | O_CREAT | O_APPEND)
+        if flock(file.descriptor, LOCK_EX | LOCK_NB) != 0 {
+            throw IAPError(.storageLocked, "\(path) is open in another process")
+        }
+    }
+
+    /// Every complete line, decoded, oldest first; cuts off a torn last line.
+    func readAll<Value: Decodable>(_ type: Value.Type) throws -> [Value] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw IAPError.wrapping(error, as: .storageFailure, "cannot read \(path)")
+        }
+        var end = data.count
+        if let last = data.last, last != UInt8(ascii: "\n") {
+            end = (data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }) ?? 0
+            try file.truncate(to: end)
+            try file.sync()
+        }
+        let decoder = AppStoreJSON.makeDecoder()
+        var values: [Value] = []
+        var number = 0
+        for line in data[..<end].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            number += 1
+            do {
+                values.append(try decoder.decode(Value.self, from: Data(line)))
+            } catch {
+                throw IAPError.wrapping(error, as: .storageCorrupted, "line \(number) of \(path) does not decode")
+            }
+        }
+        return values
+    }
+
+    /// Appends one value as a line and flushes it to the device.
+    func append(_ value: some Encodable) throws {
+        var bytes: [UInt8]
+        do {
+            bytes = Array(try AppStoreJSON.makeEncoder().encode(value))
+        } catch {
+            throw IAPError.wrapping(error, as: .invalidArgument, "the value cannot be encoded for \(path)")
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        try file.write(bytes)
+        try file.sync()
+    }
+
+    /// Closes the file (and releases its lock).
+    func close() {
+        file.close()
+    }
+}
