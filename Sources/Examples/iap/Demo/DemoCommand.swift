@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPStorageFile
 import IAPTesting
 
 /// `iap demo`: the whole chain on the simulated App Store, told as a story, with a file ledger in a directory.
@@ -112,12 +113,17 @@ enum DemoCommand {
         Output.line("")
         Output.line("Try next")
         Output.line("────────")
-        Output.line("  swift run iap ledger entitlements --data \(path)/ledger --user bob")
+        let end = story.clock.now.millisecondsSince1970
+        Output.line("  swift run iap ledger entitlements --data \(path)/ledger --user bob --at \(end)")
         Output.line("  swift run iap ledger history --data \(path)/ledger --user alice")
-        Output.line("  cat \(path)/support-audit.jsonl        what support did, and when")
-        Output.line("  swift run iap demo                        again: nothing is granted twice")
-        Output.line("  swift run iap demo --fresh                start over")
-        Output.line("  Documentation/GettingStarted.md           put the same pieces in your server")
+        for (command, meaning) in [
+            ("cat \(path)/support-audit.jsonl", "what support did, and when"),
+            ("swift run iap demo", "again: every purchase is recognised, nothing is granted twice"),
+            ("swift run iap demo --fresh", "start over"),
+            ("Documentation/GettingStarted.md", "put the same pieces in your server"),
+        ] {
+            Output.line("  \(command.padding(toLength: 40, withPad: " ", startingAt: 0))  \(meaning)")
+        }
     }
 
     static func printFinalTable(of story: DemoStory) async throws {

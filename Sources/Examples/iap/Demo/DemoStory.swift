@@ -12,9 +12,11 @@ struct DemoStory {
     /// The first instant of the story: Monday 5 January 2026, 09:00 UTC.
     static let start = Date(timeIntervalSince1970: 1_767_603_600)
     /// The namespace the app derives its appAccountTokens in.
-    static let tokenNamespace = UUID(uuid: (
-        0x6b, 0xa7, 0xb8, 0x14, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8
-    ))
+    static let tokenNamespace = UUID(
+        uuid: (
+            0x6b, 0xa7, 0xb8, 0x14, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8
+        )
+    )
     /// The customers, in the order the final table lists them.
     static let users = ["alice", "bob", "carol"]
 
@@ -83,7 +85,15 @@ struct DemoStory {
         ledger = try FileEntitlementStore(directory: ledgerDirectory)
         try Self.saveCatalog(catalog, into: ledgerDirectory)
         wallet = try DemoWallet(file: directory.appendingPathComponent("wallet.json"))
-        pipeline = DeliveryPipeline(verifier: verifier, catalog: catalog, store: ledger, hook: wallet, clock: clock)
+        // No jitter, so that the story prints the same retry times on every run.
+        pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: catalog,
+            store: ledger,
+            hook: wallet,
+            clock: clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
         notifications = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: ledger, clock: clock)
 
         let connection = try SimulatedAppStoreTransport.connect(to: appStore)
@@ -94,12 +104,12 @@ struct DemoStory {
             pipeline: pipeline,
             store: ledger,
             checkpoints: try FileReconciliationCheckpointStore(
-                file: directory.appendingPathComponent("reconciliation-checkpoints.json")
+                path: directory.appendingPathComponent("reconciliation-checkpoints.jsonl").path
             ),
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
             wallClock: clock,
             alarm: { alarm in
-                timeline.note(
+                timeline.detail(
                     "ALARM: Apple lists \(alarm.appleCount) transactions of \(alarm.customer), the ledger had "
                         + "\(alarm.deliveredCount) delivered (threshold \(alarm.threshold)); someone should look"
                 )
@@ -110,7 +120,7 @@ struct DemoStory {
             verifier: verifier,
             store: ledger,
             pipeline: pipeline,
-            auditLog: try FileSupportAuditLog(file: directory.appendingPathComponent("support-audit.jsonl")),
+            auditLog: try FileSupportAuditLog(path: directory.appendingPathComponent("support-audit.jsonl").path),
             clock: clock
         )
     }
@@ -180,7 +190,7 @@ struct DemoStory {
         timeline.event("wallet", "the wallet service is back")
         let drained = await pipeline.drainDueRetries()
         timeline.event("server", "retry queue: \(drained.delivered) delivered, \(drained.deferred) still failing")
-        await appSends(removeAds, as: "alice", note: "the app retries at its next launch")
+        await appSends(removeAds, as: "alice", note: "app, at its next launch")
 
         try await advance(minutes: 4)
         let pro = try await buy("pro.monthly", as: "bob")
@@ -190,7 +200,7 @@ struct DemoStory {
 
     /// bob buys coins; the app crashes before telling the server and the notification is lost in a deploy.
     private func lostOrder() async throws {
-        try await advance(minutes: 10)
+        try await advance(to: 1, 5, 9, 20)
         let coins = try await buy("coins.100", as: "bob")
         timeline.event("bob", "the app crashes before it tells the server about \(coins.transactionId)")
         await notificationsArrive(lost: "the server was being deployed; Apple's retries ran out")
@@ -198,7 +208,7 @@ struct DemoStory {
 
     /// carol, a child, asks to buy Remove Ads; a parent approves hours later.
     private func askToBuy() async throws {
-        try await advance(minutes: 40)
+        try await advance(to: 1, 5, 10, 0)
         let result = try await appStore.purchase(
             productId: "remove.ads",
             account: "carol",
@@ -209,19 +219,19 @@ struct DemoStory {
             throw IAPError(.invalidConfiguration, "the simulated store did not ask a parent: \(result)")
         }
         timeline.event("carol", "asks to buy remove.ads → pending: nothing is granted, nothing is finished")
-        try await advance(hours: 8)
+        try await advance(to: 1, 5, 18, 0)
         let approved = try await appStore.approveAskToBuy(request)
         guard let transaction = approved.transaction else {
             throw IAPError(.invalidConfiguration, "the approved request has no transaction: \(approved)")
         }
         timeline.event("parent", "approves carol's request → transaction \(transaction.transactionId)")
         await notificationsArrive()
-        await appSends(transaction, as: "carol", note: "the app's update listener receives it")
+        await appSends(transaction, as: "carol", note: "app's update listener")
     }
 
     /// The nightly reconciliation walks every customer in the ledger and finds bob's lost coins.
     private func nightlyReconciliation() async throws {
-        try await advance(hours: 9)
+        try await advance(to: 1, 6, 3, 0)
         timeline.event("server", "nightly reconciliation against Apple's transaction and refund history")
         let timeline = timeline
         let summary = try await reconciler.reconcileLedger { progress in
@@ -237,18 +247,18 @@ struct DemoStory {
     /// bob's subscription renews, fails to bill, enters the grace period and recovers.
     private func subscriptionLife() async throws {
         let original = try await originalTransactionId(of: "pro.monthly", account: "bob")
-        try await advance(days: 31)
+        try await advance(to: 2, 5, 9, 11)
         await notificationsArrive()
         try await showSubscription(of: "bob")
 
-        try await advance(days: 20)
+        try await advance(to: 2, 28, 10, 0)
         try await appStore.setBillingFailure(originalTransactionId: original, failing: true)
         timeline.event("bob", "his card expires")
-        try await advance(days: 8)
+        try await advance(to: 3, 5, 9, 11)
         await notificationsArrive()
         try await showSubscription(of: "bob")
 
-        try await advance(days: 3)
+        try await advance(to: 3, 8, 12, 0)
         try await appStore.setBillingFailure(originalTransactionId: original, failing: false)
         timeline.event("bob", "updates his card")
         await notificationsArrive()
@@ -257,11 +267,11 @@ struct DemoStory {
 
     /// alice buys coins again, then Apple refunds her first coins.
     private func refund() async throws {
-        try await advance(hours: 1)
+        try await advance(to: 3, 9, 10, 0)
         let coins = try await buy("coins.100", as: "alice")
         await appSends(coins, as: "alice")
         await notificationsArrive()
-        try await advance(hours: 2)
+        try await advance(to: 3, 9, 12, 0)
         let first = try await appStore.transactions(ofAccount: "alice").first { $0.payload.productId == "coins.100" }
         guard let first else {
             throw IAPError(.notFound, "alice has no coins purchase to refund")
@@ -273,14 +283,14 @@ struct DemoStory {
 
     /// bob buys Remove Ads, nothing reaches the server, and he writes to support with the order id.
     private func supportLookup() async throws {
-        try await advance(days: 1)
+        try await advance(to: 3, 10, 20, 0)
         let removeAds = try await buy("remove.ads", as: "bob")
         timeline.event("bob", "the app crashes again before it tells the server")
         await notificationsArrive(lost: "the notification endpoint was down")
         guard let orderId = removeAds.orderId else {
             throw IAPError(.invalidConfiguration, "the simulated store gave no order id")
         }
-        try await advance(hours: 3)
+        try await advance(to: 3, 11, 9, 30)
         timeline.event("bob", "writes to support: \"I paid for Remove Ads, order \(orderId), nothing happened\"")
         let report = try await support.lookUp(orderId: orderId)
         for item in report.transactions {
@@ -303,7 +313,11 @@ struct DemoStory {
 
     /// The customer buys in the app: the simulated App Store charges and signs.
     private func buy(_ productId: String, as user: String) async throws -> SimulatedTransaction {
-        let result = try await appStore.purchase(productId: productId, account: user, appAccountToken: Self.token(of: user))
+        let result = try await appStore.purchase(
+            productId: productId,
+            account: user,
+            appAccountToken: Self.token(of: user)
+        )
         guard let transaction = result.transaction else {
             throw IAPError(.invalidConfiguration, "the simulated store did not sell \(productId): \(result)")
         }
@@ -318,7 +332,7 @@ struct DemoStory {
             userId: user,
             orderId: nil
         )
-        var text = "app → server: \(describe(outcome))"
+        var text = "\(note ?? "app") → server: \(describe(outcome))"
         if outcome.shouldFinishTransaction {
             do {
                 try await appStore.finishTransaction(transactionId: transaction.transactionId)
@@ -329,7 +343,6 @@ struct DemoStory {
         } else {
             text += "; the app keeps the transaction unfinished"
         }
-        if let note { text = "\(note): \(text)" }
         timeline.event(user, text)
     }
 
@@ -368,8 +381,17 @@ struct DemoStory {
         return match.originalTransactionId
     }
 
-    private func advance(minutes: Int = 0, hours: Int = 0, days: Int = 0) async throws {
-        try await appStore.advance(by: .seconds(minutes * 60 + hours * 3_600 + days * 86_400))
+    private func advance(minutes: Int) async throws {
+        try await appStore.advance(by: .seconds(minutes * 60))
+    }
+
+    /// Moves the story's clock to a minute of 2026 (UTC); the App Store runs every renewal due on the way.
+    private func advance(to month: Int, _ day: Int, _ hour: Int, _ minute: Int) async throws {
+        let components = DateComponents(year: 2026, month: month, day: day, hour: hour, minute: minute)
+        guard let target = Calendar.utc.date(from: components), target >= clock.now else {
+            throw IAPError(.invalidArgument, "the story cannot go back in time to \(components)")
+        }
+        try await appStore.advance(by: .milliseconds(Int64(target.timeIntervalSince(clock.now) * 1_000)))
     }
 
     func describe(_ outcome: DeliveryOutcome) -> String {
@@ -380,7 +402,8 @@ struct DemoStory {
         case .deferred(let entry, let error):
             "grant failed (\(error.message)); a retry is scheduled"
                 + (entry.nextAttemptAt.map { " for \(timeline.stamp($0, seconds: true))" } ?? "")
-        case .revoked(let entry): "revoked: \(entry.productId) taken back from \(entry.userId)"
+        case .revoked(let entry):
+            "\(entry.productId) of \(entry.userId) is refunded; what it granted is taken back, once"
         case .rejected(let error): "rejected: \(error.code.rawValue): \(error.message)"
         }
     }
