@@ -7,6 +7,7 @@ enum IAPTool {
         usage: iap <command> [options]
 
         commands:
+          demo      the whole chain on a simulated App Store, told as a story (start here)
           verify    verify App Store signed data (JWS) and print its payload
           decode    print a JWS's header and payload WITHOUT verifying it
           ledger    the file-based ledger: ingest, entitlements, history, stats, check, export
@@ -27,6 +28,8 @@ enum IAPTool {
         }
         let rest = Array(arguments)
         switch command {
+        case "demo":
+            await DemoCommand.run(rest)
         case "verify":
             VerifyCommand.run(rest)
         case "decode":

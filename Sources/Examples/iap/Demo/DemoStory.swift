@@ -1,0 +1,475 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPStorageFile
+import IAPTesting
+
+/// The story `iap demo` tells: three customers, a simulated App Store, the real verifier, pipeline, notification
+/// processor, reconciler and support tool over a file ledger, on a clock that only the story moves.
+///
+/// Everything the story prints comes from what the library answered; nothing is scripted output.
+struct DemoStory {
+    /// The first instant of the story: Monday 5 January 2026, 09:00 UTC.
+    static let start = Date(timeIntervalSince1970: 1_767_603_600)
+    /// The namespace the app derives its appAccountTokens in.
+    static let tokenNamespace = UUID(
+        uuid: (
+            0x6b, 0xa7, 0xb8, 0x14, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8
+        )
+    )
+    /// The customers, in the order the final table lists them.
+    static let users = ["alice", "bob", "carol"]
+
+    let directory: URL
+    let timeline: DemoTimeline
+    let clock: ManualClock
+    let catalog: StaticProductCatalog
+    let appStore: SimulatedAppStore
+    let ledger: FileEntitlementStore
+    let wallet: DemoWallet
+    let pipeline: DeliveryPipeline
+    let notifications: NotificationProcessor
+    let reconciler: Reconciler
+    let support: OrderLookup
+    let verifier: AppStoreSignedDataVerifier
+
+    /// Sets up every piece over the files in `directory`.
+    init(directory: URL, timeline: DemoTimeline) async throws {
+        self.directory = directory
+        self.timeline = timeline
+        let clock = timeline.clock
+        self.clock = clock
+
+        // The products: the bundled .storekit file, written out and loaded like any Xcode configuration, with the
+        // two things a .storekit file cannot say: what each product unlocks, and how many coins a purchase adds.
+        let storeKitFile = directory.appendingPathComponent(DemoProducts.fileName)
+        try Data(DemoProducts.storeKitFile.utf8).write(to: storeKitFile, options: .atomic)
+        let loaded = try StaticProductCatalog(
+            contentsOf: storeKitFile,
+            entitlements: ["coins.100": [], "remove.ads": ["no-ads"], "pro.monthly": ["pro", "no-ads"]]
+        )
+        catalog = try StaticProductCatalog(
+            products: loaded.products.map { product in
+                var product = product
+                if product.productId == "coins.100" {
+                    product.unitsPerPurchase = DemoProducts.coinsPerPurchase
+                }
+                return product
+            },
+            storeKitSettings: loaded.storeKitSettings
+        )
+
+        let settings = catalog.storeKitSettings ?? StoreKitConfigurationSettings()
+        appStore = try SimulatedAppStore(
+            products: catalog.products,
+            configuration: .init(
+                bundleId: DemoProducts.bundleId,
+                appAppleId: DemoProducts.appAppleId,
+                environment: .sandbox,
+                gracePeriodDays: settings.billingGracePeriodEnabled ? 16 : nil,
+                prices: DemoProducts.prices
+            ),
+            clock: clock
+        )
+        verifier = try AppStoreSignedDataVerifier(
+            configuration: .init(
+                rootCertificates: [appStore.pki.root],
+                bundleId: DemoProducts.bundleId,
+                environment: .sandbox,
+                appAppleId: DemoProducts.appAppleId,
+                clock: clock
+            )
+        )
+
+        let ledgerDirectory = directory.appendingPathComponent("ledger", isDirectory: true)
+        ledger = try FileEntitlementStore(directory: ledgerDirectory)
+        try Self.saveCatalog(catalog, into: ledgerDirectory)
+        wallet = try DemoWallet(file: directory.appendingPathComponent("wallet.json"))
+        // No jitter, so that the story prints the same retry times on every run.
+        pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: catalog,
+            store: ledger,
+            hook: wallet,
+            clock: clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
+        notifications = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: ledger, clock: clock)
+
+        let connection = try SimulatedAppStoreTransport.connect(to: appStore)
+        let timeline = timeline
+        reconciler = Reconciler(
+            client: connection.client,
+            verifier: verifier,
+            pipeline: pipeline,
+            store: ledger,
+            checkpoints: try FileReconciliationCheckpointStore(
+                path: directory.appendingPathComponent("reconciliation-checkpoints.jsonl").path
+            ),
+            configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
+            wallClock: clock,
+            alarm: { alarm in
+                timeline.detail(
+                    "ALARM: Apple lists \(alarm.appleCount) transactions of \(alarm.customer), the ledger had "
+                        + "\(alarm.deliveredCount) delivered (threshold \(alarm.threshold)); someone should look"
+                )
+            }
+        )
+        support = OrderLookup(
+            client: connection.client,
+            verifier: verifier,
+            store: ledger,
+            pipeline: pipeline,
+            auditLog: try FileSupportAuditLog(path: directory.appendingPathComponent("support-audit.jsonl").path),
+            clock: clock
+        )
+    }
+
+    /// Writes the catalog in the swift-iap format beside the ledger, where `iap ledger` finds it.
+    static func saveCatalog(_ catalog: StaticProductCatalog, into directory: URL) throws {
+        let products: [[String: Any]] = catalog.products.map { product in
+            var item: [String: Any] = [
+                "productId": product.productId, "type": product.kind.rawValue, "entitlements": product.entitlements,
+                "unitsPerPurchase": product.unitsPerPurchase,
+            ]
+            if let group = product.subscriptionGroupId { item["subscriptionGroupId"] = group }
+            if let level = product.groupLevel { item["groupLevel"] = level }
+            if let duration = product.duration { item["duration"] = duration.description }
+            if let name = product.displayName { item["displayName"] = name }
+            return item
+        }
+        let data = try JSONSerialization.data(
+            withJSONObject: ["version": 1, "products": products],
+            options: [.prettyPrinted, .sortedKeys]
+        )
+        try data.write(to: directory.appendingPathComponent("catalog.json"), options: .atomic)
+    }
+
+    static func token(of user: String) -> UUID {
+        AppAccountToken.derive(from: user, namespace: tokenNamespace)
+    }
+
+    // MARK: - The story
+
+    func run() async throws {
+        timeline.section("Products, from \(DemoProducts.fileName)")
+        for product in catalog.products {
+            var detail = product.kind.rawValue
+            if product.kind == .consumable { detail += ", \(product.unitsPerPurchase) coins a purchase" }
+            if let duration = product.duration { detail += ", renews every \(duration)" }
+            if !product.entitlements.isEmpty { detail += ", unlocks \(product.entitlements.joined(separator: " + "))" }
+            timeline.note("\(product.productId.padding(toLength: 12, withPad: " ", startingAt: 0)) \(detail)")
+        }
+        if let grace = appStore.configuration.gracePeriodDays {
+            timeline.note("billing grace period: \(grace) days (the .storekit file turns it on)")
+        }
+
+        timeline.section("Timeline (simulated time, UTC)")
+        try await firstPurchases()
+        try await lostOrder()
+        try await askToBuy()
+        try await nightlyReconciliation()
+        try await subscriptionLife()
+        try await refund()
+        try await supportLookup()
+    }
+
+    /// alice buys coins and, while the wallet service is down, Remove Ads; bob subscribes.
+    private func firstPurchases() async throws {
+        let coins = try await buy("coins.100", as: "alice")
+        await appSends(coins, as: "alice")
+        await notificationsArrive()
+
+        try await advance(minutes: 5)
+        let removeAds = try await buy("remove.ads", as: "alice")
+        await wallet.failGrants(of: removeAds.transactionId, times: 1)
+        timeline.event("wallet", "the wallet service stops answering")
+        await appSends(removeAds, as: "alice")
+        await notificationsArrive()
+        try await advance(minutes: 1)
+        timeline.event("wallet", "the wallet service is back")
+        let drained = await pipeline.drainDueRetries()
+        timeline.event("server", "retry queue: \(drained.delivered) delivered, \(drained.deferred) still failing")
+        await appSends(removeAds, as: "alice", note: "app, at its next launch")
+
+        try await advance(minutes: 4)
+        let pro = try await buy("pro.monthly", as: "bob")
+        await appSends(pro, as: "bob")
+        await notificationsArrive()
+    }
+
+    /// bob buys coins; the app crashes before telling the server and the notification is lost in a deploy.
+    private func lostOrder() async throws {
+        try await advance(to: 1, 5, 9, 20)
+        let coins = try await buy("coins.100", as: "bob")
+        timeline.event("bob", "the app crashes before it tells the server about \(coins.transactionId)")
+        await notificationsArrive(lost: "the server was being deployed; Apple's retries ran out")
+    }
+
+    /// carol, a child, asks to buy Remove Ads; a parent approves hours later.
+    private func askToBuy() async throws {
+        try await advance(to: 1, 5, 10, 0)
+        let result = try await appStore.purchase(
+            productId: "remove.ads",
+            account: "carol",
+            appAccountToken: Self.token(of: "carol"),
+            askToBuy: true
+        )
+        guard case .pending(let request) = result else {
+            throw IAPError(.invalidConfiguration, "the simulated store did not ask a parent: \(result)")
+        }
+        timeline.event("carol", "asks to buy remove.ads → pending: nothing is granted, nothing is finished")
+        try await advance(to: 1, 5, 18, 0)
+        let approved = try await appStore.approveAskToBuy(request)
+        guard let transaction = approved.transaction else {
+            throw IAPError(.invalidConfiguration, "the approved request has no transaction: \(approved)")
+        }
+        timeline.event("parent", "approves carol's request → transaction \(transaction.transactionId)")
+        await notificationsArrive()
+        await appSends(transaction, as: "carol", note: "app's update listener")
+    }
+
+    /// The nightly reconciliation walks every customer in the ledger and finds bob's lost coins.
+    private func nightlyReconciliation() async throws {
+        try await advance(to: 1, 6, 3, 0)
+        timeline.event("server", "nightly reconciliation against Apple's transaction and refund history")
+        let timeline = timeline
+        let summary = try await reconciler.reconcileLedger { progress in
+            timeline.detail("\(progress.done)/\(progress.total) purchase families")
+        }
+        timeline.detail(
+            "Apple: \(summary.appleTransactions) transactions; \(summary.alreadyDelivered) already delivered, "
+                + "\(summary.deliveredNow) delivered now, \(summary.revokedNow) taken back now, "
+                + "\(summary.stillFailing.count) still failing (\(summary.requests) API requests)"
+        )
+    }
+
+    /// bob's subscription renews, fails to bill, enters the grace period and recovers.
+    private func subscriptionLife() async throws {
+        let original = try await originalTransactionId(of: "pro.monthly", account: "bob")
+        try await advance(to: 2, 5, 9, 11)
+        await notificationsArrive()
+        try await showSubscription(of: "bob")
+
+        try await advance(to: 2, 28, 10, 0)
+        try await appStore.setBillingFailure(originalTransactionId: original, failing: true)
+        timeline.event("bob", "his card expires")
+        try await advance(to: 3, 5, 9, 11)
+        await notificationsArrive()
+        try await showSubscription(of: "bob")
+
+        try await advance(to: 3, 8, 12, 0)
+        try await appStore.setBillingFailure(originalTransactionId: original, failing: false)
+        timeline.event("bob", "updates his card")
+        await notificationsArrive()
+        try await showSubscription(of: "bob")
+    }
+
+    /// alice buys coins again, then Apple refunds her first coins.
+    private func refund() async throws {
+        try await advance(to: 3, 9, 10, 0)
+        let coins = try await buy("coins.100", as: "alice")
+        await appSends(coins, as: "alice")
+        await notificationsArrive()
+        try await advance(to: 3, 9, 12, 0)
+        let first = try await appStore.transactions(ofAccount: "alice").first { $0.payload.productId == "coins.100" }
+        guard let first else {
+            throw IAPError(.notFound, "alice has no coins purchase to refund")
+        }
+        try await appStore.refund(transactionId: first.transactionId)
+        timeline.event("apple", "refunds alice's first coins (\(first.transactionId))")
+        await notificationsArrive()
+    }
+
+    /// bob buys Remove Ads, nothing reaches the server, and he writes to support with the order id.
+    private func supportLookup() async throws {
+        try await advance(to: 3, 10, 20, 0)
+        let removeAds = try await buy("remove.ads", as: "bob")
+        timeline.event("bob", "the app crashes again before it tells the server")
+        await notificationsArrive(lost: "the notification endpoint was down")
+        guard let orderId = removeAds.orderId else {
+            throw IAPError(.invalidConfiguration, "the simulated store gave no order id")
+        }
+        try await advance(to: 3, 11, 9, 30)
+        timeline.event("bob", "writes to support: \"I paid for Remove Ads, order \(orderId), nothing happened\"")
+        let report = try await support.lookUp(orderId: orderId)
+        for item in report.transactions {
+            timeline.detail(
+                "lookup-order \(orderId): \(item.productId ?? "?") \(item.state.rawValue), owner "
+                    + "\(item.owner ?? "unknown") (from \(item.ownerSource?.rawValue ?? "nowhere")), "
+                    + (item.delivered ? "delivered" : "NOT delivered")
+            )
+        }
+        let repaired = try await support.redeliver(orderId: orderId, actor: "support@example.com")
+        for item in repaired.transactions {
+            timeline.detail(
+                "lookup-order \(orderId) --redeliver: \(item.transactionId) → \(item.redelivery ?? "nothing to do")"
+                    + " (audit entry written)"
+            )
+        }
+    }
+
+    // MARK: - The app and the App Store
+
+    /// The customer buys in the app: the simulated App Store charges and signs.
+    private func buy(_ productId: String, as user: String) async throws -> SimulatedTransaction {
+        let result = try await appStore.purchase(
+            productId: productId,
+            account: user,
+            appAccountToken: Self.token(of: user)
+        )
+        guard let transaction = result.transaction else {
+            throw IAPError(.invalidConfiguration, "the simulated store did not sell \(productId): \(result)")
+        }
+        timeline.event(user, "buys \(productId) → transaction \(transaction.transactionId)")
+        return transaction
+    }
+
+    /// The app sends the signed transaction to the server and finishes it only when the server holds it.
+    private func appSends(_ transaction: SimulatedTransaction, as user: String, note: String? = nil) async {
+        let outcome = await pipeline.submit(
+            signedTransaction: transaction.signedTransaction,
+            userId: user,
+            orderId: nil
+        )
+        var text = "\(note ?? "app") → server: \(describe(outcome))"
+        if outcome.shouldFinishTransaction {
+            do {
+                try await appStore.finishTransaction(transactionId: transaction.transactionId)
+                text += "; the app finishes the transaction"
+            } catch {
+                text += "; finishing failed: \(error)"
+            }
+        } else {
+            text += "; the app keeps the transaction unfinished"
+        }
+        timeline.event(user, text)
+    }
+
+    /// The App Store's notifications reach the server's webhook, or are lost.
+    private func notificationsArrive(lost reason: String? = nil) async {
+        for signedPayload in await appStore.drainNotifications() {
+            if let reason {
+                let type = (try? await verifier.verifyNotification(signedPayload))?.payload.notificationType?.rawValue
+                timeline.event("apple", "notification \(type ?? "?") is lost: \(reason)")
+                continue
+            }
+            let outcome = await notifications.process(signedPayload: signedPayload)
+            timeline.event("apple", "notification → server: \(describe(outcome))")
+        }
+    }
+
+    private func showSubscription(of user: String) async throws {
+        let (snapshot, _) = try await EntitlementEngine(catalog: catalog).evaluate(
+            userId: user,
+            in: ledger,
+            at: clock.now
+        )
+        guard let pro = snapshot.entitlement(productId: "pro.monthly") else { return }
+        timeline.detail(
+            "\(user)'s pro.monthly is \(pro.state.rawValue)"
+                + (pro.expiresDate.map { ", access until \(timeline.stamp($0))" } ?? "")
+                + (pro.hasAccess ? "" : ", NO access")
+        )
+    }
+
+    private func originalTransactionId(of productId: String, account: String) async throws -> String {
+        let transactions = try await appStore.transactions(ofAccount: account)
+        guard let match = transactions.first(where: { $0.payload.productId == productId }) else {
+            throw IAPError(.notFound, "\(account) has no \(productId)")
+        }
+        return match.originalTransactionId
+    }
+
+    private func advance(minutes: Int) async throws {
+        try await appStore.advance(by: .seconds(minutes * 60))
+    }
+
+    /// Moves the story's clock to a minute of 2026 (UTC); the App Store runs every renewal due on the way.
+    private func advance(to month: Int, _ day: Int, _ hour: Int, _ minute: Int) async throws {
+        let components = DateComponents(year: 2026, month: month, day: day, hour: hour, minute: minute)
+        guard let target = Calendar.utc.date(from: components), target >= clock.now else {
+            throw IAPError(.invalidArgument, "the story cannot go back in time to \(components)")
+        }
+        try await appStore.advance(by: .milliseconds(Int64(target.timeIntervalSince(clock.now) * 1_000)))
+    }
+
+    func describe(_ outcome: DeliveryOutcome) -> String {
+        switch outcome {
+        case .delivered(let entry): "delivered \(entry.productId) to \(entry.userId)"
+        case .alreadyDelivered(let entry): "already delivered to \(entry.userId), nothing granted again"
+        case .pending: "another deliverer is on it"
+        case .deferred(let entry, let error):
+            "grant failed (\(error.message)); a retry is scheduled"
+                + (entry.nextAttemptAt.map { " for \(timeline.stamp($0, seconds: true))" } ?? "")
+        case .revoked(let entry):
+            "\(entry.productId) of \(entry.userId) is refunded; what it granted is taken back, once"
+        case .rejected(let error): "rejected: \(error.code.rawValue): \(error.message)"
+        }
+    }
+
+    func describe(_ outcome: NotificationOutcome) -> String {
+        switch outcome {
+        case .processed(let type, let delivery):
+            (type?.rawValue ?? "notification") + (delivery.map { ", \(describe($0))" } ?? ", recorded")
+        case .duplicate: "a duplicate, ignored"
+        case .unowned(let type, let transaction):
+            "\(type?.rawValue ?? "notification"): \(transaction.transactionId ?? "?") recorded; no user has "
+                + "claimed its appAccountToken yet, so it waits for its owner"
+        case .rejected(let error): "rejected (\(error.code.rawValue))"
+        case .failed(let error): "failed (\(error.code.rawValue)); Apple will retry"
+        }
+    }
+
+    // MARK: - The final table
+
+    func finalTable() async throws -> [DemoTableRow] {
+        var rows: [DemoTableRow] = []
+        let walletState = await wallet.state
+        for user in Self.users {
+            let (snapshot, _) = try await EntitlementEngine(catalog: catalog).evaluate(
+                userId: user,
+                in: ledger,
+                at: clock.now
+            )
+            for entitlement in snapshot.entitlements {
+                rows.append(
+                    DemoTableRow(
+                        user: user,
+                        product: entitlement.productId,
+                        state: entitlement.state.rawValue,
+                        access: entitlement.hasAccess ? "yes" : "no",
+                        until: entitlement.expiresDate.map { timeline.stamp($0) } ?? "-",
+                        ledgerCoins: "",
+                        walletCoins: ""
+                    )
+                )
+            }
+            for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
+                rows.append(
+                    DemoTableRow(
+                        user: user,
+                        product: productId,
+                        state: "balance",
+                        access: balance.balance > 0 ? "yes" : "no",
+                        until: "-",
+                        ledgerCoins: "\(balance.balance)",
+                        walletCoins: "\(walletState.coins[user] ?? 0)"
+                    )
+                )
+            }
+        }
+        return rows
+    }
+}
+
+/// One line of the demo's final table.
+struct DemoTableRow {
+    var user: String
+    var product: String
+    var state: String
+    var access: String
+    var until: String
+    var ledgerCoins: String
+    var walletCoins: String
+}

@@ -1,0 +1,151 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// `iap demo`, run as a newcomer runs it: in a fresh directory, with no arguments, then again.
+@Suite("iap demo")
+struct DemoCommandTests {
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs `iap` in a directory.
+    static func iap(_ arguments: [String], in directory: URL) throws -> Run {
+        let process = Process()
+        process.executableURL = try EmulatorProcess.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self)
+        )
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "iap-demo-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// The rows of the final table, each split into its columns.
+    static func finalTable(_ output: String) throws -> [[String]] {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("  user ") && $0.contains("product") })
+        var rows: [[String]] = []
+        for line in lines[(header + 1)...] {
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { break }
+            rows.append(
+                line.trimmingCharacters(in: .whitespaces)
+                    .components(separatedBy: "  ")
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty }
+            )
+        }
+        return rows
+    }
+
+    /// What the story must end with, whatever else it prints.
+    static let expectedTable: [[String]] = [
+        ["alice", "remove.ads", "active", "yes", "-"],
+        ["alice", "coins.100", "balance", "yes", "-", "100", "100"],
+        ["bob", "pro.monthly", "active", "yes", "Apr 05 09:10"],
+        ["bob", "remove.ads", "active", "yes", "-"],
+        ["bob", "coins.100", "balance", "yes", "-", "100", "100"],
+        ["carol", "remove.ads", "active", "yes", "-"],
+    ]
+
+    @Test func tellsTheWholeStoryAndEndsWithTheEntitlementsTable() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let run = try Self.iap(["demo"], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.isEmpty)
+        #expect(try Self.finalTable(run.stdout) == Self.expectedTable)
+
+        // Each chapter of the story happened, as the library reported it.
+        for chapter in [
+            "Products, from Products.storekit",
+            "a retry is scheduled",  // the wallet failed
+            "retry queue: 1 delivered, 0 still failing",  // and the retry queue recovered it
+            "the app keeps the transaction unfinished",
+            "pending: nothing is granted",  // Ask to Buy
+            "waits for its owner",  // the approval's notification came before the app
+            "1 delivered now",  // the lost order, found by reconciliation
+            "ALARM",
+            "gracePeriod, access until Mar 21 09:10",  // billing failure
+            "DID_RENEW, delivered pro.monthly to bob",  // renewal and recovery
+            "REFUND, coins.100 of alice is refunded",
+            "NOT delivered",  // the support lookup
+            "→ delivered (audit entry written)",  // and its redelivery
+            "ledger: 9 transactions of 3 users, 9 delivered, 1 revoked, 0 waiting for a retry, 0 dead letters",
+            "wallet: 10 grants and take-backs applied by this run",
+            "Try next",
+        ] {
+            #expect(run.stdout.contains(chapter), "missing: \(chapter)")
+        }
+
+        let data = directory.appending(path: "iap-demo-data")
+        for file in ["Products.storekit", "wallet.json", "support-audit.jsonl", "ledger/catalog.json"] {
+            #expect(FileManager.default.fileExists(atPath: data.appending(path: file).path), "\(file)")
+        }
+        let audit = try String(contentsOf: data.appending(path: "support-audit.jsonl"), encoding: .utf8)
+        #expect(audit.split(separator: "\n").count == 2)
+
+        // The ledger the demo leaves behind is sound, and the suggested commands work on it.
+        let check = try Self.iap(["ledger", "check", "--data", "iap-demo-data/ledger"], in: directory)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let entitlements = try Self.iap(
+            ["ledger", "entitlements", "--data", "iap-demo-data/ledger", "--user", "bob", "--at", "1773221400000"],
+            in: directory
+        )
+        #expect(entitlements.status == 0)
+        #expect(entitlements.stdout.contains("pro.monthly  autoRenewable  active"))
+        #expect(entitlements.stdout.contains("balance coins.100: 100"))
+    }
+
+    @Test func runningItAgainGrantsNothingTwiceAndFreshStartsOver() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let first = try Self.iap(["demo"], in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        let again = try Self.iap(["demo"], in: directory)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("already holds 9 transactions from an earlier run"))
+        #expect(again.stdout.contains("wallet: 0 grants and take-backs applied by this run"))
+        #expect(try Self.finalTable(again.stdout) == Self.expectedTable)
+
+        let fresh = try Self.iap(["demo", "--fresh"], in: directory)
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(!fresh.stdout.contains("from an earlier run"))
+        #expect(fresh.stdout.contains("wallet: 10 grants and take-backs applied by this run"))
+        #expect(try Self.finalTable(fresh.stdout) == Self.expectedTable)
+    }
+
+    @Test func neverTouchesADirectoryItDidNotMake() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let precious = directory.appending(path: "precious.txt")
+        try Data("keep me".utf8).write(to: precious)
+
+        let run = try Self.iap(["demo", "--fresh", "--data", directory.path], in: directory)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("was not made by iap demo"))
+        #expect(FileManager.default.fileExists(atPath: precious.path))
+
+        let usage = try Self.iap(["demo", "extra"], in: directory)
+        #expect(usage.status == 2)
+    }
+}
