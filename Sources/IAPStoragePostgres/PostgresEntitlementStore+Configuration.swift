@@ -24,6 +24,9 @@ extension PostgresEntitlementStore {
         public var connectTimeout: Duration
         /// How long one statement may run before the server cancels it (`statement_timeout`).
         public var statementTimeout: Duration
+        /// Whether opening creates a ledger that does not exist yet; when `false`, opening a schema without the
+        /// store's tables throws `notFound` and creates nothing (for tools that only read).
+        public var createIfMissing: Bool
 
         /// Creates a configuration.
         ///
@@ -33,18 +36,21 @@ extension PostgresEntitlementStore {
         ///   - poolSize: The most connections.
         ///   - connectTimeout: The limit on opening a connection.
         ///   - statementTimeout: The limit on one statement.
+        ///   - createIfMissing: Whether to create a missing ledger.
         public init(
             url: String,
             schema: String = "public",
             poolSize: Int = 4,
             connectTimeout: Duration = .seconds(10),
-            statementTimeout: Duration = .seconds(30)
+            statementTimeout: Duration = .seconds(30),
+            createIfMissing: Bool = true
         ) {
             self.url = url
             self.schema = schema
             self.poolSize = poolSize
             self.connectTimeout = connectTimeout
             self.statementTimeout = statementTimeout
+            self.createIfMissing = createIfMissing
         }
 
         /// Checks every field, so a bad one fails when the store opens rather than on first use.

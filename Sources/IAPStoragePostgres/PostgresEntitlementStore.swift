@@ -40,8 +40,9 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// - Parameter configuration: The server, the schema and the connection limits.
     /// - Throws: ``IAPError`` with code `invalidConfiguration` for a bad URL or schema name,
     ///   `storageUnavailable` when the server cannot be reached, `storageAuthenticationFailed` when it refuses
-    ///   the credentials, `storageSchemaTooNew` when a newer swift-iap migrated the schema, `storageFailure`
-    ///   when a migration fails (it is then rolled back entirely).
+    ///   the credentials, `storageSchemaTooNew` when a newer swift-iap migrated the schema, `notFound` when the
+    ///   ledger does not exist and ``Configuration/createIfMissing`` is `false`, `storageFailure` when a
+    ///   migration fails (it is then rolled back entirely).
     public init(configuration: Configuration) async throws {
         try configuration.validate()
         self.configuration = configuration
@@ -55,9 +56,10 @@ public final class PostgresEntitlementStore: EntitlementStore {
             return connection
         }
         let schema = configuration.schema
+        let create = configuration.createIfMissing
         do {
             foundSchemaVersion = try await pool.run { connection in
-                try PostgresSchema.migrate(connection, schema: schema)
+                try PostgresSchema.migrate(connection, schema: schema, create: create)
             }
         } catch {
             pool.close()

@@ -107,10 +107,12 @@ enum PostgresSchema {
     /// - Parameters:
     ///   - connection: A connection whose `search_path` is the schema.
     ///   - schema: The schema's name, already validated as a plain identifier.
+    ///   - create: Whether to create a ledger that does not exist yet.
     /// - Returns: The version the schema had before (0 for a new one).
-    /// - Throws: ``IAPError`` with code `storageSchemaTooNew`, or as the connection throws.
+    /// - Throws: ``IAPError`` with code `storageSchemaTooNew`, `notFound` for a missing ledger that is not to be
+    ///   created (the transaction is rolled back: nothing is created), or as the connection throws.
     @discardableResult
-    static func migrate(_ connection: PostgresConnection, schema: String) throws -> Int {
+    static func migrate(_ connection: PostgresConnection, schema: String, create: Bool = true) throws -> Int {
         try connection.transaction {
             try connection.execute(lock, ["swift-iap schema " + schema])
             try connection.execute(ddl: "CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")
@@ -124,6 +126,9 @@ enum PostgresSchema {
                     """
             )
             let found = Int(try connection.execute(current).int64(0, 0))
+            guard found > 0 || create else {
+                throw IAPError(.notFound, "there is no ledger in the PostgreSQL schema \"\(schema)\"")
+            }
             guard found <= latestVersion else {
                 throw IAPError(
                     .storageSchemaTooNew,
