@@ -83,15 +83,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
         return try await pool.run { connection in
             let json = try Self.json(entry, connection: connection)
-            let inserted = try connection.execute(
-                .insertEntry,
-                [
-                    entry.transactionId, entry.originalTransactionId, entry.userId,
-                    entry.transaction.appAccountToken?.lowercased(), entry.deliveryState.rawValue,
-                    Self.milliseconds(entry.nextAttemptAt), Self.milliseconds(entry.revokedAt),
-                    Self.milliseconds(entry.recordedAt), json,
-                ]
-            )
+            let inserted = try connection.execute(.insertEntry, Self.insertParameters(entry, json: json))
             if inserted.count == 1 {
                 var stored = entry
                 stored.sequence = try inserted.int64(0, 0)
@@ -330,6 +322,32 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Inserts many new entries in one transaction, as ``insert(_:)`` would one by one (an id already stored is
+    /// skipped): for loading benchmark ledgers and imports, where a commit per entry is not needed.
+    ///
+    /// - Parameter entries: The entries; their `sequence` and `revision` are assigned by the store.
+    /// - Returns: How many were inserted.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an entry without an id or user (nothing is
+    ///   inserted then), or if the store fails.
+    package func load(_ entries: [LedgerEntry]) async throws -> Int {
+        for entry in entries where entry.transactionId.isEmpty || entry.userId.isEmpty {
+            throw IAPError(
+                .invalidArgument,
+                "ledger entry \"\(entry.transactionId)\" needs a transactionId and a userId"
+            )
+        }
+        return try await pool.run { connection in
+            try connection.transaction {
+                var inserted = 0
+                for entry in entries {
+                    let json = try Self.json(entry, connection: connection)
+                    inserted += try connection.execute(.insertEntry, Self.insertParameters(entry, json: json)).count
+                }
+                return inserted
+            }
+        }
+    }
+
     /// Drops the store's schema with every table in it, and closes the store.
     ///
     /// For tests and throw-away ledgers: the ledger is gone for every instance that uses the schema.
@@ -374,6 +392,15 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// Whether a key can be stored at all (PostgreSQL text holds no NUL): a key that cannot finds nothing.
     private static func storable(_ key: String) -> Bool {
         !key.isEmpty && !key.utf8.contains(0)
+    }
+
+    /// The parameters of ``PostgresStatement/insertEntry``.
+    private static func insertParameters(_ entry: LedgerEntry, json: String) -> [String?] {
+        [
+            entry.transactionId, entry.originalTransactionId, entry.userId,
+            entry.transaction.appAccountToken?.lowercased(), entry.deliveryState.rawValue,
+            milliseconds(entry.nextAttemptAt), milliseconds(entry.revokedAt), milliseconds(entry.recordedAt), json,
+        ]
     }
 
     private static func milliseconds(_ date: Date?) -> String? {
