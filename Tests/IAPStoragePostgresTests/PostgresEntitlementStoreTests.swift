@@ -195,6 +195,11 @@ struct PostgresEntitlementStoreTests {
         await #expect(throws: IAPError(.invalidArgument)) {
             _ = try await store.insert(Self.entry("40\u{0}01"))
         }
+        var withNul = Self.entry("4002")
+        withNul.orderId = "order\u{0}1"
+        await #expect(throws: IAPError(.invalidArgument)) {
+            _ = try await store.insert(withNul)
+        }
         #expect(try await store.entry(transactionId: "40\u{0}01") == nil)
         #expect(try await store.history(userId: "user\u{0}", cursor: nil, limit: 10).entries.isEmpty)
         #expect(try await store.statistics().transactions == 0)

@@ -164,6 +164,8 @@ final class PostgresConnection: @unchecked Sendable {
                 "PostgreSQL asked to retry (SQLSTATE \(state)): \(message)",
                 isRetryable: true
             )
+        case "22P05", "22021":
+            throw IAPError(.invalidArgument, "PostgreSQL cannot store this text (a NUL character?): \(message)")
         case "57P01", "57P02", "57P03":
             throw IAPError(
                 .storageUnavailable,
