@@ -16,7 +16,9 @@ struct PostgresLedgerProcessTests {
         let process = Process()
         process.executableURL = try EmulatorProcess.binary()
         process.arguments = arguments
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw IAPError(.storageFailure, "cannot create \(output.path)")
+        }
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
         try process.run()
