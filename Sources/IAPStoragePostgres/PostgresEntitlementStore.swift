@@ -74,6 +74,17 @@ public final class PostgresEntitlementStore: EntitlementStore {
 
     // MARK: Transactions
 
+    /// Records a new transaction, or returns the one already recorded with its id.
+    ///
+    /// One `INSERT ... ON CONFLICT (transaction_id) DO NOTHING`: of concurrent inserts of an id from any
+    /// process, exactly one is `.inserted`.
+    ///
+    /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned here.
+    /// - Returns: `.inserted` with the stored entry once committed, or `.existing` with the entry already there.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId` or text
+    ///   PostgreSQL cannot hold (a NUL character), `storageUnavailable` or `storageFailure` if the database
+    ///   fails (nothing was recorded, or, for a connection lost during the commit, perhaps it was: inserting
+    ///   again answers `.existing` then).
     public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
         guard !entry.transactionId.isEmpty else {
             throw IAPError(.invalidArgument, "a ledger entry needs a transactionId")
@@ -101,6 +112,11 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// The entry for a transaction id, or `nil`.
+    ///
+    /// - Parameter transactionId: The transaction id.
+    /// - Returns: The entry.
+    /// - Throws: ``IAPError`` if the database fails.
     public func entry(transactionId: String) async throws -> LedgerEntry? {
         guard Self.storable(transactionId) else {
             return nil
@@ -110,6 +126,14 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Replaces an entry if its stored revision is still `revision`: `UPDATE ... WHERE revision = $2`.
+    ///
+    /// - Parameters:
+    ///   - entry: The new state (same `transactionId`, `sequence` and `recordedAt`).
+    ///   - revision: The revision the caller read.
+    /// - Returns: `true` if stored (the revision is now `revision + 1`), `false` otherwise.
+    /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or `recordedAt` or
+    ///   has an empty `userId`, or if the database fails; nothing changed.
     public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
         guard Self.storable(entry.transactionId) else {
             return false
@@ -159,6 +183,11 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Every entry of a purchase family, by ascending `sequence`.
+    ///
+    /// - Parameter originalTransactionId: The original transaction id.
+    /// - Returns: The entries.
+    /// - Throws: ``IAPError`` if the database fails.
     public func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
         guard Self.storable(originalTransactionId) else {
             return []
@@ -168,6 +197,15 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// One page of a user's entries, newest first; cursors are `v1:<sequence>`.
+    ///
+    /// - Parameters:
+    ///   - userId: The user.
+    ///   - cursor: `nil` for the first page, or the previous page's `nextCursor`.
+    ///   - limit: The most entries to return (at least 1).
+    /// - Returns: The page; its `nextCursor` is `nil` when no older entry exists.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a `limit` below 1, or if
+    ///   the database fails.
     public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
         guard limit >= 1 else {
             throw IAPError(.invalidArgument, "a history page needs a limit of at least 1, got \(limit)")
@@ -189,6 +227,16 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Entries whose delivery is due, by `nextAttemptAt` (`nil` first) then `sequence`.
+    ///
+    /// Every instance may read the same due entries; the pipeline's claim (a compare-and-set
+    /// ``replace(_:ifRevision:)``) decides which one delivers.
+    ///
+    /// - Parameters:
+    ///   - instant: Now.
+    ///   - limit: The most entries to return (at least 1).
+    /// - Returns: The due entries.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1, or if the database fails.
     public func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
         guard limit >= 1 else {
             throw IAPError(.invalidArgument, "due deliveries need a limit of at least 1, got \(limit)")
@@ -200,6 +248,13 @@ public final class PostgresEntitlementStore: EntitlementStore {
 
     // MARK: Keys
 
+    /// Binds an appAccountToken (lowercased) to a user, once and for good.
+    ///
+    /// - Parameters:
+    ///   - appAccountToken: The token.
+    ///   - userId: The user.
+    /// - Returns: Whether it was bound now, was already bound to this user, or belongs to another.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty token or user id, or if the database fails.
     public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
         guard !appAccountToken.isEmpty, !userId.isEmpty else {
             throw IAPError(
@@ -219,6 +274,11 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// The user an appAccountToken is bound to, or `nil`.
+    ///
+    /// - Parameter appAccountToken: The token (any case).
+    /// - Returns: The user.
+    /// - Throws: ``IAPError`` if the database fails.
     public func user(forAppAccountToken appAccountToken: String) async throws -> String? {
         let token = appAccountToken.lowercased()
         guard Self.storable(token) else {
@@ -229,6 +289,12 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Stores a subscription's renewal info if it is newer (by `signedDate`) than the stored one.
+    ///
+    /// - Parameter renewalInfo: The verified renewal info.
+    /// - Returns: `true` if stored.
+    /// - Throws: ``IAPError`` with code `invalidArgument` without an original transaction id, or if the
+    ///   database fails.
     public func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool {
         guard let originalTransactionId = renewalInfo.originalTransactionId, !originalTransactionId.isEmpty else {
             throw IAPError(.invalidArgument, "renewal info without an originalTransactionId cannot be stored")
@@ -243,6 +309,11 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// The latest renewal info of a subscription, or `nil`.
+    ///
+    /// - Parameter originalTransactionId: The subscription's original transaction id.
+    /// - Returns: The renewal info.
+    /// - Throws: ``IAPError`` if the database fails, `storageCorrupted` if the stored JSON does not decode.
     public func renewalInfo(originalTransactionId: String) async throws -> RenewalInfoPayload? {
         guard Self.storable(originalTransactionId) else {
             return nil
@@ -255,6 +326,13 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Records that a notification was processed.
+    ///
+    /// - Parameters:
+    ///   - notificationUUID: The notification's UUID.
+    ///   - instant: When it was processed.
+    /// - Returns: `true` the first time for this UUID, `false` after.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty UUID, or if the database fails.
     public func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool {
         guard !notificationUUID.isEmpty else {
             throw IAPError(.invalidArgument, "a processed notification needs a notificationUUID")
@@ -264,6 +342,11 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Whether a notification was processed.
+    ///
+    /// - Parameter notificationUUID: The notification's UUID.
+    /// - Returns: Whether it was recorded.
+    /// - Throws: ``IAPError`` if the database fails.
     public func isNotificationProcessed(_ notificationUUID: String) async throws -> Bool {
         guard Self.storable(notificationUUID) else {
             return false
@@ -273,6 +356,10 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Counts over the whole ledger (one aggregate query: it reads every row, so it is not for hot paths).
+    ///
+    /// - Returns: The counts.
+    /// - Throws: ``IAPError`` if the database fails.
     public func statistics() async throws -> LedgerStatistics {
         try await pool.run(retryingOnLostConnection: true) { connection in
             let row = try connection.execute(.statistics)
