@@ -110,6 +110,45 @@ struct PostgresEntitlementStoreTests {
         }
     }
 
+    @Test func aStatementWaitingLongerThanTheStatementTimeoutIsCancelled() async throws {
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        // Another session holds the lock every opening store takes to migrate its schema.
+        let holder = try PostgresTestServer.Session(url: url)
+        try holder.run("SELECT pg_advisory_lock(hashtext('swift-iap schema \(schema)'))")
+        let configuration = PostgresEntitlementStore.Configuration(
+            url: url,
+            schema: schema,
+            statementTimeout: .milliseconds(300)
+        )
+        let began = ContinuousClock.now
+        let error = await #expect(throws: IAPError.self) {
+            _ = try await PostgresEntitlementStore(configuration: configuration)
+        }
+        #expect(error?.code == .storageFailure)
+        #expect(error?.message.contains("statement_timeout") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - began < .seconds(10))
+        try holder.run("SELECT pg_advisory_unlock_all()")
+        // Once the lock is free, the same configuration opens (the cancelled migration left nothing behind).
+        let store = try await PostgresEntitlementStore(configuration: configuration)
+        #expect(store.foundSchemaVersion == 0)
+        try await store.dropSchema()
+    }
+
+    @Test func aServerThatDoesNotAnswerIsUnavailableAfterTheConnectTimeout() async throws {
+        // A TEST-NET-1 address (RFC 5737): nothing answers there; connecting gives up after the timeout (or at
+        // once when the network says it is unreachable).
+        let configuration = PostgresEntitlementStore.Configuration(
+            url: "postgres://iap@192.0.2.1:5432/postgres",
+            connectTimeout: .seconds(2)
+        )
+        let began = ContinuousClock.now
+        await #expect(throws: IAPError(.storageUnavailable)) {
+            _ = try await PostgresEntitlementStore(configuration: configuration)
+        }
+        #expect(ContinuousClock.now - began < .seconds(10))
+    }
+
     @Test func theStoreReconnectsAfterTheServerDropsItsConnections() async throws {
         let name = "iap_reconnect_" + PostgresTestServer.freshSchema()
         let store = try await PostgresEntitlementStore(

@@ -44,6 +44,33 @@ enum PostgresTestServer {
         )
     }
 
+    /// A session of its own, kept open across statements (to hold a lock while the store works).
+    final class Session {
+        private let connection: OpaquePointer?
+
+        init(url: String) throws {
+            connection = PQconnectdb(url)
+            guard PQstatus(connection) == CONNECTION_OK else {
+                let message = String(cString: PQerrorMessage(connection))
+                PQfinish(connection)
+                throw IAPError(.storageUnavailable, message)
+            }
+        }
+
+        deinit {
+            PQfinish(connection)
+        }
+
+        func run(_ statement: String) throws {
+            let result = PQexec(connection, statement)
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+                throw IAPError(.storageFailure, String(cString: PQresultErrorMessage(result)))
+            }
+        }
+    }
+
     /// Runs one SQL statement outside the store (what an operator or another version would do), and returns
     /// the first column of each row.
     @discardableResult

@@ -101,7 +101,9 @@ enum LedgerCommand {
             ]),
             flags: ["strict-x509"]
         )
-        _ = try CommandLedger.location(parsed)
+        if case .database = try CommandLedger.location(parsed), parsed.options["compaction-threshold"] != nil {
+            throw Arguments.UsageError(message: "--compaction-threshold applies to a --data ledger only")
+        }
         let settings = try VerifyCommand.Settings(parsed)
         let user = try parsed.value("user")
         if user?.isEmpty == true {
