@@ -47,12 +47,12 @@ public final class PostgresEntitlementStore: EntitlementStore {
         try configuration.validate()
         self.configuration = configuration
         let settings = configuration.connectionSettings
-        let session = [
+        let settingValues = [
             String(configuration.statementTimeoutMilliseconds), "\"\(configuration.schema)\"",
         ]
         pool = PostgresConnectionPool(size: configuration.poolSize) {
             let connection = try PostgresConnection(settings: settings)
-            try connection.execute(.session, session)
+            try connection.execute(.connectionSettings, settingValues)
             return connection
         }
         let schema = configuration.schema

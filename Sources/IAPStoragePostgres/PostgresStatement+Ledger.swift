@@ -158,9 +158,9 @@ extension PostgresStatement {
             """
     )
 
-    /// $1 statement_timeout, $2 search_path: the session settings of every new connection.
-    static let session = PostgresStatement(
-        name: "iap_session",
+    /// $1 statement_timeout, $2 search_path: the settings of every new connection.
+    static let connectionSettings = PostgresStatement(
+        name: "iap_connection_settings",
         sql: "SELECT set_config('statement_timeout', $1, false), set_config('search_path', $2, false)"
     )
 }

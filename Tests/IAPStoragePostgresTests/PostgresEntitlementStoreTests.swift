@@ -113,8 +113,8 @@ struct PostgresEntitlementStoreTests {
     @Test func aStatementWaitingLongerThanTheStatementTimeoutIsCancelled() async throws {
         let url = try PostgresTestServer.requireURL()
         let schema = PostgresTestServer.freshSchema()
-        // Another session holds the lock every opening store takes to migrate its schema.
-        let holder = try PostgresTestServer.Session(url: url)
+        // Another connection holds the lock every opening store takes to migrate its schema.
+        let holder = try PostgresTestServer.HeldConnection(url: url)
         try holder.run("SELECT pg_advisory_lock(hashtext('swift-iap schema \(schema)'))")
         let configuration = PostgresEntitlementStore.Configuration(
             url: url,
@@ -129,8 +129,9 @@ struct PostgresEntitlementStoreTests {
         #expect(error?.message.contains("statement_timeout") == true, "\(String(describing: error))")
         #expect(ContinuousClock.now - began < .seconds(10))
         try holder.run("SELECT pg_advisory_unlock_all()")
-        // Once the lock is free, the same configuration opens (the cancelled migration left nothing behind).
-        let store = try await PostgresEntitlementStore(configuration: configuration)
+        // Once the lock is free, the schema opens as new: the cancelled migration left nothing behind. (With the
+        // default timeout: parallel tests change the catalog too, and a migration may wait for them.)
+        let store = try await PostgresEntitlementStore(configuration: .init(url: url, schema: schema))
         #expect(store.foundSchemaVersion == 0)
         try await store.dropSchema()
     }

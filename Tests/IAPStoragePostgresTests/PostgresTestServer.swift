@@ -44,8 +44,8 @@ enum PostgresTestServer {
         )
     }
 
-    /// A session of its own, kept open across statements (to hold a lock while the store works).
-    final class Session {
+    /// A connection of its own, kept open across statements (to hold a lock while the store works).
+    final class HeldConnection {
         private let connection: OpaquePointer?
 
         init(url: String) throws {

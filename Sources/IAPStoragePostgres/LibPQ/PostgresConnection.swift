@@ -18,7 +18,7 @@ final class PostgresConnection: @unchecked Sendable {
     /// The statements already prepared on this connection, by name.
     private var prepared: Set<String> = []
 
-    /// Connects and applies the session settings.
+    /// Connects and applies the connection settings.
     ///
     /// - Parameters:
     ///   - settings: libpq keywords and values, in order; a later keyword overrides an earlier one, and a
