@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "IAPCore", targets: ["IAPCore"]),
         .library(name: "IAPCrypto", targets: ["IAPCrypto"]),
         .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
+        .library(name: "IAPStoragePostgres", targets: ["IAPStoragePostgres"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
@@ -27,6 +28,12 @@ let package = Package(
             dependencies: ["IAPCore", "CIAPOpenSSL"]
         ),
         .target(name: "IAPStorageFile", dependencies: ["IAPCore"]),
+        .systemLibrary(
+            name: "CIAPLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
 
         // MARK: - Test support
@@ -35,7 +42,9 @@ let package = Package(
         // MARK: - Tool and examples
         .executableTarget(
             name: "iap",
-            dependencies: ["IAPCore", "IAPCrypto", "IAPStorageFile", "IAPTransportURLSession", "IAPTesting"],
+            dependencies: [
+                "IAPCore", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres", "IAPTransportURLSession", "IAPTesting",
+            ],
             path: "Sources/Examples/iap"
         ),
         // A libFuzzer target over the verifier's input entry, and a replayer of its corpus in a normal build
@@ -55,6 +64,10 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "IAPStorageFileTests", dependencies: ["IAPCore", "IAPStorageFile", "IAPTesting"]),
+        .testTarget(
+            name: "IAPStoragePostgresTests",
+            dependencies: ["IAPCore", "IAPCrypto", "IAPStoragePostgres", "IAPTesting", "CIAPLibPQ"]
+        ),
         .testTarget(
             name: "IAPTransportURLSessionTests",
             dependencies: ["IAPCore", "IAPTransportURLSession", "IAPTesting"]

@@ -73,6 +73,13 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let storageCorrupted = Code("storageCorrupted")
         /// Another process holds the store.
         public static let storageLocked = Code("storageLocked")
+        /// The store cannot be reached: the database server refused the connection, did not answer in time,
+        /// or dropped the connection. Nothing was changed, unless the message says the outcome is unknown.
+        public static let storageUnavailable = Code("storageUnavailable")
+        /// The database server refused the credentials (wrong user or password, or no access rule admits them).
+        public static let storageAuthenticationFailed = Code("storageAuthenticationFailed")
+        /// The store's schema was migrated by a newer version of swift-iap than this one, which must not write it.
+        public static let storageSchemaTooNew = Code("storageSchemaTooNew")
         /// The appAccountToken is bound to another user.
         public static let ownershipConflict = Code("ownershipConflict")
         /// The integrator's fulfillment hook failed.

@@ -8,14 +8,15 @@ enum BenchCommand {
         usage: iap bench verify [--seconds S] [--runs N] [--only warm|cold|openssl|apple|breakdown]
                iap bench pipeline [--deliveries N] [--runs N] [--concurrency C]
                iap bench store [--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]
+               iap bench store --database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]
 
         verify   transactions verified per second on one thread: (a) with a warm chain cache, (b) with no
                  cache (three signatures per token), (c) OpenSSL's own P-256 verify rate in this process.
                  Prints JSON with the median of N runs of S seconds each (defaults: 5 runs of 1 second).
         pipeline deliveries per second through DeliveryPipeline (verify, catalog, owner, record, grant, mark)
                  with the in-memory store and a warm chain cache; one task and C concurrent tasks.
-        store    the file store: durable deliveries per second (1 and W writers), open time, peak memory
-                 and history page latency at each size (see iap bench store --help).
+        store    the file store (or PostgreSQL, with --database URL): durable deliveries per second (1 and W
+                 writers), open time, peak memory and history page latency at each size (iap bench store --help).
         Build with -c release for meaningful figures: swift run -c release iap bench verify
         """
 
@@ -33,6 +34,8 @@ enum BenchCommand {
         case "store":
             if rest.first == "--help" {
                 Output.line(StoreBenchmark.usage)
+                Output.line("")
+                Output.line(PostgresStoreBenchmark.usage)
                 terminate(.success)
             }
             await StoreBenchmark.run(rest)

@@ -10,7 +10,7 @@ enum IAPTool {
           demo      the whole chain on a simulated App Store, told as a story (start here)
           verify    verify App Store signed data (JWS) and print its payload
           decode    print a JWS's header and payload WITHOUT verifying it
-          ledger    the file-based ledger: ingest, entitlements, history, stats, check, export
+          ledger    the ledger (a directory or PostgreSQL): ingest, entitlements, history, stats, check, export
           testdata  signed App Store data from a test PKI, for trying the tools
           bench     run a benchmark: iap bench verify | pipeline | store
           api       call the App Store Server API: iap api <transaction|history|statuses|...> ...

@@ -2,17 +2,23 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPStorageFile
+import IAPStoragePostgres
 
-/// `iap ledger`: the file-based ledger from the command line.
+/// `iap ledger`: the ledger from the command line, in a directory or in PostgreSQL.
 enum LedgerCommand {
     static let usage = """
-        usage: iap ledger ingest --data DIR [--catalog FILE] [--root FILE.der]... [--bundle-id ID]
+        usage: iap ledger ingest LEDGER [--catalog FILE] [--root FILE.der]... [--bundle-id ID]
                                  [--environment ENV] [--app-apple-id N] [--user ID] [FILE|-]
-               iap ledger entitlements --data DIR --user ID [--at now|MILLIS] [--catalog FILE] [--json]
-               iap ledger history --data DIR --user ID [--limit N] [--cursor C] [--json]
-               iap ledger stats --data DIR [--json]
-               iap ledger check --data DIR
-               iap ledger export --data DIR
+               iap ledger entitlements LEDGER --user ID [--at now|MILLIS] [--catalog FILE] [--json]
+               iap ledger history LEDGER --user ID [--limit N] [--cursor C] [--json]
+               iap ledger stats LEDGER [--json]
+               iap ledger check LEDGER
+               iap ledger export LEDGER
+
+        LEDGER is exactly one of
+          --data DIR                      the file store in a directory
+          --database URL [--schema NAME]  PostgreSQL (postgres://user:password@host:port/db?sslmode=...),
+                                          in schema NAME (default public); several processes may share it
 
         ingest        each input line is a signed transaction, a signed renewal info or a notification
                       signedPayload; each is verified and recorded. After each line is durable it prints
@@ -24,8 +30,8 @@ enum LedgerCommand {
         check         verifies checksums and invariants; exit 1 with the reason if broken
         export        every entry as one JSON object per line (a readable backup)
 
-        --catalog FILE is saved in DIR as catalog.json and used by later commands; without any catalog,
-        products are treated as non-consumables.
+        --catalog FILE is saved with the ledger (DIR/catalog.json, or the iap_catalog table) and used by later
+        commands; without any catalog, products are treated as non-consumables.
         """
 
     static func run(_ arguments: [String]) async -> Never {
@@ -61,19 +67,10 @@ enum LedgerCommand {
 
     // MARK: - Opening
 
-    static func dataDirectory(_ arguments: Arguments, mustExist: Bool = true) throws -> URL {
-        guard let path = try arguments.value("data") else {
-            throw Arguments.UsageError(message: "--data DIR is required")
-        }
-        if mustExist, !FileManager.default.fileExists(atPath: path) {
-            throw IAPError(.notFound, "there is no ledger at \(path)")
-        }
-        return URL(fileURLWithPath: path, isDirectory: true)
-    }
-
-    /// The catalog: `--catalog` (saved into the data directory), else the saved one, else none.
-    static func catalog(_ arguments: Arguments, directory: URL, save: Bool) throws -> StaticProductCatalog? {
-        let saved = directory.appendingPathComponent("catalog.json")
+    /// The catalog: `--catalog` (saved with the ledger when `save`), else the saved one, else none.
+    static func catalog(_ arguments: Arguments, ledger: CommandLedger, save: Bool) async throws
+        -> StaticProductCatalog?
+    {
         if let path = try arguments.value("catalog") {
             let data: Data
             do {
@@ -83,13 +80,12 @@ enum LedgerCommand {
             }
             let catalog = try StaticProductCatalog(jsonData: data)
             if save {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                try data.write(to: saved, options: .atomic)
+                try await ledger.saveCatalog(data)
             }
             return catalog
         }
-        if FileManager.default.fileExists(atPath: saved.path) {
-            return try StaticProductCatalog(jsonData: try Data(contentsOf: saved))
+        if let saved = try await ledger.savedCatalog() {
+            return try StaticProductCatalog(jsonData: saved)
         }
         return nil
     }
@@ -99,13 +95,15 @@ enum LedgerCommand {
     static func ingest(_ arguments: [String]) async throws {
         let parsed = try Arguments(
             arguments,
-            options: [
-                "data", "catalog", "root", "bundle-id", "environment", "app-apple-id", "user",
-                "compaction-threshold", "grant-log",
-            ],
+            options: CommandLedger.options.union([
+                "catalog", "root", "bundle-id", "environment", "app-apple-id", "user", "compaction-threshold",
+                "grant-log",
+            ]),
             flags: ["strict-x509"]
         )
-        let directory = try dataDirectory(parsed, mustExist: false)
+        if case .database = try CommandLedger.location(parsed), parsed.options["compaction-threshold"] != nil {
+            throw Arguments.UsageError(message: "--compaction-threshold applies to a --data ledger only")
+        }
         let settings = try VerifyCommand.Settings(parsed)
         let user = try parsed.value("user")
         if user?.isEmpty == true {
@@ -126,16 +124,19 @@ enum LedgerCommand {
             Output.error("note: \(note)")
         }
         // Take the ledger first: a second process must not replace the catalog the first one works with.
-        let store = try FileEntitlementStore(directory: directory, options: options)
-        let products = try catalog(parsed, directory: directory, save: true)
+        let ledger = try await CommandLedger.open(parsed, create: true, options: options)
+        let store = ledger.store
+        let products = try await catalog(parsed, ledger: ledger, save: true)
         if products == nil {
             Output.error(
-                "note: no catalog (--catalog, or catalog.json in \(directory.path)): every product is treated as a non-consumable"
+                "note: no catalog (--catalog, or one saved with the ledger in \(ledger.name)): every product is treated as a non-consumable"
             )
         }
         let catalog: any ProductCatalog = products ?? NonConsumableCatalog()
-        // The ledger lock admits one process at a time, so a claim found at start belongs to a dead process:
-        // claims need not outlive the call that takes them.
+        // The file ledger's lock admits one process at a time, so a claim found at start belongs to a dead
+        // process: claims need not outlive the call that takes them. A database ledger is shared by every
+        // process that opens it, so there a claim holds for the default time, and a drain skips the deliveries
+        // other processes hold.
         // Without --user, a transaction belongs to the user bound to its appAccountToken, else to the token.
         let pipeline = DeliveryPipeline(
             verifier: verifier,
@@ -145,7 +146,7 @@ enum LedgerCommand {
                 grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
                 revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
             ),
-            retryPolicy: RetryPolicy(claimDuration: .zero),
+            retryPolicy: ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
             unclaimedTokenPolicy: .tokenIsUser
         )
         let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
@@ -194,7 +195,7 @@ enum LedgerCommand {
         verifier: AppStoreSignedDataVerifier,
         pipeline: DeliveryPipeline,
         processor: NotificationProcessor,
-        store: FileEntitlementStore,
+        store: any EntitlementStore,
         user: String?
     ) async -> IngestAnswer {
         func reject(_ error: any Error) -> IngestAnswer {
@@ -248,8 +249,12 @@ enum LedgerCommand {
     // MARK: - entitlements
 
     static func entitlements(_ arguments: [String]) async throws {
-        let parsed = try Arguments(arguments, options: ["data", "user", "at", "catalog"], flags: ["json"])
-        let directory = try dataDirectory(parsed)
+        let parsed = try Arguments(
+            arguments,
+            options: CommandLedger.options.union(["user", "at", "catalog"]),
+            flags: ["json"]
+        )
+        _ = try CommandLedger.location(parsed)
         guard let user = try parsed.value("user") else {
             throw Arguments.UsageError(message: "--user ID is required")
         }
@@ -263,8 +268,9 @@ enum LedgerCommand {
             }
             instant = Date(millisecondsSince1970: millis)
         }
-        let products = try catalog(parsed, directory: directory, save: false)
-        let store = try FileEntitlementStore(directory: directory)
+        let ledger = try await CommandLedger.open(parsed)
+        let store = ledger.store
+        let products = try await catalog(parsed, ledger: ledger, save: false)
         let entries = try await allEntries(of: user, in: store)
         var renewals: [RenewalInfoPayload] = []
         for original in Set(entries.map(\.originalTransactionId)).sorted() {
@@ -349,8 +355,12 @@ enum LedgerCommand {
     // MARK: - history, stats, check, export
 
     static func history(_ arguments: [String]) async throws {
-        let parsed = try Arguments(arguments, options: ["data", "user", "limit", "cursor"], flags: ["json"])
-        let directory = try dataDirectory(parsed)
+        let parsed = try Arguments(
+            arguments,
+            options: CommandLedger.options.union(["user", "limit", "cursor"]),
+            flags: ["json"]
+        )
+        _ = try CommandLedger.location(parsed)
         guard let user = try parsed.value("user") else {
             throw Arguments.UsageError(message: "--user ID is required")
         }
@@ -361,7 +371,7 @@ enum LedgerCommand {
                 }
                 return number
             } ?? 20
-        let store = try FileEntitlementStore(directory: directory)
+        let store = try await CommandLedger.open(parsed).store
         let page: OrderHistoryPage
         do {
             page = try await OrderHistory(store: store).page(
@@ -395,8 +405,8 @@ enum LedgerCommand {
     }
 
     static func stats(_ arguments: [String]) async throws {
-        let parsed = try Arguments(arguments, options: ["data"], flags: ["json"])
-        let store = try FileEntitlementStore(directory: try dataDirectory(parsed))
+        let parsed = try Arguments(arguments, options: CommandLedger.options, flags: ["json"])
+        let store = try await CommandLedger.open(parsed).store
         let statistics = try await store.statistics()
         await store.close()
         let encoder = JSONEncoder()
@@ -407,11 +417,12 @@ enum LedgerCommand {
     }
 
     static func check(_ arguments: [String]) async throws {
-        let parsed = try Arguments(arguments, options: ["data"], flags: ["json"])
-        let directory = try dataDirectory(parsed)
-        let store: FileEntitlementStore
+        let parsed = try Arguments(arguments, options: CommandLedger.options, flags: ["json"])
+        let store: any ListableEntitlementStore
         do {
-            store = try FileEntitlementStore(directory: directory)
+            store = try await CommandLedger.open(parsed).store
+        } catch let error as Arguments.UsageError {
+            throw error
         } catch {
             let failure = IAPError.wrapping(error, as: .storageCorrupted, "the ledger cannot be opened")
             Output.error("error: \(failure.code.rawValue): \(failure.message)")
@@ -433,8 +444,8 @@ enum LedgerCommand {
     }
 
     static func export(_ arguments: [String]) async throws {
-        let parsed = try Arguments(arguments, options: ["data"], flags: [])
-        let store = try FileEntitlementStore(directory: try dataDirectory(parsed))
+        let parsed = try Arguments(arguments, options: CommandLedger.options, flags: [])
+        let store = try await CommandLedger.open(parsed).store
         let entries = try await store.allEntries()
         await store.close()
         let encoder = AppStoreJSON.makeEncoder()

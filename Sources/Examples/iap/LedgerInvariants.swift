@@ -1,10 +1,9 @@
 import IAPCore
-import IAPStorageFile
 
 /// The invariants `iap ledger check` verifies beyond the store's own checksums.
 enum LedgerInvariants {
     /// Every broken invariant, in words; empty when the ledger is sound.
-    static func check(_ store: FileEntitlementStore) async throws -> [String] {
+    static func check(_ store: some ListableEntitlementStore) async throws -> [String] {
         let entries = try await store.allEntries()
         var problems: [String] = []
         var byId: [String: LedgerEntry] = [:]

@@ -7,6 +7,7 @@ enum StoreBenchmark {
     static let usage = """
         usage: iap bench store [--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]
                iap bench store --open-only DIR
+               iap bench store --database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]
 
         deliveries  durable deliveries per second (insert, claim, mark delivered; fsync on) with one writer
                     and W concurrent writers, on a fresh store; default 2000 deliveries, 8 writers, 3 runs.
@@ -15,6 +16,8 @@ enum StoreBenchmark {
                     child process --runs times: seconds to open, peak resident memory (VmHWM), and the
                     latency of history pages (1000 random users' first page; a deep page of a large user).
         --open-only opens DIR in this process and prints those figures as JSON (what the parent runs).
+        --database  the same on PostgreSQL: deliveries with 1 and W writers and with two processes, and history
+                    page latency at each size (default 100000), as below.
         """
 
     static func run(_ arguments: [String]) async {
@@ -22,7 +25,10 @@ enum StoreBenchmark {
         do {
             parsed = try Arguments(
                 arguments,
-                options: ["transactions", "deliveries", "writers", "runs", "dir", "open-only"],
+                options: [
+                    "transactions", "deliveries", "writers", "runs", "dir", "open-only", "database", "schema",
+                    "child-deliveries",
+                ],
                 flags: []
             )
         } catch {
@@ -31,6 +37,10 @@ enum StoreBenchmark {
             terminate(.usage)
         }
         do {
+            if try parsed.value("database") != nil {
+                try await PostgresStoreBenchmark.run(parsed)
+                terminate(.success)
+            }
             if let directory = try parsed.value("open-only") {
                 let report = try await openOnly(URL(filePath: directory))
                 try emit(report)
@@ -139,7 +149,7 @@ enum StoreBenchmark {
         return Double(count) / elapsed
     }
 
-    private static func deliver(_ index: Int, to store: FileEntitlementStore) async throws {
+    static func deliver(_ index: Int, to store: some EntitlementStore) async throws {
         guard case .inserted(let recorded) = try await store.insert(entry(index, users: 1_000)) else {
             throw IAPError(.internalError, "transaction \(index) was already recorded")
         }
@@ -270,10 +280,10 @@ enum StoreBenchmark {
 
     // MARK: Helpers
 
-    private static let epoch = Date(millisecondsSince1970: 1_767_225_600_000)
+    static let epoch = Date(millisecondsSince1970: 1_767_225_600_000)
 
     /// A transaction as the pipeline records it; every 100th belongs to one of ten large users.
-    private static func entry(_ index: Int, users: Int) -> LedgerEntry {
+    static func entry(_ index: Int, users: Int) -> LedgerEntry {
         let id = String(3_000_000_000_000_000 + index)
         let user = index % 100 == 99 ? "whale-\(index / 100 % 10)" : "user-\(index % users)"
         let payload = TransactionPayload(
@@ -307,7 +317,7 @@ enum StoreBenchmark {
     }
 
     /// Median and 99th percentile.
-    private static func percentiles(_ values: [Double]) -> [String: Double] {
+    static func percentiles(_ values: [Double]) -> [String: Double] {
         let sorted = values.sorted()
         guard !sorted.isEmpty else {
             return [:]
@@ -329,13 +339,13 @@ enum StoreBenchmark {
         return (field("VmRSS"), field("VmHWM"))
     }
 
-    private static func emit(_ report: [String: Any]) throws {
+    static func emit(_ report: [String: Any]) throws {
         Output.write(try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]))
         Output.write("\n")
     }
 
     /// A small deterministic random number generator, so runs pick the same users.
-    private struct SplitMix {
+    struct SplitMix {
         var state: UInt64
 
         init(seed: UInt64) { state = seed }

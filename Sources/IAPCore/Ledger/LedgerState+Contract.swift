@@ -125,7 +125,7 @@ extension LedgerState {
         }
         let before = try cursor.map(Self.sequence(fromCursor:))
         let found = history(userId: userId, before: before, limit: limit)
-        let nextCursor = found.more ? found.entries.last.map { Self.cursorPrefix + String($0.sequence) } : nil
+        let nextCursor = found.more ? found.entries.last.map { Self.cursor(before: $0.sequence) } : nil
         return LedgerPage(entries: found.entries, nextCursor: nextCursor)
     }
 
@@ -180,10 +180,15 @@ extension LedgerState {
     private static let familyCursorPrefix = "f1:"
 
     /// The version tag that starts every cursor.
-    private static let cursorPrefix = "v1:"
+    package static let cursorPrefix = "v1:"
 
-    /// The sequence a cursor points before.
-    private static func sequence(fromCursor cursor: String) throws -> Int64 {
+    /// The history cursor that continues below an entry's sequence.
+    package static func cursor(before sequence: Int64) -> String {
+        cursorPrefix + String(sequence)
+    }
+
+    /// The sequence a cursor points before; throws `invalidArgument` for a malformed cursor.
+    package static func sequence(fromCursor cursor: String) throws -> Int64 {
         let malformed = IAPError(
             .invalidArgument,
             "malformed history cursor \"\(cursor)\": pass nil for the first page, then the nextCursor of the last page"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# A throw-away PostgreSQL server on loopback, for the tests and benchmarks of IAPStoragePostgres.
+#
+#   Scripts/postgres-server.sh start    initdb a temporary data directory, start the server, print its URL
+#   Scripts/postgres-server.sh stop     stop the server and delete the data directory
+#   Scripts/postgres-server.sh url      print the URL of a running server
+#
+# The URL is what the tests read from IAP_TEST_POSTGRES_URL:
+#   export IAP_TEST_POSTGRES_URL=$(Scripts/postgres-server.sh start)
+# Environment: IAP_POSTGRES_DIR (default /tmp/iap-postgres-$PORT), IAP_POSTGRES_PORT (default 54329).
+# PostgreSQL refuses to run as root, so as root the server runs as the user `postgres` (created by the
+# Debian package) and the data directory belongs to it. The server is for tests: it trusts nobody on TCP
+# without the password, and it keeps fsync on, so durability figures measured against it are real.
+set -euo pipefail
+
+port=${IAP_POSTGRES_PORT:-54329}
+base=${IAP_POSTGRES_DIR:-${TMPDIR:-/tmp}/iap-postgres-$port}
+user=iap
+password=iap
+url="postgres://$user:$password@127.0.0.1:$port/postgres"
+
+# initdb and pg_ctl: from PATH, else the newest Debian installation.
+bindir=""
+if ! command -v initdb >/dev/null 2>&1 || ! command -v pg_ctl >/dev/null 2>&1; then
+    bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$bindir" ]; then
+        echo "error: initdb and pg_ctl not found; install the postgresql package" >&2
+        exit 1
+    fi
+    bindir="$bindir/"
+fi
+
+as_owner() {
+    if [ "$(id -u)" = 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+running() {
+    [ -f "$base/data/postmaster.pid" ] && as_owner "${bindir}pg_ctl" -D "$base/data" status >/dev/null 2>&1
+}
+
+case "${1:-}" in
+start)
+    if running; then
+        echo "$url"
+        exit 0
+    fi
+    rm -rf "$base"
+    mkdir -p "$base"
+    printf '%s\n' "$password" >"$base/password"
+    if [ "$(id -u)" = 0 ]; then
+        chown -R postgres:postgres "$base"
+    fi
+    chmod 700 "$base"
+    as_owner "${bindir}initdb" -D "$base/data" -U "$user" --pwfile="$base/password" \
+        --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$base/initdb.log" 2>&1 || {
+        cat "$base/initdb.log" >&2
+        exit 1
+    }
+    as_owner "${bindir}pg_ctl" -D "$base/data" -l "$base/server.log" -w -t 60 \
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$base -c max_connections=400" \
+        start >/dev/null || {
+        cat "$base/server.log" >&2
+        exit 1
+    }
+    echo "$url"
+    ;;
+stop)
+    if running; then
+        as_owner "${bindir}pg_ctl" -D "$base/data" -m fast -w stop >/dev/null
+    fi
+    rm -rf "$base"
+    ;;
+url)
+    running || {
+        echo "error: no server runs in $base" >&2
+        exit 1
+    }
+    echo "$url"
+    ;;
+*)
+    echo "usage: Scripts/postgres-server.sh start|stop|url" >&2
+    exit 2
+    ;;
+esac

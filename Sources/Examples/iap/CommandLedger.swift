@@ -1,0 +1,126 @@
+import Foundation
+import IAPCore
+import IAPStorageFile
+import IAPStoragePostgres
+
+/// The ledger an `iap ledger` command works on: a directory (`--data DIR`, the file store) or a PostgreSQL
+/// database (`--database URL [--schema NAME]`), exactly one of the two. Every command reads and writes
+/// through the `EntitlementStore` contract, so its output is the same on both.
+struct CommandLedger {
+    enum Location {
+        case directory(URL)
+        case database(PostgresEntitlementStore.Configuration)
+    }
+
+    /// The options every ledger command accepts to name its ledger.
+    static let options: Set<String> = ["data", "database", "schema"]
+
+    static let usageLine = "--data DIR | --database URL [--schema NAME]"
+
+    let location: Location
+    let store: any ListableEntitlementStore
+
+    /// Where the ledger is, from `--data` or `--database`.
+    static func location(_ arguments: Arguments) throws -> Location {
+        let directory = try arguments.value("data")
+        let url = try arguments.value("database")
+        let schema = try arguments.value("schema")
+        switch (directory, url) {
+        case (let path?, nil):
+            guard schema == nil else {
+                throw Arguments.UsageError(message: "--schema goes with --database, not --data")
+            }
+            return .directory(URL(fileURLWithPath: path, isDirectory: true))
+        case (nil, let url?):
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw Arguments.UsageError(message: "--database takes a postgres:// or postgresql:// URL")
+            }
+            return .database(.init(url: url, schema: schema ?? "public"))
+        case (nil, nil):
+            throw Arguments.UsageError(message: "one of --data DIR or --database URL is required")
+        case (_?, _?):
+            throw Arguments.UsageError(message: "give --data DIR or --database URL, not both")
+        }
+    }
+
+    /// Opens the ledger; `create` allows a new one (only `ingest` writes).
+    static func open(
+        _ arguments: Arguments,
+        create: Bool = false,
+        options: FileEntitlementStore.Options = .init()
+    ) async throws -> CommandLedger {
+        let location = try location(arguments)
+        switch location {
+        case .directory(let directory):
+            if !create, !FileManager.default.fileExists(atPath: directory.path) {
+                throw IAPError(.notFound, "there is no ledger at \(directory.path)")
+            }
+            return CommandLedger(
+                location: location,
+                store: try FileEntitlementStore(directory: directory, options: options)
+            )
+        case .database(var configuration):
+            configuration.createIfMissing = create
+            do {
+                return CommandLedger(
+                    location: location,
+                    store: try await PostgresEntitlementStore(configuration: configuration)
+                )
+            } catch let error as IAPError where error.code == .invalidConfiguration {
+                throw Arguments.UsageError(message: error.message)
+            }
+        }
+    }
+
+    /// Where the ledger is, for people (never the password of a URL).
+    var name: String {
+        switch location {
+        case .directory(let directory): directory.path
+        case .database(let configuration): "PostgreSQL schema \(configuration.schema)"
+        }
+    }
+
+    /// The catalog saved with the ledger: `DIR/catalog.json`, or the `iap_catalog` table.
+    func savedCatalog() async throws -> Data? {
+        switch location {
+        case .directory(let directory):
+            let saved = directory.appendingPathComponent("catalog.json")
+            guard FileManager.default.fileExists(atPath: saved.path) else {
+                return nil
+            }
+            return try Data(contentsOf: saved)
+        case .database:
+            return try await (store as? PostgresEntitlementStore)?.savedCatalog()
+        }
+    }
+
+    /// Saves a catalog with the ledger, for later commands and other instances.
+    func saveCatalog(_ data: Data) async throws {
+        switch location {
+        case .directory(let directory):
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try data.write(to: directory.appendingPathComponent("catalog.json"), options: .atomic)
+        case .database:
+            try await (store as? PostgresEntitlementStore)?.saveCatalog(data)
+        }
+    }
+
+    /// Whether several processes may deliver from this ledger at once (so a delivery claim must outlive
+    /// the call that takes it).
+    var isShared: Bool {
+        if case .database = location {
+            return true
+        }
+        return false
+    }
+}
+
+/// A store that can list every entry and be closed: what `iap ledger` needs beyond the contract.
+protocol ListableEntitlementStore: EntitlementStore {
+    func allEntries() async throws -> [LedgerEntry]
+    func close() async
+}
+
+extension FileEntitlementStore: ListableEntitlementStore {}
+
+extension PostgresEntitlementStore: ListableEntitlementStore {}

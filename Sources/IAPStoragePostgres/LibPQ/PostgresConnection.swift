@@ -1,0 +1,218 @@
+import CIAPLibPQ
+import IAPCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One libpq connection (`PGconn`), used by one thread at a time.
+///
+/// Every call blocks the calling thread until the server answers, so the pool runs them on its own dispatch
+/// queue, never on the Swift cooperative thread pool. Statements are prepared once per connection, the
+/// first time they run on it, and executed with text parameters (`PQexecPrepared`): values never become
+/// part of the SQL text.
+final class PostgresConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    /// The statements already prepared on this connection, by name.
+    private var prepared: Set<String> = []
+
+    /// Connects and applies the connection settings.
+    ///
+    /// - Parameters:
+    ///   - settings: libpq keywords and values, in order; a later keyword overrides an earlier one, and a
+    ///     `dbname` holding a URL or a connection string is expanded in its place.
+    ///   - setup: Statements run once on the new connection (`set_config` calls).
+    /// - Throws: ``IAPError`` with code `storageAuthenticationFailed` when the server refused the credentials,
+    ///   `storageUnavailable` when it cannot be reached.
+    init(settings: [(String, String)]) throws {
+        let keywords = settings.map { strdup($0.0) }
+        let values = settings.map { strdup($0.1) }
+        defer {
+            for pointer in keywords + values {
+                free(pointer)
+            }
+        }
+        let keywordList = keywords.map { UnsafePointer($0) } + [nil]
+        let valueList = values.map { UnsafePointer($0) } + [nil]
+        guard let connection = PQconnectdbParams(keywordList, valueList, 1) else {
+            throw IAPError(.storageUnavailable, "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw Self.connectionError(message)
+        }
+        // The server's notices ("schema already exists, skipping") are not errors, and a library must not
+        // print them on stderr, which is what libpq does by default.
+        PQsetNoticeReceiver(connection, { _, _ in }, nil)
+        handle = connection
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether the connection can take a statement: open, outside any transaction, and not closed by the
+    /// server while it sat idle (the server's goodbye, if any, is read here without blocking).
+    var isHealthy: Bool {
+        guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) == PQTRANS_IDLE else {
+            return false
+        }
+        guard PQconsumeInput(handle) == 1 else {
+            return false
+        }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Whether the connection can go back to the pool after a call: open and outside any transaction.
+    var isReusable: Bool {
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Runs a prepared statement (preparing it first on this connection).
+    ///
+    /// - Parameters:
+    ///   - statement: The statement.
+    ///   - parameters: Its parameters as text (`nil` is SQL `NULL`).
+    /// - Returns: The result rows (empty for a statement without rows).
+    /// - Throws: ``IAPError``: `invalidArgument` for a parameter holding a NUL character (PostgreSQL text
+    ///   cannot), `storageUnavailable` when the connection is lost, `storageFailure` for any other error.
+    @discardableResult
+    func execute(_ statement: PostgresStatement, _ parameters: [String?] = []) throws -> PostgresResult {
+        if !prepared.contains(statement.name) {
+            let result = PostgresResult(PQprepare(handle, statement.name, statement.sql, Int32(parameters.count), nil))
+            try check(result, statement: statement.name)
+            prepared.insert(statement.name)
+        }
+        return try withParameters(parameters) { values in
+            let result = PostgresResult(
+                PQexecPrepared(handle, statement.name, Int32(values.count), values, nil, nil, 0)
+            )
+            try check(result, statement: statement.name)
+            return result
+        }
+    }
+
+    /// Runs one statement that takes no parameters and is not worth preparing (schema changes, `BEGIN`).
+    ///
+    /// - Parameter sql: One SQL statement, a constant of this module (never built from input).
+    /// - Throws: ``IAPError`` as ``execute(_:_:)``.
+    @discardableResult
+    func execute(sql: StaticString) throws -> PostgresResult {
+        let text = sql.description
+        let result = PostgresResult(PQexecParams(handle, text, 0, nil, nil, nil, nil, 0))
+        try check(result, statement: text)
+        return result
+    }
+
+    /// Runs a schema statement whose text names the schema (identifiers cannot be parameters); the schema name
+    /// was validated to be a plain lower-case identifier before it got here.
+    @discardableResult
+    func execute(ddl: String) throws -> PostgresResult {
+        let result = PostgresResult(PQexecParams(handle, ddl, 0, nil, nil, nil, nil, 0))
+        try check(result, statement: ddl)
+        return result
+    }
+
+    /// Runs `body` in a transaction: `COMMIT` when it returns, `ROLLBACK` when it throws.
+    func transaction<Value>(_ body: () throws -> Value) throws -> Value {
+        try execute(sql: "BEGIN")
+        let value: Value
+        do {
+            value = try body()
+        } catch {
+            if PQstatus(handle) == CONNECTION_OK {
+                _ = try? execute(sql: "ROLLBACK")
+            }
+            throw error
+        }
+        try execute(sql: "COMMIT")
+        return value
+    }
+
+    // MARK: Errors
+
+    private func check(_ result: PostgresResult, statement: String) throws {
+        switch result.status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            break
+        }
+        if PQstatus(handle) != CONNECTION_OK {
+            prepared.removeAll()
+            throw IAPError(
+                .storageUnavailable,
+                "the connection to PostgreSQL was lost: \(result.errorMessage ?? Self.trimmed(PQerrorMessage(handle)))",
+                isRetryable: true
+            )
+        }
+        let state = result.sqlState ?? "?????"
+        let message = result.errorMessage ?? Self.trimmed(PQerrorMessage(handle))
+        switch state {
+        case "57014":
+            throw IAPError(
+                .storageFailure,
+                "PostgreSQL cancelled the statement (statement_timeout): \(message)",
+                isRetryable: true
+            )
+        case "40001", "40P01", "55P03", "53300":
+            throw IAPError(
+                .storageFailure,
+                "PostgreSQL asked to retry (SQLSTATE \(state)): \(message)",
+                isRetryable: true
+            )
+        case "22P05", "22021":
+            throw IAPError(.invalidArgument, "PostgreSQL cannot store this text (a NUL character?): \(message)")
+        case "57P01", "57P02", "57P03":
+            throw IAPError(
+                .storageUnavailable,
+                "PostgreSQL is shutting down or starting (SQLSTATE \(state)): \(message)",
+                isRetryable: true
+            )
+        default:
+            throw IAPError(.storageFailure, "PostgreSQL failed (SQLSTATE \(state)): \(message)")
+        }
+    }
+
+    private static func connectionError(_ message: String) -> IAPError {
+        let lowered = message.lowercased()
+        let refusedCredentials = [
+            "authentication failed", "no pg_hba.conf entry", "password", "role \"",
+        ].contains { lowered.contains($0) }
+        if refusedCredentials {
+            return IAPError(.storageAuthenticationFailed, "PostgreSQL refused the credentials: \(message)")
+        }
+        return IAPError(.storageUnavailable, "cannot connect to PostgreSQL: \(message)", isRetryable: true)
+    }
+
+    static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else {
+            return "no message"
+        }
+        var text = Substring(String(cString: message))
+        while let last = text.last, last.isWhitespace {
+            text = text.dropLast()
+        }
+        return String(text)
+    }
+
+    /// Hands libpq the parameters as NUL-terminated C strings.
+    private func withParameters<Value>(
+        _ parameters: [String?],
+        _ body: ([UnsafePointer<CChar>?]) throws -> Value
+    ) throws -> Value {
+        for case let parameter? in parameters where parameter.utf8.contains(0) {
+            throw IAPError(.invalidArgument, "PostgreSQL text cannot hold a NUL character; got \"\(parameter)\"")
+        }
+        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer {
+            for copy in copies {
+                free(copy)
+            }
+        }
+        return try body(copies.map { $0.map { UnsafePointer($0) } })
+    }
+}

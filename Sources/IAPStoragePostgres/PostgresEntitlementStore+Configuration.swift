@@ -1,0 +1,108 @@
+import CIAPLibPQ
+import IAPCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension PostgresEntitlementStore {
+    /// Where the ledger lives and how the store talks to the server.
+    public struct Configuration: Sendable {
+        /// The server: a URL such as `postgres://user:password@host:5432/database?sslmode=require`, or a libpq
+        /// connection string (`host=... dbname=...`). Anything libpq accepts, including `sslmode`,
+        /// `connect_timeout` (which then wins over ``connectTimeout``) and the `PG*` environment variables.
+        public var url: String
+        /// The PostgreSQL schema that holds the ledger's tables: a plain lower-case identifier (letters,
+        /// digits, `_`; at most 63). It is created when missing. Several ledgers can share a database, one
+        /// per schema.
+        public var schema: String
+        /// The most connections the store opens (1 to 64); opened on demand, kept while healthy.
+        public var poolSize: Int
+        /// How long opening a connection may take (whole seconds, at least 2, as libpq counts them).
+        public var connectTimeout: Duration
+        /// How long one statement may run before the server cancels it (`statement_timeout`).
+        public var statementTimeout: Duration
+        /// Whether opening creates a ledger that does not exist yet; when `false`, opening a schema without the
+        /// store's tables throws `notFound` and creates nothing (for tools that only read).
+        public var createIfMissing: Bool
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - url: The server's URL or connection string.
+        ///   - schema: The schema of the ledger's tables.
+        ///   - poolSize: The most connections.
+        ///   - connectTimeout: The limit on opening a connection.
+        ///   - statementTimeout: The limit on one statement.
+        ///   - createIfMissing: Whether to create a missing ledger.
+        public init(
+            url: String,
+            schema: String = "public",
+            poolSize: Int = 4,
+            connectTimeout: Duration = .seconds(10),
+            statementTimeout: Duration = .seconds(30),
+            createIfMissing: Bool = true
+        ) {
+            self.url = url
+            self.schema = schema
+            self.poolSize = poolSize
+            self.connectTimeout = connectTimeout
+            self.statementTimeout = statementTimeout
+            self.createIfMissing = createIfMissing
+        }
+
+        /// Checks every field, so a bad one fails when the store opens rather than on first use.
+        func validate() throws {
+            let identifier = schema.utf8.allSatisfy {
+                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                    || $0 == UInt8(ascii: "_")
+            }
+            guard identifier, (1...63).contains(schema.utf8.count), let first = schema.utf8.first,
+                !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first), !schema.hasPrefix("pg_")
+            else {
+                throw IAPError(
+                    .invalidConfiguration,
+                    "the schema name \"\(schema)\" is not a plain lower-case identifier (a-z, 0-9, _; at most 63, "
+                        + "not starting with a digit or pg_)"
+                )
+            }
+            guard (1...64).contains(poolSize) else {
+                throw IAPError(.invalidConfiguration, "the pool size must be from 1 to 64, got \(poolSize)")
+            }
+            guard connectTimeout >= .seconds(1), statementTimeout >= .milliseconds(1) else {
+                throw IAPError(.invalidConfiguration, "the connect and statement timeouts must be positive")
+            }
+            guard !url.utf8.contains(0) else {
+                throw IAPError(.invalidConfiguration, "the PostgreSQL URL holds a NUL character")
+            }
+            var error: UnsafeMutablePointer<CChar>?
+            guard let options = PQconninfoParse(url, &error) else {
+                let reason = error.map { PostgresConnection.trimmed($0) } ?? "libpq cannot parse it"
+                PQfreemem(error)
+                throw IAPError(.invalidConfiguration, "the PostgreSQL URL is not valid: \(reason)")
+            }
+            PQconninfoFree(options)
+        }
+
+        /// The libpq keywords of a connection: the defaults first, then the URL, whose settings win
+        /// over them (except the encoding).
+        var connectionSettings: [(String, String)] {
+            [
+                ("connect_timeout", String(max(2, connectTimeout.components.seconds))),
+                ("fallback_application_name", "swift-iap"),
+                ("dbname", url),
+                // After the URL: the store reads and writes UTF-8 whatever the URL says.
+                ("client_encoding", "UTF8"),
+            ]
+        }
+
+        /// `statement_timeout` in milliseconds.
+        var statementTimeoutMilliseconds: Int64 {
+            let components = statementTimeout.components
+            return max(1, components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000)
+        }
+    }
+}

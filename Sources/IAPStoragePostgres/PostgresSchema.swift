@@ -1,0 +1,148 @@
+import IAPCore
+
+/// The store's tables, and the migrations that create and evolve them.
+///
+/// Each migration is a list of statements with a version; `iap_schema_migrations` records every version
+/// applied. Opening a store takes a transaction-scoped advisory lock on its schema, applies the missing
+/// versions in that transaction, and refuses a schema whose newest version is one this code does not know
+/// (a newer swift-iap migrated it), so several instances starting at once migrate exactly once. The
+/// whole layout is described in `Documentation/Postgres.md`.
+enum PostgresSchema {
+    struct Migration: Sendable {
+        let version: Int
+        let description: String
+        let statements: [String]
+    }
+
+    /// The newest version this code reads and writes.
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    static let migrations: [Migration] = [
+        Migration(
+            version: 1,
+            description: "ledger entries, appAccountToken bindings, renewal infos, notifications, catalog",
+            statements: [
+                """
+                CREATE SEQUENCE iap_ledger_sequence AS bigint
+                """,
+                """
+                CREATE TABLE iap_ledger_entries (
+                    sequence bigint PRIMARY KEY,
+                    transaction_id text COLLATE "C" NOT NULL UNIQUE,
+                    original_transaction_id text COLLATE "C" NOT NULL,
+                    user_id text COLLATE "C" NOT NULL,
+                    app_account_token text COLLATE "C",
+                    delivery_state text COLLATE "C" NOT NULL,
+                    next_attempt_at bigint,
+                    revoked_at bigint,
+                    recorded_at bigint NOT NULL,
+                    revision bigint NOT NULL,
+                    entry jsonb NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX iap_ledger_entries_user ON iap_ledger_entries (user_id, sequence)
+                """,
+                """
+                CREATE INDEX iap_ledger_entries_original ON iap_ledger_entries (original_transaction_id, sequence)
+                """,
+                """
+                CREATE INDEX iap_ledger_entries_token ON iap_ledger_entries (app_account_token)
+                    WHERE app_account_token IS NOT NULL
+                """,
+                """
+                CREATE INDEX iap_ledger_entries_due ON iap_ledger_entries (next_attempt_at NULLS FIRST, sequence)
+                    WHERE delivery_state IN ('pending', 'retrying')
+                """,
+                """
+                CREATE INDEX iap_ledger_entries_revoked ON iap_ledger_entries (revoked_at)
+                    WHERE revoked_at IS NOT NULL
+                """,
+                """
+                CREATE TABLE iap_account_tokens (
+                    app_account_token text COLLATE "C" PRIMARY KEY,
+                    user_id text COLLATE "C" NOT NULL,
+                    bound_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                """
+                CREATE TABLE iap_renewal_infos (
+                    original_transaction_id text COLLATE "C" PRIMARY KEY,
+                    signed_date bigint,
+                    renewal_info jsonb NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE iap_notifications (
+                    notification_uuid text COLLATE "C" PRIMARY KEY,
+                    processed_at bigint NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE iap_catalog (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    catalog text NOT NULL,
+                    saved_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+            ]
+        )
+    ]
+
+    private static let lock = PostgresStatement(
+        name: "iap_migration_lock",
+        sql: "SELECT pg_advisory_xact_lock(hashtext($1))"
+    )
+    private static let current = PostgresStatement(
+        name: "iap_migration_current",
+        sql: "SELECT coalesce(max(version), 0) FROM iap_schema_migrations"
+    )
+    private static let record = PostgresStatement(
+        name: "iap_migration_record",
+        sql: "INSERT INTO iap_schema_migrations (version, description) VALUES ($1, $2)"
+    )
+
+    /// Creates or migrates the schema, or refuses one that is newer than this code.
+    ///
+    /// - Parameters:
+    ///   - connection: A connection whose `search_path` is the schema.
+    ///   - schema: The schema's name, already validated as a plain identifier.
+    ///   - create: Whether to create a ledger that does not exist yet.
+    /// - Returns: The version the schema had before (0 for a new one).
+    /// - Throws: ``IAPError`` with code `storageSchemaTooNew`, `notFound` for a missing ledger that is not to be
+    ///   created (the transaction is rolled back: nothing is created), or as the connection throws.
+    @discardableResult
+    static func migrate(_ connection: PostgresConnection, schema: String, create: Bool = true) throws -> Int {
+        try connection.transaction {
+            try connection.execute(lock, ["swift-iap schema " + schema])
+            try connection.execute(ddl: "CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")
+            try connection.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS iap_schema_migrations (
+                        version integer PRIMARY KEY,
+                        description text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """
+            )
+            let found = Int(try connection.execute(current).int64(0, 0))
+            guard found > 0 || create else {
+                throw IAPError(.notFound, "there is no ledger in the PostgreSQL schema \"\(schema)\"")
+            }
+            guard found <= latestVersion else {
+                throw IAPError(
+                    .storageSchemaTooNew,
+                    "the ledger schema \"\(schema)\" is at version \(found), but this swift-iap knows versions up to "
+                        + "\(latestVersion); upgrade swift-iap before it writes this ledger"
+                )
+            }
+            for migration in migrations where migration.version > found {
+                for statement in migration.statements {
+                    try connection.execute(ddl: statement)
+                }
+                try connection.execute(record, [String(migration.version), migration.description])
+            }
+            return found
+        }
+    }
+}

@@ -1,0 +1,166 @@
+/// Every statement the store runs on its tables. Dates are `bigint` milliseconds since 1970, as in the
+/// entry's JSON; `sequence` and `revision` live in their columns, which are authoritative, and are copied
+/// into the JSON on every write so that the JSON alone is a faithful export.
+extension PostgresStatement {
+    static let entryColumns = "sequence, revision, entry"
+
+    /// $1 transaction id, $2 original transaction id, $3 user, $4 appAccountToken (lowercased), $5 delivery
+    /// state, $6 next attempt, $7 revoked at, $8 recorded at, $9 the entry's JSON. Returns the sequence, or no
+    /// row when the id is taken (`ON CONFLICT` waits for a concurrent insert of the same id to settle).
+    static let insertEntry = PostgresStatement(
+        name: "iap_insert_entry",
+        sql: """
+            WITH next AS (SELECT nextval('iap_ledger_sequence') AS sequence)
+            INSERT INTO iap_ledger_entries (
+                sequence, transaction_id, original_transaction_id, user_id, app_account_token, delivery_state,
+                next_attempt_at, revoked_at, recorded_at, revision, entry)
+            SELECT next.sequence, $1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8::bigint, 1,
+                jsonb_set(jsonb_set($9::jsonb, '{sequence}', to_jsonb(next.sequence)), '{revision}', '1')
+            FROM next
+            ON CONFLICT (transaction_id) DO NOTHING
+            RETURNING sequence
+            """
+    )
+
+    /// The compare-and-set: $1 transaction id, $2 expected revision, $3 sequence, $4 recorded at (both must be
+    /// the stored ones), $5 user, $6 original transaction id, $7 appAccountToken, $8 delivery state, $9 next
+    /// attempt, $10 revoked at, $11 the entry's JSON. Returns the new revision, or no row.
+    static let replaceEntry = PostgresStatement(
+        name: "iap_replace_entry",
+        sql: """
+            UPDATE iap_ledger_entries SET
+                user_id = $5, original_transaction_id = $6, app_account_token = $7, delivery_state = $8,
+                next_attempt_at = $9::bigint, revoked_at = $10::bigint, revision = revision + 1,
+                entry = jsonb_set(jsonb_set($11::jsonb, '{sequence}', to_jsonb(sequence)),
+                    '{revision}', to_jsonb(revision + 1))
+            WHERE transaction_id = $1 AND revision = $2::bigint AND sequence = $3::bigint
+                AND recorded_at = $4::bigint
+            RETURNING revision
+            """
+    )
+
+    static let entryById = PostgresStatement(
+        name: "iap_entry_by_id",
+        sql: "SELECT \(entryColumns) FROM iap_ledger_entries WHERE transaction_id = $1"
+    )
+
+    static let keysById = PostgresStatement(
+        name: "iap_keys_by_id",
+        sql: "SELECT sequence, recorded_at FROM iap_ledger_entries WHERE transaction_id = $1"
+    )
+
+    static let entriesByOriginal = PostgresStatement(
+        name: "iap_entries_by_original",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries WHERE original_transaction_id = $1 ORDER BY sequence
+            """
+    )
+
+    /// $1 user, $2 the cursor's sequence (or `NULL` for the first page), $3 the page size plus one.
+    static let history = PostgresStatement(
+        name: "iap_history",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries
+            WHERE user_id = $1 AND ($2::bigint IS NULL OR sequence < $2::bigint)
+            ORDER BY sequence DESC LIMIT $3::bigint
+            """
+    )
+
+    /// $1 now, $2 limit. Served by the partial index `iap_ledger_entries_due`.
+    static let due = PostgresStatement(
+        name: "iap_due",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries
+            WHERE delivery_state IN ('pending', 'retrying')
+                AND (next_attempt_at IS NULL OR next_attempt_at <= $1::bigint)
+            ORDER BY next_attempt_at NULLS FIRST, sequence LIMIT $2::bigint
+            """
+    )
+
+    /// $1 after this sequence, $2 limit: every entry in sequence order, a page at a time.
+    static let entriesAfter = PostgresStatement(
+        name: "iap_entries_after",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries WHERE sequence > $1::bigint ORDER BY sequence
+            LIMIT $2::bigint
+            """
+    )
+
+    static let bind = PostgresStatement(
+        name: "iap_bind",
+        sql: """
+            INSERT INTO iap_account_tokens (app_account_token, user_id) VALUES ($1, $2)
+            ON CONFLICT (app_account_token) DO NOTHING RETURNING user_id
+            """
+    )
+
+    static let userForToken = PostgresStatement(
+        name: "iap_user_for_token",
+        sql: "SELECT user_id FROM iap_account_tokens WHERE app_account_token = $1"
+    )
+
+    /// $1 original transaction id, $2 signed date (or `NULL`: older than any), $3 the renewal info's JSON.
+    /// Returns a row when stored.
+    static let storeRenewal = PostgresStatement(
+        name: "iap_store_renewal",
+        sql: """
+            INSERT INTO iap_renewal_infos AS stored (original_transaction_id, signed_date, renewal_info)
+            VALUES ($1, $2::bigint, $3::jsonb)
+            ON CONFLICT (original_transaction_id) DO UPDATE
+                SET signed_date = excluded.signed_date, renewal_info = excluded.renewal_info
+                WHERE coalesce(excluded.signed_date, -9223372036854775808)
+                    > coalesce(stored.signed_date, -9223372036854775808)
+            RETURNING 1
+            """
+    )
+
+    static let renewal = PostgresStatement(
+        name: "iap_renewal",
+        sql: "SELECT renewal_info FROM iap_renewal_infos WHERE original_transaction_id = $1"
+    )
+
+    static let markNotification = PostgresStatement(
+        name: "iap_mark_notification",
+        sql: """
+            INSERT INTO iap_notifications (notification_uuid, processed_at) VALUES ($1, $2::bigint)
+            ON CONFLICT (notification_uuid) DO NOTHING RETURNING 1
+            """
+    )
+
+    static let notification = PostgresStatement(
+        name: "iap_notification",
+        sql: "SELECT 1 FROM iap_notifications WHERE notification_uuid = $1"
+    )
+
+    static let statistics = PostgresStatement(
+        name: "iap_statistics",
+        sql: """
+            SELECT count(*),
+                count(*) FILTER (WHERE delivery_state = 'delivered'),
+                count(*) FILTER (WHERE delivery_state = 'retrying'),
+                count(*) FILTER (WHERE delivery_state = 'deadLettered'),
+                count(*) FILTER (WHERE revoked_at IS NOT NULL),
+                count(DISTINCT user_id)
+            FROM iap_ledger_entries
+            """
+    )
+
+    static let catalog = PostgresStatement(
+        name: "iap_catalog",
+        sql: "SELECT catalog FROM iap_catalog WHERE id = 1"
+    )
+
+    static let saveCatalog = PostgresStatement(
+        name: "iap_save_catalog",
+        sql: """
+            INSERT INTO iap_catalog (id, catalog) VALUES (1, $1)
+            ON CONFLICT (id) DO UPDATE SET catalog = excluded.catalog, saved_at = now()
+            """
+    )
+
+    /// $1 statement_timeout, $2 search_path: the settings of every new connection.
+    static let connectionSettings = PostgresStatement(
+        name: "iap_connection_settings",
+        sql: "SELECT set_config('statement_timeout', $1, false), set_config('search_path', $2, false)"
+    )
+}

@@ -1,0 +1,48 @@
+import Foundation
+import IAPCore
+import IAPStoragePostgres
+import IAPTesting
+import Synchronization
+import Testing
+
+@Suite(.enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipReason))
+struct PostgresEntitlementStoreConformanceTests {
+    /// The stores a suite run made: the previous one is closed when the next check starts, and every schema is
+    /// dropped at the end.
+    final class Opened: Sendable {
+        let stores = Mutex<[PostgresEntitlementStore]>([])
+
+        func make(poolSize: Int) async throws -> PostgresEntitlementStore {
+            let store = try await PostgresTestServer.store(poolSize: poolSize)
+            let previous = stores.withLock { stores in
+                defer { stores.append(store) }
+                return stores.last
+            }
+            await previous?.close()
+            return store
+        }
+
+        func dropAll() async throws {
+            for store in stores.withLock({ $0 }) {
+                let reopened = try await PostgresTestServer.store(schema: store.configuration.schema)
+                try await reopened.dropSchema()
+            }
+        }
+    }
+
+    @Test func passesTheConformanceSuite() async throws {
+        let opened = Opened()
+        let report = await EntitlementStoreConformance { try await opened.make(poolSize: 4) }.run()
+        try await opened.dropAll()
+        #expect(report.failures.isEmpty, "\(report)")
+        #expect(report.passed.count == EntitlementStoreConformance.checkNames.count)
+    }
+
+    @Test func passesTheConformanceSuiteOnASingleConnection() async throws {
+        // Hundreds of concurrent calls queue for the one connection instead of failing.
+        let opened = Opened()
+        let report = await EntitlementStoreConformance { try await opened.make(poolSize: 1) }.run()
+        try await opened.dropAll()
+        #expect(report.failures.isEmpty, "\(report)")
+    }
+}

@@ -1,0 +1,91 @@
+import CIAPLibPQ
+import Foundation
+import IAPCore
+import IAPStoragePostgres
+import Testing
+
+/// The PostgreSQL server the tests run against: `IAP_TEST_POSTGRES_URL` (`Scripts/postgres-server.sh start`
+/// prints one). Without it the suites are skipped, except under CI (`CI` set), where they fail.
+enum PostgresTestServer {
+    static let url: String? = ProcessInfo.processInfo.environment["IAP_TEST_POSTGRES_URL"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
+
+    static var isRequired: Bool {
+        let ci = ProcessInfo.processInfo.environment["CI"] ?? ""
+        return !ci.isEmpty && ci != "false" && ci != "0"
+    }
+
+    /// Whether the suites run: a server is given, or CI requires one (and the tests then fail without it).
+    static let isConfigured = url != nil || isRequired
+
+    static let skipReason: Comment =
+        "needs PostgreSQL: export IAP_TEST_POSTGRES_URL=$(Scripts/postgres-server.sh start)"
+
+    static func requireURL() throws -> String {
+        guard let url else {
+            throw IAPError(
+                .invalidConfiguration,
+                "CI is set but IAP_TEST_POSTGRES_URL is not: the PostgreSQL tests need a server (Scripts/postgres-server.sh)"
+            )
+        }
+        return url
+    }
+
+    /// A schema name no other test uses.
+    static func freshSchema() -> String {
+        "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+
+    /// A store on a fresh schema.
+    static func store(schema: String = freshSchema(), poolSize: Int = 4) async throws -> PostgresEntitlementStore {
+        try await PostgresEntitlementStore(
+            configuration: .init(url: try requireURL(), schema: schema, poolSize: poolSize)
+        )
+    }
+
+    /// A connection of its own, kept open across statements (to hold a lock while the store works).
+    final class HeldConnection {
+        private let connection: OpaquePointer?
+
+        init(url: String) throws {
+            connection = PQconnectdb(url)
+            guard PQstatus(connection) == CONNECTION_OK else {
+                let message = String(cString: PQerrorMessage(connection))
+                PQfinish(connection)
+                throw IAPError(.storageUnavailable, message)
+            }
+        }
+
+        deinit {
+            PQfinish(connection)
+        }
+
+        func run(_ statement: String) throws {
+            let result = PQexec(connection, statement)
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+                throw IAPError(.storageFailure, String(cString: PQresultErrorMessage(result)))
+            }
+        }
+    }
+
+    /// Runs one SQL statement outside the store (what an operator or another version would do), and returns
+    /// the first column of each row.
+    @discardableResult
+    static func sql(_ statement: String, url: String? = nil) throws -> [String] {
+        let connection = PQconnectdb(try url ?? requireURL())
+        defer { PQfinish(connection) }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            throw IAPError(.storageUnavailable, String(cString: PQerrorMessage(connection)))
+        }
+        let result = PQexec(connection, statement)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+            throw IAPError(.storageFailure, String(cString: PQresultErrorMessage(result)))
+        }
+        return (0..<PQntuples(result)).map { String(cString: PQgetvalue(result, $0, 0)) }
+    }
+}

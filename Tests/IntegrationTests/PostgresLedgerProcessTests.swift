@@ -1,0 +1,94 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// `iap ledger` on PostgreSQL, from outside: several processes on one ledger. Needs a server in
+/// `IAP_TEST_POSTGRES_URL` (`Scripts/postgres-server.sh start`); skipped without one, failed under CI.
+@Suite(
+    "iap ledger on PostgreSQL",
+    .enabled(
+        if: PostgresTestServer.isConfigured,
+        "needs PostgreSQL: export IAP_TEST_POSTGRES_URL=$(Scripts/postgres-server.sh start)"
+    )
+)
+struct PostgresLedgerProcessTests {
+    static func start(_ arguments: [String], output: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = try EmulatorProcess.binary()
+        process.arguments = arguments
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw IAPError(.storageFailure, "cannot create \(output.path)")
+        }
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    @Test func twoProcessesIngestingTheSameInputAtOnceGrantEachPurchaseExactlyOnce() throws {
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-pg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let root = directory.appending(path: "root.der").path
+        let catalog = directory.appending(path: "catalog.json").path
+        let input = directory.appending(path: "transactions.jws")
+        let grants = directory.appending(path: "grants.log")
+        let count = 400
+        let generated = try CommandLineContractTests.iap([
+            "testdata", "transactions", "--count", String(count), "--users", "20", "--root-out", root,
+            "--catalog-out", catalog,
+        ])
+        #expect(generated.status == 0)
+        try Data(generated.stdout.utf8).write(to: input)
+
+        let ledger = ["--database", url, "--schema", schema]
+        let ingest =
+            ["ledger", "ingest"] + ledger + [
+                "--catalog", catalog, "--root", root, "--grant-log", grants.path, input.path,
+            ]
+        let processes = try (0..<2).map {
+            try Self.start(ingest, output: directory.appending(path: "ingest-\($0).out"))
+        }
+        for process in processes {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+
+        // Every line was answered by both, and every purchase was granted once, by one of them.
+        for index in 0..<2 {
+            let answers = try String(contentsOf: directory.appending(path: "ingest-\(index).out"), encoding: .utf8)
+                .split(separator: "\n")
+            #expect(answers.count == count)
+            #expect(answers.allSatisfy { $0.hasPrefix("ACK ") })
+        }
+        let granted = try String(contentsOf: grants, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(granted.count == count)
+        #expect(Set(granted).count == count, "some purchases were granted twice")
+        #expect(granted.allSatisfy { $0.hasPrefix("grant ") })
+
+        let stats = try CommandLineContractTests.json(
+            try CommandLineContractTests.iap(["ledger", "stats"] + ledger + ["--json"]).stdout
+        )
+        #expect(stats["transactions"] as? Int == count)
+        #expect(stats["delivered"] as? Int == count)
+        #expect(try CommandLineContractTests.iap(["ledger", "check"] + ledger).status == 0)
+        let export = try CommandLineContractTests.iap(["ledger", "export"] + ledger)
+        #expect(export.stdoutLines.count == count)
+    }
+
+    @Test func aMissingDatabaseLedgerIsRefusedByTheReadingCommands() throws {
+        let ledger = [
+            "--database", try PostgresTestServer.requireURL(), "--schema",
+            "t_missing_" + String(UInt32.random(in: 0...UInt32.max)),
+        ]
+        for command in [["stats"], ["check"], ["export"], ["history", "--user", "u"]] {
+            let run = try CommandLineContractTests.iap(["ledger"] + command + ledger)
+            #expect(run.status == 1)
+            #expect(run.stderrLines.last?.hasPrefix("error: notFound: ") == true, "\(command): \(run.stderr)")
+        }
+        let both = try CommandLineContractTests.iap(["ledger", "stats", "--data", "/tmp/x"] + ledger)
+        #expect(both.status == 2)
+    }
+}
