@@ -374,6 +374,56 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// One page of the distinct original transaction ids, in the order of each family's first entry; cursors are
+    /// `f1:<sequence of the last family's first entry>`.
+    ///
+    /// Sequences are handed out before commit, so a family whose first insert commits after a concurrent walk
+    /// passed its sequence is not in that walk; the next walk has it.
+    ///
+    /// - Parameters:
+    ///   - cursor: `nil` for the first page, or the previous page's `nextCursor`.
+    ///   - limit: The most ids to return (1 to 10000).
+    /// - Returns: The page; its `nextCursor` is `nil` when the walk is complete.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a limit out of range, or if the
+    ///   database fails.
+    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
+        guard (1...10_000).contains(limit) else {
+            throw IAPError(
+                .invalidArgument,
+                "a page of original transaction ids takes a limit from 1 to 10000, got \(limit)"
+            )
+        }
+        var after: Int64 = 0
+        if let cursor {
+            let digits =
+                cursor.hasPrefix(Self.familyCursorPrefix) ? cursor.dropFirst(Self.familyCursorPrefix.count) : ""
+            guard let first = digits.first, first != "0", digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+                let sequence = Int64(digits)
+            else {
+                throw IAPError(
+                    .invalidArgument,
+                    "malformed family cursor \"\(cursor)\": pass nil for the first page, then the nextCursor of the last page"
+                )
+            }
+            after = sequence
+        }
+        let start = after
+        return try await pool.run(retryingOnLostConnection: true) { connection in
+            let rows = try connection.execute(.familiesAfter, [String(start), String(limit)])
+            var ids: [String] = []
+            var last = start
+            for row in 0..<rows.count {
+                last = try rows.int64(row, 0)
+                ids.append(rows.string(row, 1) ?? "")
+            }
+            let next = ids.count == limit ? Self.familyCursorPrefix + String(last) : nil
+            return OriginalTransactionIdPage(originalTransactionIds: ids, nextCursor: next)
+        }
+    }
+
+    /// The version tag of family cursors.
+    private static let familyCursorPrefix = "f1:"
+
     // MARK: Whole ledger
 
     /// Entries in insert order, a page at a time: those with a sequence above `sequence`.

@@ -86,6 +86,19 @@ extension PostgresStatement {
             """
     )
 
+    /// $1 after this sequence, $2 limit: the first entry of each purchase family (no entry of the same original
+    /// transaction id has a lower sequence), by sequence. The `NOT EXISTS` probe uses `iap_ledger_entries_original`.
+    static let familiesAfter = PostgresStatement(
+        name: "iap_families_after",
+        sql: """
+            SELECT e.sequence, e.original_transaction_id FROM iap_ledger_entries e
+            WHERE e.sequence > $1::bigint AND NOT EXISTS (
+                SELECT 1 FROM iap_ledger_entries f
+                WHERE f.original_transaction_id = e.original_transaction_id AND f.sequence < e.sequence)
+            ORDER BY e.sequence LIMIT $2::bigint
+            """
+    )
+
     static let bind = PostgresStatement(
         name: "iap_bind",
         sql: """

@@ -119,7 +119,7 @@ struct SupportCommandTests {
 
         let noLedger = try desk.support(["MK5TTTVWJH"])
         #expect(noLedger.status == 2)
-        #expect(noLedger.stderrLines.first == "error: usage: --data DIR is required")
+        #expect(noLedger.stderrLines.first == "error: usage: one of --data DIR or --database URL is required")
         let stray = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--operator", "x"])
         #expect(stray.status == 2)
         let twoIds = try desk.support(["A", "B", "--data", desk.data.path])

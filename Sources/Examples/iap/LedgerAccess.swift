@@ -2,33 +2,45 @@ import Foundation
 import IAPCore
 import IAPStorageFile
 
-/// Opens the ledger a command works on, from its ledger options: the one place that knows which backends exist.
-///
-/// Today that is `--data DIR` (a `FileEntitlementStore`) with `[--catalog FILE]`; another backend adds its option
-/// here and every command that opens a ledger through it gains it.
+/// Opens the ledger a command other than `iap ledger` works on, from the same ledger options (`--data DIR` or
+/// `--database URL [--schema NAME]`, see ``CommandLedger``) plus `[--catalog FILE]`.
 struct LedgerAccess {
     /// The options that choose and configure the ledger.
-    static let valuedOptions: Set<String> = ["data", "catalog"]
+    static let valuedOptions: Set<String> = CommandLedger.options.union(["catalog"])
 
     /// The ledger.
-    let store: FileEntitlementStore
+    let ledger: CommandLedger
     /// The catalog: `--catalog`, else the one saved with the ledger, else every product a non-consumable.
     let catalog: any ProductCatalog
-    /// Where files that belong with the ledger (an audit log, reconciliation checkpoints) go by default.
-    let directory: URL
+
+    /// The store.
+    var store: any ListableEntitlementStore { ledger.store }
+
+    /// Where files that belong with a file ledger (an audit log, reconciliation checkpoints) go by default;
+    /// `nil` for a database ledger.
+    var directory: URL? {
+        if case .directory(let url) = ledger.location {
+            return url
+        }
+        return nil
+    }
 
     /// Opens the ledger named by the options; it must exist.
     ///
-    /// - Throws: `Arguments.UsageError` without `--data`; ``IAPError`` `notFound` for a missing ledger, or when it
-    ///   cannot be opened (`storageLocked` while another process holds it).
-    init(_ arguments: Arguments) throws {
-        directory = try LedgerCommand.dataDirectory(arguments)
-        store = try FileEntitlementStore(directory: directory)
-        catalog = try LedgerCommand.catalog(arguments, directory: directory, save: false) ?? NonConsumableCatalog()
+    /// - Throws: `Arguments.UsageError` without a ledger option; ``IAPError`` `notFound` for a missing ledger, or
+    ///   when it cannot be opened (`storageLocked` while another process holds a file ledger).
+    init(_ arguments: Arguments) async throws {
+        ledger = try await CommandLedger.open(arguments)
+        do {
+            catalog = try await LedgerCommand.catalog(arguments, ledger: ledger, save: false) ?? NonConsumableCatalog()
+        } catch {
+            await ledger.store.close()
+            throw error
+        }
     }
 
     /// Closes the ledger.
     func close() async {
-        await store.close()
+        await ledger.store.close()
     }
 }

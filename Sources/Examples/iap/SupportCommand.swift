@@ -2,11 +2,12 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPStorageFile
+import IAPTesting
 
 /// `iap support`: tools for the support desk, over the App Store Server API and the ledger.
 enum SupportCommand {
     static let usage = """
-        usage: iap support lookup-order ORDER_ID --data DIR [--catalog FILE] [--json]
+        usage: iap support lookup-order ORDER_ID --data DIR | --database URL [--schema NAME] [--catalog FILE] [--json]
                        [--redeliver [--operator NAME] [--user ID] [--audit FILE] [--grant-log FILE]]
                        --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID
                        --environment Production|Sandbox|LocalTesting [--base-url URL]
@@ -18,7 +19,7 @@ enum SupportCommand {
                       its appAccountToken) and whether the ledger delivered it.
         --redeliver   records in the ledger, as delivered to its owner, what it lacks (idempotent: a second
                       run delivers nothing), with an audit entry before and after in --audit (default
-                      DIR/support-audit.jsonl). --user names the owner when the ledger and the token name
+                      DIR/support-audit.jsonl; required with --database). --user names the owner when the ledger and the token name
                       nobody; --operator names who asks (default: $USER). --grant-log appends each grant.
         --json        prints the report as one JSON object (dates in milliseconds) instead of a table.
 
@@ -54,8 +55,16 @@ enum SupportCommand {
                     throw Arguments.UsageError(message: "--\(name) applies only with --redeliver")
                 }
             }
-            if try parsed.value("data") == nil {
-                throw Arguments.UsageError(message: "--data DIR is required")
+            let location: CommandLedger.Location
+            do {
+                location = try CommandLedger.location(parsed)
+            } catch let error as Arguments.UsageError {
+                throw error
+            } catch {
+                throw Arguments.UsageError(message: "\(error)")
+            }
+            if case .database = location, parsed.has("redeliver"), try parsed.value("audit") == nil {
+                throw Arguments.UsageError(message: "--redeliver with --database needs --audit FILE")
             }
             session = try APISession(parsed, verifying: true)
         } catch {
@@ -96,12 +105,14 @@ enum SupportCommand {
         guard let verifier = session.verifier else {
             throw IAPError(.internalError, "no verifier was configured")
         }
-        let ledger = try LedgerAccess(parsed)
+        let ledger = try await LedgerAccess(parsed)
         let redeliver = parsed.has("redeliver")
-        let auditPath = try parsed.value("audit") ?? ledger.directory.appendingPathComponent("support-audit.jsonl").path
-        let auditLog: FileSupportAuditLog
+        let auditPath =
+            try parsed.value("audit") ?? ledger.directory?.appendingPathComponent("support-audit.jsonl").path
+        let auditLog: FileSupportAuditLog?
         do {
-            auditLog = try FileSupportAuditLog(path: auditPath)
+            // A lookup writes no audit entry; only a redelivery needs the file (and it was checked above).
+            auditLog = try auditPath.map { try FileSupportAuditLog(path: $0) }
         } catch {
             await ledger.close()
             throw error
@@ -115,16 +126,29 @@ enum SupportCommand {
                 grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
                 revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
             ),
-            retryPolicy: RetryPolicy(claimDuration: .zero),
+            // One process at a time holds a file ledger, so a claim found there is a dead process's; a database
+            // ledger is shared, and a claim there may be another instance's delivery in progress.
+            retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
             unclaimedTokenPolicy: .tokenIsUser
         )
-        let tool = OrderLookup(
-            client: session.client,
-            verifier: verifier,
-            store: ledger.store,
-            pipeline: pipeline,
-            auditLog: auditLog
-        )
+        let tool: OrderLookup
+        if let auditLog {
+            tool = OrderLookup(
+                client: session.client,
+                verifier: verifier,
+                store: ledger.store,
+                pipeline: pipeline,
+                auditLog: auditLog
+            )
+        } else {
+            tool = OrderLookup(
+                client: session.client,
+                verifier: verifier,
+                store: ledger.store,
+                pipeline: pipeline,
+                auditLog: InMemorySupportAuditLog()
+            )
+        }
         do {
             let report: OrderLookupReport
             if redeliver {
@@ -134,11 +158,11 @@ enum SupportCommand {
             } else {
                 report = try await tool.lookUp(orderId: orderId)
             }
-            await auditLog.close()
+            await auditLog?.close()
             await ledger.close()
             return report
         } catch {
-            await auditLog.close()
+            await auditLog?.close()
             await ledger.close()
             throw error
         }
