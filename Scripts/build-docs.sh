@@ -16,7 +16,7 @@ swift package dump-symbol-graph --minimum-access-level public >/dev/null
 source_dir="$(swift build --show-bin-path)/../symbolgraph"
 mkdir -p "$output"
 status=0
-targets="IAPCore IAPCrypto IAPStorageFile IAPTransportURLSession IAPTesting"
+targets="IAPCore IAPCrypto IAPStorageFile IAPStoragePostgres IAPTransportURLSession IAPTesting"
 for target in $targets; do
     mkdir -p "$graphs/$target"
     cp "$source_dir/$target".symbols.json "$source_dir/$target"@*.symbols.json "$graphs/$target/" 2>/dev/null || true
