@@ -97,6 +97,48 @@ struct ReconcilerTests {
         #expect(entry.revokedAt != nil && entry.revocationDelivered)
     }
 
+    @Test func aRefundTheLedgerFailedToRecordIsReadAgainByTheNextRun() async throws {
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        try await setup.world.appStore.refund(transactionId: pro.transactionId)
+        _ = await setup.world.appStore.drainNotifications()  // the REFUND notification never arrived
+
+        // The ledger fails the write that records the refund.
+        let outage = FaultInjectingEntitlementStore(wrapping: setup.world.ledger)
+        outage.inject(.beforeApplying, on: .replace)
+        let pipeline = DeliveryPipeline(
+            verifier: setup.world.verifier,
+            catalog: setup.world.catalog,
+            store: outage,
+            hook: setup.world.wallet,
+            clock: setup.world.clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: pipeline,
+            store: outage,
+            checkpoints: setup.checkpoints,
+            configuration: .init(alarmThreshold: 10, requestsPerSecond: 0),
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+        let failed = try await reconciler.reconcile(transactionId: pro.transactionId)
+        #expect(failed.revokedNow.isEmpty)
+        #expect(failed.stillFailing.map(\.transactionId) == [pro.transactionId])
+        #expect(!failed.checkpointSaved)
+        #expect(await setup.checkpoints.checkpoint(customerKey: pro.transactionId) == nil)
+
+        // The store is back: the next run must still see the refund and take the purchase back.
+        let again = try await reconciler.reconcile(transactionId: pro.transactionId)
+        #expect(again.revokedNow == [pro.transactionId])
+        #expect(again.checkpointSaved)
+        let entry = try #require(await setup.world.ledger.entry(transactionId: pro.transactionId))
+        #expect(entry.revokedAt != nil && entry.revocationDelivered)
+        #expect(setup.world.wallet.calls.filter { $0.action == .revoke }.count == 1)
+    }
+
     @Test func aSecondRunStartsFromTheStoredRevisionAndAsksLess() async throws {
         let setup = try Setup()
         _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")

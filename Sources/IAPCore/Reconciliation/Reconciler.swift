@@ -427,10 +427,9 @@ public actor Reconciler {
         case .deferred(_, let error):
             report.stillFailing.append(.init(transactionId: transactionId, error: error))
         case .rejected(let error):
-            // Not recorded (or its claim refused): the next run must see it again.
-            if existing == nil {
-                unrecorded = true
-            }
+            // Not recorded, or Apple's newer data (a refund, a reversal) not applied to what the ledger has: the
+            // next run must see it again.
+            unrecorded = true
             report.stillFailing.append(.init(transactionId: transactionId, error: error))
         }
     }
