@@ -227,6 +227,50 @@ struct ReconcilerTests {
         #expect(waits.allSatisfy { $0 == .milliseconds(500) })
     }
 
+    @Test func aFamilyThatFailedCoversNoOtherFamilyOfItsAccount() async throws {
+        /// Checkpoints whose read fails for one customer (an outage of the checkpoint store).
+        actor FailingFor: ReconciliationCheckpointStore {
+            let base = InMemoryReconciliationCheckpointStore()
+            let key: String
+            init(key: String) { self.key = key }
+            func checkpoint(customerKey: String) async throws -> ReconciliationCheckpoint? {
+                guard customerKey != key else {
+                    throw IAPError(.storageFailure, "injected fault: checkpoint of \(customerKey)", isRetryable: true)
+                }
+                return await base.checkpoint(customerKey: customerKey)
+            }
+            func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) async throws {
+                try await base.saveCheckpoint(checkpoint)
+            }
+        }
+        let setup = try Setup()
+        // Two purchase families of one Apple account in the ledger, and a lost order of the same account.
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        _ = try await setup.buyAndSubmit("plus.monthly", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        _ = await setup.world.appStore.drainNotifications()
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: setup.pipeline,
+            store: setup.world.ledger,
+            checkpoints: FailingFor(key: pro.originalTransactionId),
+            configuration: .init(alarmThreshold: 10, requestsPerSecond: 0),
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+
+        let summary = try await reconciler.reconcileLedger()
+
+        // The first family failed before asking Apple anything: the second must still be asked for.
+        #expect(summary.families == 2)
+        #expect(summary.failedCustomers.keys.sorted() == [pro.originalTransactionId])
+        #expect(summary.coveredByOthers == 0)
+        #expect(summary.reconciled == 1)
+        #expect(summary.deliveredNow == 1)
+        #expect(await setup.world.ledger.entry(transactionId: lost.transactionId)?.deliveryState == .delivered)
+    }
+
     @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
         struct LegacyStore: EntitlementStore {
             let base: InMemoryEntitlementStore

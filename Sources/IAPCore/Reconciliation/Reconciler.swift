@@ -261,15 +261,18 @@ public actor Reconciler {
 
     /// Reads a family's transaction and refund histories from its checkpoint, settles each transaction, and saves
     /// the new revisions when everything Apple answered is recorded.
+    ///
+    /// `covered` grows only once both histories were read to their end: a family that failed covers nothing.
     private func reconcileFamily(
         anyTransactionId: String,
         key: String,
         into report: inout ReconciliationReport,
         covered: inout Coverage
     ) async throws {
-        covered.originals.insert(key)
+        var coverage = covered
+        coverage.originals.insert(key)
         if let account = try await store.entries(originalTransactionId: key).first?.transaction.appTransactionId {
-            covered.accounts.insert(account)
+            coverage.accounts.insert(account)
         }
         let checkpoint = try await checkpoints.checkpoint(customerKey: key)
         if report.startRevision == nil {
@@ -292,10 +295,10 @@ public actor Reconciler {
             for (index, signed) in (page.signedTransactions ?? []).enumerated() {
                 guard let transaction = await verified(signed, index: index, into: &report) else { continue }
                 if let original = transaction.originalTransactionId {
-                    covered.originals.insert(original)
+                    coverage.originals.insert(original)
                 }
                 if let account = transaction.appTransactionId {
-                    covered.accounts.insert(account)
+                    coverage.accounts.insert(account)
                 }
                 await settle(
                     transaction,
@@ -329,6 +332,7 @@ public actor Reconciler {
             }
             more = page.hasMore == true
         }
+        covered = coverage
 
         // Go on from here next time only if nothing Apple answered is missing from the ledger: a transaction that
         // was not recorded, or data that did not verify, must be read again.
