@@ -271,6 +271,21 @@ struct ReconcilerTests {
         #expect(await setup.world.ledger.entry(transactionId: lost.transactionId)?.deliveryState == .delivered)
     }
 
+    @Test func aRateTooSmallToSpaceInADurationPacesInsteadOfCrashing() async throws {
+        let setup = try Setup()
+        let lost = try await setup.buyAndLose("pro.lifetime", user: "alice")
+        // One request every 10^30 seconds: more than a Duration can hold.
+        let reconciler = setup.reconciler(threshold: 10, requestsPerSecond: 1e-30)
+
+        let report = try await reconciler.reconcile(transactionId: lost.transactionId)
+
+        #expect(report.appleTransactions == [lost.transactionId])
+        #expect(report.requests == 2)
+        let waits = setup.sleeper.sleeps.filter { $0 > .zero }
+        #expect(waits.count == 1)
+        #expect(waits.allSatisfy { $0 > .seconds(365 * 86_400) })
+    }
+
     @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
         struct LegacyStore: EntitlementStore {
             let base: InMemoryEntitlementStore

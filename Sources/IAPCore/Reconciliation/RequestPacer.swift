@@ -15,9 +15,19 @@ final class RequestPacer<C: Clock>: RequestPacing where C.Duration == Duration {
     private let interval: Duration
     private let nextSlot = Mutex<C.Instant?>(nil)
 
+    /// The longest interval: a rate below one request in this many seconds (down to the smallest `Double`, whose
+    /// inverse no `Duration` holds) is paced at it.
+    static var longestInterval: Int64 { 1_000_000_000_000 }
+
     init(clock: C, requestsPerSecond: Double) {
         self.clock = clock
-        self.interval = requestsPerSecond > 0 ? .seconds(1 / requestsPerSecond) : .zero
+        guard requestsPerSecond > 0 else {
+            self.interval = .zero
+            return
+        }
+        let seconds = 1 / requestsPerSecond
+        self.interval =
+            seconds < Double(Self.longestInterval) ? .seconds(seconds) : .seconds(Self.longestInterval)
     }
 
     func waitForTurn() async throws {
