@@ -286,6 +286,51 @@ struct ReconcilerTests {
         #expect(waits.allSatisfy { $0 > .seconds(365 * 86_400) })
     }
 
+    @Test func whatAFailedFamilyRepairedIsCountedAndAlarmed() async throws {
+        /// Checkpoints that cannot be saved (the disk is full).
+        struct Unsavable: ReconciliationCheckpointStore {
+            func checkpoint(customerKey: String) async throws -> ReconciliationCheckpoint? { nil }
+            func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) async throws {
+                throw IAPError(.storageFailure, "injected fault: no space left on device")
+            }
+        }
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let alarms = setup.alarms
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: setup.pipeline,
+            store: setup.world.ledger,
+            checkpoints: Unsavable(),
+            configuration: .init(alarmThreshold: 0, requestsPerSecond: 0),
+            clock: setup.sleeper,
+            wallClock: setup.world.clock,
+            alarm: { alarm in alarms.append(alarm) }
+        )
+
+        let summary = try await reconciler.reconcileLedger()
+
+        // The lost order was delivered before the checkpoint failed: the totals and the alarm must say so.
+        #expect(summary.failedCustomers.keys.sorted() == [pro.originalTransactionId])
+        #expect(setup.world.wallet.balance("alice") == 101)
+        #expect(summary.deliveredNow == 1)
+        #expect(summary.alreadyDelivered == 1)
+        #expect(summary.appleTransactions == 2)
+        #expect(summary.alarms == 1)
+        #expect(setup.alarms.items.map(\.difference) == [1])
+        #expect(setup.alarms.items.first?.report.deliveredNow == [lost.transactionId])
+
+        // One customer: the run fails, and still alarms on what it repaired.
+        let later = try await setup.buyAndLose("coins.100", user: "alice")
+        await #expect(throws: IAPError(.storageFailure)) {
+            try await reconciler.reconcile(userId: "alice")
+        }
+        #expect(setup.alarms.items.count == 2)
+        #expect(setup.alarms.items.last?.report.deliveredNow == [later.transactionId])
+    }
+
     @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
         struct LegacyStore: EntitlementStore {
             let base: InMemoryEntitlementStore

@@ -114,7 +114,13 @@ public actor Reconciler {
         let key = try await store.entry(transactionId: transactionId)?.originalTransactionId ?? transactionId
         var report = ReconciliationReport(customer: transactionId, customerKey: key, source: .appStoreHistory)
         var covered = Coverage()
-        try await reconcileFamily(anyTransactionId: transactionId, key: key, into: &report, covered: &covered)
+        do {
+            try await reconcileFamily(anyTransactionId: transactionId, key: key, into: &report, covered: &covered)
+        } catch {
+            // What was repaired before the failure stays repaired, and is alarmed on.
+            await raiseAlarmIfNeeded(report)
+            throw error
+        }
         await raiseAlarmIfNeeded(report)
         return report
     }
@@ -144,8 +150,14 @@ public actor Reconciler {
         families.reverse()
         var report = ReconciliationReport(customer: userId, customerKey: families[0], source: .appStoreHistory)
         var covered = Coverage()
-        for family in families where try await !isCovered(family, by: covered) {
-            try await reconcileFamily(anyTransactionId: family, key: family, into: &report, covered: &covered)
+        do {
+            for family in families where try await !isCovered(family, by: covered) {
+                try await reconcileFamily(anyTransactionId: family, key: family, into: &report, covered: &covered)
+            }
+        } catch {
+            // What was repaired before the failure stays repaired, and is alarmed on.
+            await raiseAlarmIfNeeded(report)
+            throw error
         }
         await raiseAlarmIfNeeded(report)
         return report
@@ -222,7 +234,11 @@ public actor Reconciler {
                 } catch let error as IAPError where error.code == .cancelled {
                     throw error
                 } catch {
-                    summary.requests += report.requests
+                    // What the family repaired before it failed stays repaired: count it, and alarm on it.
+                    summary.count(report)
+                    if await raiseAlarmIfNeeded(report) {
+                        summary.alarms += 1
+                    }
                     summary.failedCustomers[family] = IAPError.wrapping(
                         error,
                         as: .internalError,
