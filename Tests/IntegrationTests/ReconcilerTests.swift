@@ -227,6 +227,34 @@ struct ReconcilerTests {
         #expect(waits.allSatisfy { $0 == .milliseconds(500) })
     }
 
+    @Test func aCancelledWalkStopsWithCancelledAndRecordsNoFamilyAsFailed() async throws {
+        let setup = try Setup()
+        for user in ["alice", "bob", "carol"] {
+            _ = try await setup.buyAndSubmit("pro.lifetime", user: user)
+        }
+        let reconciler = setup.reconciler(requestsPerSecond: 2)
+
+        // Cancelled between two families.
+        let progress = Recorder<ReconciliationProgress>()
+        let between = Task {
+            try await reconciler.reconcileLedger { step in
+                progress.append(step)
+                withUnsafeCurrentTask { $0?.cancel() }
+            }
+        }
+        await #expect(throws: IAPError(.cancelled)) { try await between.value }
+        #expect(progress.items.map(\.done) == [1])
+
+        // Cancelled while a family waits for its turn to ask Apple (after a grant, before the next page).
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        setup.world.wallet.duringNextCall { withUnsafeCurrentTask { $0?.cancel() } }
+        let steps = Recorder<ReconciliationProgress>()
+        let waiting = Task { try await reconciler.reconcileLedger { step in steps.append(step) } }
+        await #expect(throws: IAPError(.cancelled)) { try await waiting.value }
+        #expect(steps.items.isEmpty)
+        #expect(setup.world.wallet.calls.map(\.transaction.transactionId).last == lost.transactionId)
+    }
+
     @Test func aFamilyThatFailedCoversNoOtherFamilyOfItsAccount() async throws {
         /// Checkpoints whose read fails for one customer (an outage of the checkpoint store).
         actor FailingFor: ReconciliationCheckpointStore {

@@ -220,7 +220,9 @@ public actor Reconciler {
         summary.families = families.count
         var covered = Coverage()
         for (index, family) in families.enumerated() {
-            try Task.checkCancellation()
+            if Task.isCancelled {
+                throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
+            }
             if (try? await isCovered(family, by: covered)) == true {
                 summary.coveredByOthers += 1
             } else {
@@ -233,6 +235,8 @@ public actor Reconciler {
                     }
                 } catch let error as IAPError where error.code == .cancelled {
                     throw error
+                } catch is CancellationError {
+                    throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
                 } catch {
                     // What the family repaired before it failed stays repaired: count it, and alarm on it.
                     summary.count(report)

@@ -4,7 +4,7 @@ import Synchronization
 protocol RequestPacing: Sendable {
     /// Waits until the next request may go.
     ///
-    /// - Throws: `CancellationError` when the task is cancelled while it waits.
+    /// - Throws: ``IAPError`` `cancelled` when the task is cancelled while it waits.
     func waitForTurn() async throws
 }
 
@@ -39,7 +39,11 @@ final class RequestPacer<C: Clock>: RequestPacing where C.Duration == Duration {
             return slot
         }
         if slot > now {
-            try await clock.sleep(until: slot, tolerance: nil)
+            do {
+                try await clock.sleep(until: slot, tolerance: nil)
+            } catch {
+                throw IAPError.wrapping(error, as: .cancelled, "the wait for the next App Store request was cancelled")
+            }
         }
     }
 }
