@@ -174,6 +174,34 @@ struct ReconcilerTests {
         #expect(setup.world.wallet.balance("alice") == 1 + 25 * 100)
     }
 
+    @Test func aRevisionTheAppStoreRefusesIsDroppedForTheWholeHistory() async throws {
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        // A checkpoint whose revisions Apple no longer accepts (4000005 invalidRequestRevision).
+        try await setup.checkpoints.saveCheckpoint(
+            ReconciliationCheckpoint(
+                customerKey: pro.originalTransactionId,
+                historyRevision: "stale-revision",
+                refundRevision: "stale-refund-revision",
+                reconciledAt: setup.world.clock.now
+            )
+        )
+        let reconciler = setup.reconciler(threshold: 10)
+
+        let report = try await reconciler.reconcile(userId: "alice")
+
+        #expect(report.deliveredNow == [lost.transactionId])
+        #expect(report.checkpointSaved)
+        let saved = try #require(await setup.checkpoints.checkpoint(customerKey: pro.originalTransactionId))
+        #expect(saved.historyRevision != nil && saved.historyRevision != "stale-revision")
+        #expect(saved.refundRevision != nil && saved.refundRevision != "stale-refund-revision")
+        // The new revisions work: the next run asks only for what changed since.
+        let again = try await reconciler.reconcile(userId: "alice")
+        #expect(again.appleTransactions.isEmpty)
+        #expect(again.checkpointSaved)
+    }
+
     @Test func theAlarmFiresAboveTheThresholdAndNotAtIt() async throws {
         let setup = try Setup()
         _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")

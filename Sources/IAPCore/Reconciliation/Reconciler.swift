@@ -10,9 +10,10 @@
 ///
 /// For one customer, the reconciler pages through Apple's transaction history and refund history (App Store Server
 /// API), starting from the revisions a ``ReconciliationCheckpointStore`` kept from the last run, so that a run asks
-/// only for what changed since. It verifies every signed transaction with the ``Verifier``; delivers what the ledger
-/// lacks through the ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken
-/// binding, as for a notification); applies Apple's newer data to what the ledger has (``DeliveryPipeline/apply(_:)``,
+/// only for what changed since (a saved revision that Apple refuses is dropped, and that history read whole). It
+/// verifies every signed transaction with the ``Verifier``; delivers what the ledger lacks through the
+/// ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken binding, as for a
+/// notification); applies Apple's newer data to what the ledger has (``DeliveryPipeline/apply(_:)``,
 /// which takes back a refund once); and answers a ``ReconciliationReport``. When the ledger had left more of Apple's
 /// transactions unsettled than ``Configuration/alarmThreshold``, it raises the alarm.
 ///
@@ -302,55 +303,74 @@ public actor Reconciler {
         var unrecorded = false
         let rejectedBefore = report.rejectedSignatures.count
 
-        let history = client.transactionHistory(
+        // A saved revision that Apple refuses (invalidRequestRevision) would fail every run: read the whole history
+        // instead, once.
+        var history = client.transactionHistory(
             anyTransactionId: anyTransactionId,
             revision: checkpoint?.historyRevision
         )
-        var pages = history.makeAsyncIterator()
-        var more = true
-        while more {
-            try await pacer.waitForTurn()
-            guard let page = try await pages.next() else { break }
-            report.requests += 1
-            for (index, signed) in (page.signedTransactions ?? []).enumerated() {
-                guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-                if let original = transaction.originalTransactionId {
-                    coverage.originals.insert(original)
+        transactionPages: while true {
+            var pages = history.makeAsyncIterator()
+            var more = true
+            do {
+                while more {
+                    try await pacer.waitForTurn()
+                    guard let page = try await pages.next() else { break }
+                    report.requests += 1
+                    for (index, signed) in (page.signedTransactions ?? []).enumerated() {
+                        guard let transaction = await verified(signed, index: index, into: &report) else { continue }
+                        if let original = transaction.originalTransactionId {
+                            coverage.originals.insert(original)
+                        }
+                        if let account = transaction.appTransactionId {
+                            coverage.accounts.insert(account)
+                        }
+                        await settle(
+                            transaction,
+                            index: index,
+                            userId: nil,
+                            into: &report,
+                            seen: &seen,
+                            unrecorded: &unrecorded
+                        )
+                    }
+                    more = page.hasMore == true
                 }
-                if let account = transaction.appTransactionId {
-                    coverage.accounts.insert(account)
+                break transactionPages
+            } catch let error as IAPError where Self.refusesRevision(error, from: history.startRevision) {
+                if report.startRevision == history.startRevision {
+                    report.startRevision = nil
                 }
-                await settle(
-                    transaction,
-                    index: index,
-                    userId: nil,
-                    into: &report,
-                    seen: &seen,
-                    unrecorded: &unrecorded
-                )
+                history = client.transactionHistory(anyTransactionId: anyTransactionId, revision: nil)
             }
-            more = page.hasMore == true
         }
 
-        let refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: checkpoint?.refundRevision)
-        var refundPages = refunds.makeAsyncIterator()
-        more = true
-        while more {
-            try await pacer.waitForTurn()
-            guard let page = try await refundPages.next() else { break }
-            report.requests += 1
-            for (index, signed) in (page.signedTransactions ?? []).enumerated() {
-                guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-                await settle(
-                    transaction,
-                    index: index,
-                    userId: nil,
-                    into: &report,
-                    seen: &seen,
-                    unrecorded: &unrecorded
-                )
+        var refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: checkpoint?.refundRevision)
+        refundPages: while true {
+            var pages = refunds.makeAsyncIterator()
+            var more = true
+            do {
+                while more {
+                    try await pacer.waitForTurn()
+                    guard let page = try await pages.next() else { break }
+                    report.requests += 1
+                    for (index, signed) in (page.signedTransactions ?? []).enumerated() {
+                        guard let transaction = await verified(signed, index: index, into: &report) else { continue }
+                        await settle(
+                            transaction,
+                            index: index,
+                            userId: nil,
+                            into: &report,
+                            seen: &seen,
+                            unrecorded: &unrecorded
+                        )
+                    }
+                    more = page.hasMore == true
+                }
+                break refundPages
+            } catch let error as IAPError where Self.refusesRevision(error, from: refunds.startRevision) {
+                refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: nil)
             }
-            more = page.hasMore == true
         }
         covered = coverage
 
@@ -369,6 +389,12 @@ public actor Reconciler {
             )
         )
         report.checkpointSaved = true
+    }
+
+    /// Whether Apple refused a history because of the saved revision it started from.
+    private static func refusesRevision(_ error: IAPError, from startRevision: String?) -> Bool {
+        startRevision != nil && error.code == .apiError
+            && error.apiErrorCode == APIErrorCode.invalidRequestRevision.rawValue
     }
 
     /// The verified transaction, or `nil` after recording the rejection.
