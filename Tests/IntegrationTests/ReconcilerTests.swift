@@ -477,6 +477,59 @@ struct ReconcilerTests {
         #expect(setup.connection.transport.requestCount == 0)
     }
 
+    @Test func aVerificationThatDidNotFinishIsRetryableNotMalformedData() async throws {
+        struct OCSPResponderUnreachable: Error {}
+        /// A verifier whose online checks cannot reach Apple: no verdict on the data.
+        struct OfflineVerifier: Verifier {
+            let base: AppStoreSignedDataVerifier
+            func verifyTransaction(_ signedTransaction: String) async throws -> TransactionPayload {
+                throw OCSPResponderUnreachable()
+            }
+            func verifyRenewalInfo(_ signedRenewalInfo: String) async throws -> RenewalInfoPayload {
+                try await base.verifyRenewalInfo(signedRenewalInfo)
+            }
+            func verifyNotification(_ signedPayload: String) async throws -> VerifiedNotification {
+                try await base.verifyNotification(signedPayload)
+            }
+            func verifyAppTransaction(_ signedAppTransaction: String) async throws -> AppTransactionPayload {
+                try await base.verifyAppTransaction(signedAppTransaction)
+            }
+        }
+        let setup = try Setup()
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: OfflineVerifier(base: setup.world.verifier),
+            pipeline: setup.pipeline,
+            store: setup.world.ledger,
+            checkpoints: setup.checkpoints,
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+
+        let upload = await reconciler.reconcileUpload([lost.signedTransaction], userId: "alice")
+        #expect(upload.rejectedSignatures.map(\.error.code) == [.internalError])
+        #expect(upload.rejectedSignatures.allSatisfy { $0.error.isRetryable })
+
+        let history = try await reconciler.reconcile(transactionId: lost.transactionId)
+        #expect(history.rejectedSignatures.map(\.error.code) == [.internalError])
+        #expect(!history.checkpointSaved)
+
+        // The support desk's lookup says the same of it.
+        let lookup = OrderLookup(
+            client: setup.connection.client,
+            verifier: OfflineVerifier(base: setup.world.verifier),
+            store: setup.world.ledger,
+            pipeline: setup.pipeline,
+            auditLog: InMemorySupportAuditLog(),
+            clock: setup.world.clock
+        )
+        let order = try await lookup.lookUp(orderId: try #require(lost.orderId))
+        #expect(order.rejectedSignatures.count == 1)
+        #expect(order.rejectedSignatures.allSatisfy { $0.hasPrefix("internalError: verification did not finish") })
+        #expect(setup.world.wallet.calls.isEmpty)
+    }
+
     @Test func anUploadOfAnotherUsersPurchaseIsRefused() async throws {
         let setup = try Setup()
         let bobs = try await setup.buyAndSubmit("pro.lifetime", user: "bob")

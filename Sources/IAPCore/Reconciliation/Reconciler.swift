@@ -403,9 +403,16 @@ public actor Reconciler {
     {
         do {
             return try await verifier.verifyTransaction(signed)
+        } catch let error as IAPError {
+            report.rejectedSignatures.append(.init(index: index, error: error))
+            return nil
         } catch {
+            // Not a verdict on the data (a custom verifier's network failure): as the pipeline says of it.
             report.rejectedSignatures.append(
-                .init(index: index, error: IAPError.wrapping(error, as: .malformedSignedData, "verification failed"))
+                .init(
+                    index: index,
+                    error: IAPError(.internalError, "verification did not finish: \(error)", isRetryable: true)
+                )
             )
             return nil
         }

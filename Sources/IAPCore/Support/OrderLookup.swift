@@ -162,7 +162,8 @@ public struct OrderLookup: Sendable {
             do {
                 transaction = try await verifier.verifyTransaction(signed)
             } catch {
-                let failure = IAPError.wrapping(error, as: .malformedSignedData, "verification failed")
+                // A failure that is not an IAPError is no verdict on the data (a custom verifier's network failure).
+                let failure = IAPError.wrapping(error, as: .internalError, "verification did not finish")
                 report.rejectedSignatures.append("\(failure.code): \(failure.message)")
                 continue
             }
