@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Foundation
 import IAPCore
 import IAPStorageFile
@@ -37,6 +40,66 @@ struct FileLogStoresTests {
         #expect(await reopened.checkpoint(customerKey: "2")?.historyRevision == "x")
         #expect(await reopened.checkpoint(customerKey: "3") == nil)
     }
+
+    #if canImport(Glibc)
+        /// A write that fails part way (the disk fills up) must leave nothing behind: a torn line glued to the next
+        /// append would make the whole log unreadable, losing that next entry too. Run in its own process, as the
+        /// file size limit applies to the whole process.
+        @Test func anAppendThatFailsPartWayLeavesNoTornLineForTheNextOne() async {
+            await #expect(processExitsWith: .success) {
+                await FileLogStoresTests.appendPastTheFileSizeLimitThenAppendAgain()
+            }
+        }
+
+        /// Exits 0 when the log reads back exactly the appends that returned; another status names the failed step.
+        static func appendPastTheFileSizeLimitThenAppendAgain() async {
+            signal(SIGXFSZ, SIG_IGN)  // a write past the limit fails with EFBIG instead of killing the process
+            let path = Self.path("audit-limit")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            func entry(_ action: String, outcomes: Int) -> SupportAuditEntry {
+                SupportAuditEntry(
+                    at: Date(millisecondsSince1970: 1_767_225_600_000),
+                    actor: "agent-7",
+                    action: action,
+                    orderId: "MK5TTTVWJH",
+                    userId: nil,
+                    outcomes: (0..<outcomes).map {
+                        .init(transactionId: "\(2_000_000_000_000_000 + $0)", outcome: "requested")
+                    }
+                )
+            }
+            let first = entry("redeliver.requested", outcomes: 1)
+            let torn = entry("redeliver.completed", outcomes: 50)
+            let next = entry("redeliver.requested", outcomes: 2)
+            do {
+                let log = try FileSupportAuditLog(path: path)
+                try await log.append(first)
+                let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+                var saved = rlimit()
+                getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved)
+                var limited = saved
+                limited.rlim_cur = rlim_t(size + 40)  // room for 40 bytes of the next line, not all of it
+                guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limited) == 0 else { exit(10) }
+                do {
+                    try await log.append(torn)
+                    exit(11)  // it fit: the limit did not cut it
+                } catch {}
+                guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved) == 0 else { exit(12) }
+                try await log.append(next)
+                await log.close()
+            } catch {
+                exit(13)
+            }
+            do {
+                let reopened = try FileSupportAuditLog(path: path)
+                guard await reopened.entries() == [first, next] else { exit(14) }
+                await reopened.close()
+            } catch {
+                exit(15)  // storageCorrupted: the torn bytes and the next line were read as one
+            }
+            exit(0)
+        }
+    #endif
 
     @Test func extensionRecordsSurviveAReopenAndKeepTheLimit() async throws {
         let path = Self.path("extensions")

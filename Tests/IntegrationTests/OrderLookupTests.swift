@@ -76,6 +76,42 @@ struct OrderLookupTests {
         #expect(entries[3].outcomes == [.init(transactionId: lost.transactionId, outcome: "alreadyDelivered")])
     }
 
+    @Test func aStoreFailureAfterADeliveryStillEndsInTheAuditLog() async throws {
+        let setup = try Setup()
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let outage = FaultInjectingEntitlementStore(wrapping: setup.world.ledger)
+        let pipeline = DeliveryPipeline(
+            verifier: setup.world.verifier,
+            catalog: setup.world.catalog,
+            store: outage,
+            hook: setup.world.wallet,
+            clock: setup.world.clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
+        let audit = InMemorySupportAuditLog()
+        let tool = OrderLookup(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            store: outage,
+            pipeline: pipeline,
+            auditLog: audit,
+            clock: setup.world.clock
+        )
+        // The wallet grants the coins, then the ledger stops answering reads.
+        setup.world.wallet.duringNextCall { outage.inject(.beforeApplying, on: .entry, count: 10) }
+
+        let report = try await tool.redeliver(orderId: try #require(lost.orderId), actor: "agent-7")
+        outage.clearFaults()
+
+        #expect(setup.world.wallet.balance("alice") == 101)
+        let entries = await audit.entries()
+        #expect(entries.map(\.action) == ["redeliver.requested", "redeliver.completed"])
+        #expect(entries.last?.outcomes.map(\.transactionId) == [lost.transactionId])
+        #expect(report.transactions.map(\.transactionId) == [lost.transactionId])
+        #expect(report.transactions.first?.redelivery == entries.last?.outcomes.first?.outcome)
+    }
+
     @Test func anInvalidOrderIdIsAClearAnswerNotAnError() async throws {
         let setup = try Setup()
         let audit = InMemorySupportAuditLog()

@@ -97,6 +97,48 @@ struct ReconcilerTests {
         #expect(entry.revokedAt != nil && entry.revocationDelivered)
     }
 
+    @Test func aRefundTheLedgerFailedToRecordIsReadAgainByTheNextRun() async throws {
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        try await setup.world.appStore.refund(transactionId: pro.transactionId)
+        _ = await setup.world.appStore.drainNotifications()  // the REFUND notification never arrived
+
+        // The ledger fails the write that records the refund.
+        let outage = FaultInjectingEntitlementStore(wrapping: setup.world.ledger)
+        outage.inject(.beforeApplying, on: .replace)
+        let pipeline = DeliveryPipeline(
+            verifier: setup.world.verifier,
+            catalog: setup.world.catalog,
+            store: outage,
+            hook: setup.world.wallet,
+            clock: setup.world.clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: pipeline,
+            store: outage,
+            checkpoints: setup.checkpoints,
+            configuration: .init(alarmThreshold: 10, requestsPerSecond: 0),
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+        let failed = try await reconciler.reconcile(transactionId: pro.transactionId)
+        #expect(failed.revokedNow.isEmpty)
+        #expect(failed.stillFailing.map(\.transactionId) == [pro.transactionId])
+        #expect(!failed.checkpointSaved)
+        #expect(await setup.checkpoints.checkpoint(customerKey: pro.transactionId) == nil)
+
+        // The store is back: the next run must still see the refund and take the purchase back.
+        let again = try await reconciler.reconcile(transactionId: pro.transactionId)
+        #expect(again.revokedNow == [pro.transactionId])
+        #expect(again.checkpointSaved)
+        let entry = try #require(await setup.world.ledger.entry(transactionId: pro.transactionId))
+        #expect(entry.revokedAt != nil && entry.revocationDelivered)
+        #expect(setup.world.wallet.calls.filter { $0.action == .revoke }.count == 1)
+    }
+
     @Test func aSecondRunStartsFromTheStoredRevisionAndAsksLess() async throws {
         let setup = try Setup()
         _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
@@ -130,6 +172,34 @@ struct ReconcilerTests {
         #expect(third.appleTransactions == [later.transactionId])
         #expect(third.deliveredNow == [later.transactionId])
         #expect(setup.world.wallet.balance("alice") == 1 + 25 * 100)
+    }
+
+    @Test func aRevisionTheAppStoreRefusesIsDroppedForTheWholeHistory() async throws {
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        // A checkpoint whose revisions Apple no longer accepts (4000005 invalidRequestRevision).
+        try await setup.checkpoints.saveCheckpoint(
+            ReconciliationCheckpoint(
+                customerKey: pro.originalTransactionId,
+                historyRevision: "stale-revision",
+                refundRevision: "stale-refund-revision",
+                reconciledAt: setup.world.clock.now
+            )
+        )
+        let reconciler = setup.reconciler(threshold: 10)
+
+        let report = try await reconciler.reconcile(userId: "alice")
+
+        #expect(report.deliveredNow == [lost.transactionId])
+        #expect(report.checkpointSaved)
+        let saved = try #require(await setup.checkpoints.checkpoint(customerKey: pro.originalTransactionId))
+        #expect(saved.historyRevision != nil && saved.historyRevision != "stale-revision")
+        #expect(saved.refundRevision != nil && saved.refundRevision != "stale-refund-revision")
+        // The new revisions work: the next run asks only for what changed since.
+        let again = try await reconciler.reconcile(userId: "alice")
+        #expect(again.appleTransactions.isEmpty)
+        #expect(again.checkpointSaved)
     }
 
     @Test func theAlarmFiresAboveTheThresholdAndNotAtIt() async throws {
@@ -183,6 +253,138 @@ struct ReconcilerTests {
         let waits = setup.sleeper.sleeps.filter { $0 > .zero }
         #expect(waits.count == 5)
         #expect(waits.allSatisfy { $0 == .milliseconds(500) })
+    }
+
+    @Test func aCancelledWalkStopsWithCancelledAndRecordsNoFamilyAsFailed() async throws {
+        let setup = try Setup()
+        for user in ["alice", "bob", "carol"] {
+            _ = try await setup.buyAndSubmit("pro.lifetime", user: user)
+        }
+        let reconciler = setup.reconciler(requestsPerSecond: 2)
+
+        // Cancelled between two families.
+        let progress = Recorder<ReconciliationProgress>()
+        let between = Task {
+            try await reconciler.reconcileLedger { step in
+                progress.append(step)
+                withUnsafeCurrentTask { $0?.cancel() }
+            }
+        }
+        await #expect(throws: IAPError(.cancelled)) { try await between.value }
+        #expect(progress.items.map(\.done) == [1])
+
+        // Cancelled while a family waits for its turn to ask Apple (after a grant, before the next page).
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        setup.world.wallet.duringNextCall { withUnsafeCurrentTask { $0?.cancel() } }
+        let steps = Recorder<ReconciliationProgress>()
+        let waiting = Task { try await reconciler.reconcileLedger { step in steps.append(step) } }
+        await #expect(throws: IAPError(.cancelled)) { try await waiting.value }
+        #expect(steps.items.isEmpty)
+        #expect(setup.world.wallet.calls.map(\.transaction.transactionId).last == lost.transactionId)
+    }
+
+    @Test func aFamilyThatFailedCoversNoOtherFamilyOfItsAccount() async throws {
+        /// Checkpoints whose read fails for one customer (an outage of the checkpoint store).
+        actor FailingFor: ReconciliationCheckpointStore {
+            let base = InMemoryReconciliationCheckpointStore()
+            let key: String
+            init(key: String) { self.key = key }
+            func checkpoint(customerKey: String) async throws -> ReconciliationCheckpoint? {
+                guard customerKey != key else {
+                    throw IAPError(.storageFailure, "injected fault: checkpoint of \(customerKey)", isRetryable: true)
+                }
+                return await base.checkpoint(customerKey: customerKey)
+            }
+            func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) async throws {
+                try await base.saveCheckpoint(checkpoint)
+            }
+        }
+        let setup = try Setup()
+        // Two purchase families of one Apple account in the ledger, and a lost order of the same account.
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        _ = try await setup.buyAndSubmit("plus.monthly", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        _ = await setup.world.appStore.drainNotifications()
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: setup.pipeline,
+            store: setup.world.ledger,
+            checkpoints: FailingFor(key: pro.originalTransactionId),
+            configuration: .init(alarmThreshold: 10, requestsPerSecond: 0),
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+
+        let summary = try await reconciler.reconcileLedger()
+
+        // The first family failed before asking Apple anything: the second must still be asked for.
+        #expect(summary.families == 2)
+        #expect(summary.failedCustomers.keys.sorted() == [pro.originalTransactionId])
+        #expect(summary.coveredByOthers == 0)
+        #expect(summary.reconciled == 1)
+        #expect(summary.deliveredNow == 1)
+        #expect(await setup.world.ledger.entry(transactionId: lost.transactionId)?.deliveryState == .delivered)
+    }
+
+    @Test func aRateTooSmallToSpaceInADurationPacesInsteadOfCrashing() async throws {
+        let setup = try Setup()
+        let lost = try await setup.buyAndLose("pro.lifetime", user: "alice")
+        // One request every 10^30 seconds: more than a Duration can hold.
+        let reconciler = setup.reconciler(threshold: 10, requestsPerSecond: 1e-30)
+
+        let report = try await reconciler.reconcile(transactionId: lost.transactionId)
+
+        #expect(report.appleTransactions == [lost.transactionId])
+        #expect(report.requests == 2)
+        let waits = setup.sleeper.sleeps.filter { $0 > .zero }
+        #expect(waits.count == 1)
+        #expect(waits.allSatisfy { $0 > .seconds(365 * 86_400) })
+    }
+
+    @Test func whatAFailedFamilyRepairedIsCountedAndAlarmed() async throws {
+        /// Checkpoints that cannot be saved (the disk is full).
+        struct Unsavable: ReconciliationCheckpointStore {
+            func checkpoint(customerKey: String) async throws -> ReconciliationCheckpoint? { nil }
+            func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) async throws {
+                throw IAPError(.storageFailure, "injected fault: no space left on device")
+            }
+        }
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let alarms = setup.alarms
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            pipeline: setup.pipeline,
+            store: setup.world.ledger,
+            checkpoints: Unsavable(),
+            configuration: .init(alarmThreshold: 0, requestsPerSecond: 0),
+            clock: setup.sleeper,
+            wallClock: setup.world.clock,
+            alarm: { alarm in alarms.append(alarm) }
+        )
+
+        let summary = try await reconciler.reconcileLedger()
+
+        // The lost order was delivered before the checkpoint failed: the totals and the alarm must say so.
+        #expect(summary.failedCustomers.keys.sorted() == [pro.originalTransactionId])
+        #expect(setup.world.wallet.balance("alice") == 101)
+        #expect(summary.deliveredNow == 1)
+        #expect(summary.alreadyDelivered == 1)
+        #expect(summary.appleTransactions == 2)
+        #expect(summary.alarms == 1)
+        #expect(setup.alarms.items.map(\.difference) == [1])
+        #expect(setup.alarms.items.first?.report.deliveredNow == [lost.transactionId])
+
+        // One customer: the run fails, and still alarms on what it repaired.
+        let later = try await setup.buyAndLose("coins.100", user: "alice")
+        await #expect(throws: IAPError(.storageFailure)) {
+            try await reconciler.reconcile(userId: "alice")
+        }
+        #expect(setup.alarms.items.count == 2)
+        #expect(setup.alarms.items.last?.report.deliveredNow == [later.transactionId])
     }
 
     @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
@@ -273,6 +475,59 @@ struct ReconcilerTests {
         )
         #expect(setup.world.wallet.balance("alice") == 101)
         #expect(setup.connection.transport.requestCount == 0)
+    }
+
+    @Test func aVerificationThatDidNotFinishIsRetryableNotMalformedData() async throws {
+        struct OCSPResponderUnreachable: Error {}
+        /// A verifier whose online checks cannot reach Apple: no verdict on the data.
+        struct OfflineVerifier: Verifier {
+            let base: AppStoreSignedDataVerifier
+            func verifyTransaction(_ signedTransaction: String) async throws -> TransactionPayload {
+                throw OCSPResponderUnreachable()
+            }
+            func verifyRenewalInfo(_ signedRenewalInfo: String) async throws -> RenewalInfoPayload {
+                try await base.verifyRenewalInfo(signedRenewalInfo)
+            }
+            func verifyNotification(_ signedPayload: String) async throws -> VerifiedNotification {
+                try await base.verifyNotification(signedPayload)
+            }
+            func verifyAppTransaction(_ signedAppTransaction: String) async throws -> AppTransactionPayload {
+                try await base.verifyAppTransaction(signedAppTransaction)
+            }
+        }
+        let setup = try Setup()
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let reconciler = Reconciler(
+            client: setup.connection.client,
+            verifier: OfflineVerifier(base: setup.world.verifier),
+            pipeline: setup.pipeline,
+            store: setup.world.ledger,
+            checkpoints: setup.checkpoints,
+            clock: setup.sleeper,
+            wallClock: setup.world.clock
+        )
+
+        let upload = await reconciler.reconcileUpload([lost.signedTransaction], userId: "alice")
+        #expect(upload.rejectedSignatures.map(\.error.code) == [.internalError])
+        #expect(upload.rejectedSignatures.allSatisfy { $0.error.isRetryable })
+
+        let history = try await reconciler.reconcile(transactionId: lost.transactionId)
+        #expect(history.rejectedSignatures.map(\.error.code) == [.internalError])
+        #expect(!history.checkpointSaved)
+
+        // The support desk's lookup says the same of it.
+        let lookup = OrderLookup(
+            client: setup.connection.client,
+            verifier: OfflineVerifier(base: setup.world.verifier),
+            store: setup.world.ledger,
+            pipeline: setup.pipeline,
+            auditLog: InMemorySupportAuditLog(),
+            clock: setup.world.clock
+        )
+        let order = try await lookup.lookUp(orderId: try #require(lost.orderId))
+        #expect(order.rejectedSignatures.count == 1)
+        #expect(order.rejectedSignatures.allSatisfy { $0.hasPrefix("internalError: verification did not finish") })
+        #expect(setup.world.wallet.calls.isEmpty)
     }
 
     @Test func anUploadOfAnotherUsersPurchaseIsRefused() async throws {

@@ -33,6 +33,11 @@ public struct LedgerReconciliationSummary: Sendable, Hashable {
 
     mutating func add(_ report: ReconciliationReport) {
         reconciled += 1
+        count(report)
+    }
+
+    /// Adds what a report found and repaired, without counting the family as reconciled (it failed part way).
+    mutating func count(_ report: ReconciliationReport) {
         requests += report.requests
         appleTransactions += report.appleTransactions.count
         alreadyDelivered += report.alreadyDelivered.count

@@ -10,9 +10,10 @@
 ///
 /// For one customer, the reconciler pages through Apple's transaction history and refund history (App Store Server
 /// API), starting from the revisions a ``ReconciliationCheckpointStore`` kept from the last run, so that a run asks
-/// only for what changed since. It verifies every signed transaction with the ``Verifier``; delivers what the ledger
-/// lacks through the ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken
-/// binding, as for a notification); applies Apple's newer data to what the ledger has (``DeliveryPipeline/apply(_:)``,
+/// only for what changed since (a saved revision that Apple refuses is dropped, and that history read whole). It
+/// verifies every signed transaction with the ``Verifier``; delivers what the ledger lacks through the
+/// ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken binding, as for a
+/// notification); applies Apple's newer data to what the ledger has (``DeliveryPipeline/apply(_:)``,
 /// which takes back a refund once); and answers a ``ReconciliationReport``. When the ledger had left more of Apple's
 /// transactions unsettled than ``Configuration/alarmThreshold``, it raises the alarm.
 ///
@@ -114,7 +115,13 @@ public actor Reconciler {
         let key = try await store.entry(transactionId: transactionId)?.originalTransactionId ?? transactionId
         var report = ReconciliationReport(customer: transactionId, customerKey: key, source: .appStoreHistory)
         var covered = Coverage()
-        try await reconcileFamily(anyTransactionId: transactionId, key: key, into: &report, covered: &covered)
+        do {
+            try await reconcileFamily(anyTransactionId: transactionId, key: key, into: &report, covered: &covered)
+        } catch {
+            // What was repaired before the failure stays repaired, and is alarmed on.
+            await raiseAlarmIfNeeded(report)
+            throw error
+        }
         await raiseAlarmIfNeeded(report)
         return report
     }
@@ -144,8 +151,14 @@ public actor Reconciler {
         families.reverse()
         var report = ReconciliationReport(customer: userId, customerKey: families[0], source: .appStoreHistory)
         var covered = Coverage()
-        for family in families where try await !isCovered(family, by: covered) {
-            try await reconcileFamily(anyTransactionId: family, key: family, into: &report, covered: &covered)
+        do {
+            for family in families where try await !isCovered(family, by: covered) {
+                try await reconcileFamily(anyTransactionId: family, key: family, into: &report, covered: &covered)
+            }
+        } catch {
+            // What was repaired before the failure stays repaired, and is alarmed on.
+            await raiseAlarmIfNeeded(report)
+            throw error
         }
         await raiseAlarmIfNeeded(report)
         return report
@@ -208,7 +221,9 @@ public actor Reconciler {
         summary.families = families.count
         var covered = Coverage()
         for (index, family) in families.enumerated() {
-            try Task.checkCancellation()
+            if Task.isCancelled {
+                throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
+            }
             if (try? await isCovered(family, by: covered)) == true {
                 summary.coveredByOthers += 1
             } else {
@@ -221,8 +236,14 @@ public actor Reconciler {
                     }
                 } catch let error as IAPError where error.code == .cancelled {
                     throw error
+                } catch is CancellationError {
+                    throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
                 } catch {
-                    summary.requests += report.requests
+                    // What the family repaired before it failed stays repaired: count it, and alarm on it.
+                    summary.count(report)
+                    if await raiseAlarmIfNeeded(report) {
+                        summary.alarms += 1
+                    }
                     summary.failedCustomers[family] = IAPError.wrapping(
                         error,
                         as: .internalError,
@@ -261,15 +282,18 @@ public actor Reconciler {
 
     /// Reads a family's transaction and refund histories from its checkpoint, settles each transaction, and saves
     /// the new revisions when everything Apple answered is recorded.
+    ///
+    /// `covered` grows only once both histories were read to their end: a family that failed covers nothing.
     private func reconcileFamily(
         anyTransactionId: String,
         key: String,
         into report: inout ReconciliationReport,
         covered: inout Coverage
     ) async throws {
-        covered.originals.insert(key)
+        var coverage = covered
+        coverage.originals.insert(key)
         if let account = try await store.entries(originalTransactionId: key).first?.transaction.appTransactionId {
-            covered.accounts.insert(account)
+            coverage.accounts.insert(account)
         }
         let checkpoint = try await checkpoints.checkpoint(customerKey: key)
         if report.startRevision == nil {
@@ -279,56 +303,76 @@ public actor Reconciler {
         var unrecorded = false
         let rejectedBefore = report.rejectedSignatures.count
 
-        let history = client.transactionHistory(
+        // A saved revision that Apple refuses (invalidRequestRevision) would fail every run: read the whole history
+        // instead, once.
+        var history = client.transactionHistory(
             anyTransactionId: anyTransactionId,
             revision: checkpoint?.historyRevision
         )
-        var pages = history.makeAsyncIterator()
-        var more = true
-        while more {
-            try await pacer.waitForTurn()
-            guard let page = try await pages.next() else { break }
-            report.requests += 1
-            for (index, signed) in (page.signedTransactions ?? []).enumerated() {
-                guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-                if let original = transaction.originalTransactionId {
-                    covered.originals.insert(original)
+        transactionPages: while true {
+            var pages = history.makeAsyncIterator()
+            var more = true
+            do {
+                while more {
+                    try await pacer.waitForTurn()
+                    guard let page = try await pages.next() else { break }
+                    report.requests += 1
+                    for (index, signed) in (page.signedTransactions ?? []).enumerated() {
+                        guard let transaction = await verified(signed, index: index, into: &report) else { continue }
+                        if let original = transaction.originalTransactionId {
+                            coverage.originals.insert(original)
+                        }
+                        if let account = transaction.appTransactionId {
+                            coverage.accounts.insert(account)
+                        }
+                        await settle(
+                            transaction,
+                            index: index,
+                            userId: nil,
+                            into: &report,
+                            seen: &seen,
+                            unrecorded: &unrecorded
+                        )
+                    }
+                    more = page.hasMore == true
                 }
-                if let account = transaction.appTransactionId {
-                    covered.accounts.insert(account)
+                break transactionPages
+            } catch let error as IAPError where Self.refusesRevision(error, from: history.startRevision) {
+                if report.startRevision == history.startRevision {
+                    report.startRevision = nil
                 }
-                await settle(
-                    transaction,
-                    index: index,
-                    userId: nil,
-                    into: &report,
-                    seen: &seen,
-                    unrecorded: &unrecorded
-                )
+                history = client.transactionHistory(anyTransactionId: anyTransactionId, revision: nil)
             }
-            more = page.hasMore == true
         }
 
-        let refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: checkpoint?.refundRevision)
-        var refundPages = refunds.makeAsyncIterator()
-        more = true
-        while more {
-            try await pacer.waitForTurn()
-            guard let page = try await refundPages.next() else { break }
-            report.requests += 1
-            for (index, signed) in (page.signedTransactions ?? []).enumerated() {
-                guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-                await settle(
-                    transaction,
-                    index: index,
-                    userId: nil,
-                    into: &report,
-                    seen: &seen,
-                    unrecorded: &unrecorded
-                )
+        var refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: checkpoint?.refundRevision)
+        refundPages: while true {
+            var pages = refunds.makeAsyncIterator()
+            var more = true
+            do {
+                while more {
+                    try await pacer.waitForTurn()
+                    guard let page = try await pages.next() else { break }
+                    report.requests += 1
+                    for (index, signed) in (page.signedTransactions ?? []).enumerated() {
+                        guard let transaction = await verified(signed, index: index, into: &report) else { continue }
+                        await settle(
+                            transaction,
+                            index: index,
+                            userId: nil,
+                            into: &report,
+                            seen: &seen,
+                            unrecorded: &unrecorded
+                        )
+                    }
+                    more = page.hasMore == true
+                }
+                break refundPages
+            } catch let error as IAPError where Self.refusesRevision(error, from: refunds.startRevision) {
+                refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: nil)
             }
-            more = page.hasMore == true
         }
+        covered = coverage
 
         // Go on from here next time only if nothing Apple answered is missing from the ledger: a transaction that
         // was not recorded, or data that did not verify, must be read again.
@@ -347,15 +391,28 @@ public actor Reconciler {
         report.checkpointSaved = true
     }
 
+    /// Whether Apple refused a history because of the saved revision it started from.
+    private static func refusesRevision(_ error: IAPError, from startRevision: String?) -> Bool {
+        startRevision != nil && error.code == .apiError
+            && error.apiErrorCode == APIErrorCode.invalidRequestRevision.rawValue
+    }
+
     /// The verified transaction, or `nil` after recording the rejection.
     private func verified(_ signed: String, index: Int, into report: inout ReconciliationReport) async
         -> TransactionPayload?
     {
         do {
             return try await verifier.verifyTransaction(signed)
+        } catch let error as IAPError {
+            report.rejectedSignatures.append(.init(index: index, error: error))
+            return nil
         } catch {
+            // Not a verdict on the data (a custom verifier's network failure): as the pipeline says of it.
             report.rejectedSignatures.append(
-                .init(index: index, error: IAPError.wrapping(error, as: .malformedSignedData, "verification failed"))
+                .init(
+                    index: index,
+                    error: IAPError(.internalError, "verification did not finish: \(error)", isRetryable: true)
+                )
             )
             return nil
         }
@@ -427,10 +484,9 @@ public actor Reconciler {
         case .deferred(_, let error):
             report.stillFailing.append(.init(transactionId: transactionId, error: error))
         case .rejected(let error):
-            // Not recorded (or its claim refused): the next run must see it again.
-            if existing == nil {
-                unrecorded = true
-            }
+            // Not recorded, or Apple's newer data (a refund, a reversal) not applied to what the ledger has: the
+            // next run must see it again.
+            unrecorded = true
             report.stillFailing.append(.init(transactionId: transactionId, error: error))
         }
     }

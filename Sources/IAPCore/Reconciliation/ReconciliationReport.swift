@@ -62,7 +62,7 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var awaitingOwner: [String] = []
     /// Transactions that could not be settled, with the error each.
     public var stillFailing: [Failure] = []
-    /// Signed data that did not verify.
+    /// Signed data that did not verify, or whose verification did not finish (a retryable `internalError`).
     public var rejectedSignatures: [Rejection] = []
     /// Whether the run saved its revisions, so that the next run starts from them. It does not when anything
     /// failed or was rejected, so the next run reads the same changes again.

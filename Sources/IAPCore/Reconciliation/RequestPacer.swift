@@ -4,7 +4,7 @@ import Synchronization
 protocol RequestPacing: Sendable {
     /// Waits until the next request may go.
     ///
-    /// - Throws: `CancellationError` when the task is cancelled while it waits.
+    /// - Throws: ``IAPError`` `cancelled` when the task is cancelled while it waits.
     func waitForTurn() async throws
 }
 
@@ -15,9 +15,19 @@ final class RequestPacer<C: Clock>: RequestPacing where C.Duration == Duration {
     private let interval: Duration
     private let nextSlot = Mutex<C.Instant?>(nil)
 
+    /// The longest interval: a rate below one request in this many seconds (down to the smallest `Double`, whose
+    /// inverse no `Duration` holds) is paced at it.
+    static var longestInterval: Int64 { 1_000_000_000_000 }
+
     init(clock: C, requestsPerSecond: Double) {
         self.clock = clock
-        self.interval = requestsPerSecond > 0 ? .seconds(1 / requestsPerSecond) : .zero
+        guard requestsPerSecond > 0 else {
+            self.interval = .zero
+            return
+        }
+        let seconds = 1 / requestsPerSecond
+        self.interval =
+            seconds < Double(Self.longestInterval) ? .seconds(seconds) : .seconds(Self.longestInterval)
     }
 
     func waitForTurn() async throws {
@@ -29,7 +39,11 @@ final class RequestPacer<C: Clock>: RequestPacing where C.Duration == Duration {
             return slot
         }
         if slot > now {
-            try await clock.sleep(until: slot, tolerance: nil)
+            do {
+                try await clock.sleep(until: slot, tolerance: nil)
+            } catch {
+                throw IAPError.wrapping(error, as: .cancelled, "the wait for the next App Store request was cancelled")
+            }
         }
     }
 }

@@ -63,7 +63,8 @@ public struct OrderLookup: Sendable {
     ///   - orderId: The order id from the receipt email.
     ///   - actor: Who asks (the support agent), for the audit log.
     ///   - userId: The user to deliver to when the ledger and the token name nobody; `nil` to rely on them.
-    /// - Returns: The report, with each transaction's ``OrderLookupItem/redelivery`` outcome.
+    /// - Returns: The report, with each transaction's ``OrderLookupItem/redelivery`` outcome; a transaction the ledger
+    ///   failed for is `rejected` with its ``OrderLookupItem/redeliveryError``, and the others are still delivered.
     /// - Throws: ``IAPError`` as ``lookUp(orderId:)``; `invalidArgument` for an empty actor; `storageFailure` when an
     ///   audit entry cannot be written (before any delivery for the first entry).
     public func redeliver(orderId: String, actor: String, userId: String? = nil) async throws -> OrderLookupReport {
@@ -83,12 +84,17 @@ public struct OrderLookup: Sendable {
         var outcomes: [SupportAuditEntry.Outcome] = []
         for index in report.transactions.indices {
             let transaction = payloads[index]
-            let existing = try await store.entry(transactionId: report.transactions[index].transactionId)
+            // A failure here must not end the run: what was delivered before it still goes into the audit entry.
             let outcome: DeliveryOutcome
-            if existing != nil, let applied = await pipeline.apply(transaction) {
-                outcome = applied
-            } else {
-                outcome = await pipeline.process(transaction, userId: existing == nil ? userId : nil)
+            do {
+                let existing = try await store.entry(transactionId: report.transactions[index].transactionId)
+                if existing != nil, let applied = await pipeline.apply(transaction) {
+                    outcome = applied
+                } else {
+                    outcome = await pipeline.process(transaction, userId: existing == nil ? userId : nil)
+                }
+            } catch {
+                outcome = .rejected(IAPError.wrapping(error, as: .storageFailure, "the ledger could not be read"))
             }
             var error: String?
             switch outcome {
@@ -102,7 +108,8 @@ public struct OrderLookup: Sendable {
             outcomes.append(
                 .init(transactionId: report.transactions[index].transactionId, outcome: outcome.name, error: error)
             )
-            if let entry = try await store.entry(transactionId: report.transactions[index].transactionId) {
+            // Only the report's description: a ledger that cannot be read now leaves the state found before.
+            if let entry = try? await store.entry(transactionId: report.transactions[index].transactionId) {
                 describe(entry, in: &report.transactions[index])
             }
         }
@@ -155,7 +162,8 @@ public struct OrderLookup: Sendable {
             do {
                 transaction = try await verifier.verifyTransaction(signed)
             } catch {
-                let failure = IAPError.wrapping(error, as: .malformedSignedData, "verification failed")
+                // A failure that is not an IAPError is no verdict on the data (a custom verifier's network failure).
+                let failure = IAPError.wrapping(error, as: .internalError, "verification did not finish")
                 report.rejectedSignatures.append("\(failure.code): \(failure.message)")
                 continue
             }

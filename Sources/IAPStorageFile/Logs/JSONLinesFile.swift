@@ -13,6 +13,7 @@ import IAPCore
 /// Opening reads every complete line; a last line without its newline is a write torn by a crash and is cut off
 /// (its call never returned). A complete line that does not decode is corruption (`storageCorrupted`), never skipped.
 /// The file is locked (`flock`) for as long as it is open: one process at a time appends and keeps an index of it.
+/// Its owner (one actor) makes every call, which is what makes the `@unchecked Sendable` safe.
 final class JSONLinesFile: @unchecked Sendable {
     private let file: SystemFile
     let path: String
@@ -58,6 +59,10 @@ final class JSONLinesFile: @unchecked Sendable {
     }
 
     /// Appends one value as a line and flushes it to the device.
+    ///
+    /// A write or flush that fails (a full disk, an I/O error) is taken back: the file is cut to its size before the
+    /// call, so a torn line is never glued to the next append. If even that fails, later appends are refused until
+    /// the file is opened again (which cuts a torn last line).
     func append(_ value: some Encodable) throws {
         var bytes: [UInt8]
         do {
@@ -66,9 +71,29 @@ final class JSONLinesFile: @unchecked Sendable {
             throw IAPError.wrapping(error, as: .invalidArgument, "the value cannot be encoded for \(path)")
         }
         bytes.append(UInt8(ascii: "\n"))
-        try file.write(bytes)
-        try file.sync()
+        if let tornAt {
+            throw IAPError(
+                .storageFailure,
+                "\(path) holds a torn line at byte \(tornAt) that could not be cut off; open it again"
+            )
+        }
+        let size = try file.size()
+        do {
+            try file.write(bytes)
+            try file.sync()
+        } catch {
+            do {
+                try file.truncate(to: size)
+                try file.sync()
+            } catch {
+                tornAt = size
+            }
+            throw error
+        }
     }
+
+    /// Where a failed append that could not be taken back began, if one did.
+    private var tornAt: Int?
 
     /// Closes the file (and releases its lock).
     func close() {
