@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "IAPCrypto", targets: ["IAPCrypto"]),
         .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
+        .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
     ],
@@ -28,6 +29,8 @@ let package = Package(
         ),
         .target(name: "IAPStorageFile", dependencies: ["IAPCore"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
+        // StoreKit 2 adapter for apps; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
+        .target(name: "IAPStoreKit", dependencies: ["IAPCore"]),
 
         // MARK: - Test support
         .target(name: "IAPTesting", dependencies: ["IAPCore", "IAPCrypto"]),
@@ -62,7 +65,7 @@ let package = Package(
         .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPTransportURLSession"]
+            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPTransportURLSession", "IAPStorageFile"]
         ),
     ]
 )
