@@ -59,9 +59,21 @@ extension PurchaseCoordinator {
             emit(.unreadable(IAPError.wrapping(error, as: .malformedSignedData, "an update could not be read")))
             return
         }
+        let id = transaction.transactionId
+        if outbox.entries[id] == nil, let known = outbox.history[id],
+            known.delivery == .delivered || known.delivery == .revoked,
+            (transaction.payload.revocationDate != nil) == known.isRevoked
+        {
+            // The server confirmed this state of the transaction before (an unfinished copy re-sent at launch):
+            // only the finish may be missing.
+            mergeIntoHistory(transaction)
+            try? await persist()
+            try? await store.finish(transactionId: id)
+            return
+        }
         enqueue(transaction, userId: nil, orderId: nil)
         try? await persist()
-        _ = await deliver(transaction.transactionId)
+        _ = await deliver(id)
     }
 
     /// Adds a transaction to the outbox (or updates its signed data when newer), with its context, and to the

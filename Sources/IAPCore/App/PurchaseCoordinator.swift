@@ -250,6 +250,10 @@ public actor PurchaseCoordinator {
         while savedRevision < target {
             if let inProgress = saving {
                 _ = await inProgress.result
+                // Whoever resumes first clears the finished save, so nobody waits on it again.
+                if saving == inProgress {
+                    saving = nil
+                }
                 continue
             }
             let snapshotRevision = revision
@@ -258,7 +262,9 @@ public actor PurchaseCoordinator {
             let task = Task { try await storage.save(data) }
             saving = task
             let result = await task.result
-            saving = nil
+            if saving == task {
+                saving = nil
+            }
             switch result {
             case .success:
                 savedRevision = max(savedRevision, snapshotRevision)
