@@ -89,7 +89,7 @@ struct AppWorld {
         HTTPDeliveryClient(
             baseURL: URL(string: "https://api.example.com/")!,
             transport: transport,
-            headers: ["Authorization": "Bearer app-session"]
+            headers: ["Authorization": "Bearer app-token"]
         )
     }
 

@@ -159,6 +159,6 @@ struct TransactionSubmissionHandlerTests {
         let sent = try #require(world.transport.requests.first)
         #expect(sent.method == "POST")
         #expect(sent.url.absoluteString == "https://api.example.com/iap/v1/transactions")
-        #expect(sent.headers["Authorization"] == "Bearer app-session")
+        #expect(sent.headers["Authorization"] == "Bearer app-token")
     }
 }

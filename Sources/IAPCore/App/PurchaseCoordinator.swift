@@ -30,8 +30,8 @@
 ///     outbox: FilePurchaseOutboxStorage(path: outboxPath),
 ///     configuration: .init(bundleId: "com.example.app", environment: .production, appVersion: "2.4")
 /// )
-/// try await coordinator.start(signedInUser: session.userId)   // at launch
-/// switch await coordinator.purchase(productId: "coins.100", for: session.userId, orderId: order.id) { ... }
+/// try await coordinator.start(signedInUser: account.userId)   // at launch
+/// switch await coordinator.purchase(productId: "coins.100", for: account.userId, orderId: order.id) { ... }
 /// ```
 public actor PurchaseCoordinator {
     /// What the coordinator needs to know about the app.
