@@ -116,6 +116,41 @@ struct PurchaseCoordinatorTests {
         #expect(world.wallet.calls.count == 1)
     }
 
+    @Test("killed right after the store charged, before the transaction was saved: the next launch finds its order")
+    func killedBeforeTheTransactionWasSaved() async throws {
+        let world = try AppWorld()
+        let storage = InMemoryPurchaseOutboxStorage()
+        world.transport.setReachable(false)
+        let app = try await world.launch(
+            on: SimulatedStoreClient(store: world.appStore, account: "alice"),
+            outbox: storage
+        )
+        // The purchase's context is saved; nothing after it reaches the disk.
+        storage.failSaves(.max, after: 1)
+
+        let result = await app.purchase(productId: AppWorld.coins, for: "alice", orderId: "order-6", quantity: 2)
+
+        guard case .pending(.awaitingDelivery(let transactionId)) = result else {
+            Issue.record("expected a purchase awaiting delivery, got \(result)")
+            return
+        }
+        await app.stop()
+        storage.failSaves(0)
+        world.transport.setReachable(true)
+
+        // The relaunched app knows only the intent; the store hands the unfinished transaction to the listener.
+        let relaunched = try await world.launch(
+            on: SimulatedStoreClient(store: world.appStore, account: "alice"),
+            outbox: storage,
+            user: nil
+        )
+        try await eventually("the purchase is finished") { try await world.isFinished(transactionId) }
+        #expect(world.grants.map(\.orderId) == ["order-6"])
+        #expect(world.grants.map(\.userId) == ["alice"])
+        #expect(world.wallet.balance("alice") == 200)
+        try await eventually("the outbox is empty") { try await relaunched.pendingDeliveries().isEmpty }
+    }
+
     @Test("restore shows only what the account bought and still has, and re-delivers what the server lacks")
     func restoreShowsOnlyWhatWasBought() async throws {
         let world = try AppWorld()

@@ -12,6 +12,7 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
     private struct State {
         var data: Data?
         var failingSaves = 0
+        var successesBeforeFailing = 0
         var saves = 0
     }
 
@@ -30,11 +31,17 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
     /// How many saves succeeded.
     public var saveCount: Int { state.withLock { $0.saves } }
 
-    /// Makes the next `count` saves fail with `storageFailure`, leaving the saved bytes as they were.
+    /// Makes `count` saves fail with `storageFailure`, leaving the saved bytes as they were, after `successes`
+    /// more saves succeed: `failSaves(.max, after: 1)` is a process killed right after its next save.
     ///
-    /// - Parameter count: How many saves fail.
-    public func failSaves(_ count: Int) {
-        state.withLock { $0.failingSaves = count }
+    /// - Parameters:
+    ///   - count: How many saves fail; 0 makes every save succeed again.
+    ///   - successes: How many saves succeed first.
+    public func failSaves(_ count: Int, after successes: Int = 0) {
+        state.withLock { state in
+            state.failingSaves = count
+            state.successesBeforeFailing = successes
+        }
     }
 
     /// Replaces the bytes, as a damaged file would.
@@ -57,7 +64,9 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
     /// - Throws: ``IAPError`` `storageFailure` when a failure was injected.
     public func save(_ data: Data) async throws {
         try state.withLock { state in
-            if state.failingSaves > 0 {
+            if state.successesBeforeFailing > 0 {
+                state.successesBeforeFailing -= 1
+            } else if state.failingSaves > 0 {
                 state.failingSaves -= 1
                 throw IAPError(.storageFailure, "the disk is full (injected)")
             }
