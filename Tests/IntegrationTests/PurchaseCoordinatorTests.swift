@@ -151,6 +151,28 @@ struct PurchaseCoordinatorTests {
         try await eventually("the outbox is empty") { try await relaunched.pendingDeliveries().isEmpty }
     }
 
+    @Test("a coordinator stopped and started again still receives updates, once each")
+    func restartListener() async throws {
+        let world = try AppWorld()
+        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let tablet = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let app = try await world.launch(on: phone, outbox: InMemoryPurchaseOutboxStorage())
+        await app.stop()
+        try await app.start(signedInUser: "alice")
+        let tabletApp = try await world.launch(on: tablet, outbox: InMemoryPurchaseOutboxStorage())
+
+        guard case .delivered(let bought) = await tabletApp.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the tablet's purchase was not delivered")
+            return
+        }
+        try await eventually("the phone saw the tablet's purchase") {
+            try await app.history().items.contains {
+                $0.transactionId == bought.transactionId && $0.delivery == .delivered
+            }
+        }
+        #expect(world.wallet.calls.count == 1)
+    }
+
     @Test("restore shows only what the account bought and still has, and re-delivers what the server lacks")
     func restoreShowsOnlyWhatWasBought() async throws {
         let world = try AppWorld()

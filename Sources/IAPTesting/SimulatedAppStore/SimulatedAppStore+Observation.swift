@@ -34,11 +34,13 @@ extension SimulatedAppStore {
     /// - Parameter account: The customer.
     /// - Returns: A stream of signed transactions (JWS).
     public func observeTransactions(ofAccount account: String) -> AsyncStream<String> {
-        observeTransactions(ofAccount: account, id: UUID())
+        observeTransactions(ofAccount: account, device: UUID())
     }
 
-    /// Registers an observer under `id` (see ``observeTransactions(ofAccount:)``).
-    func observeTransactions(ofAccount account: String, id: UUID) -> AsyncStream<String> {
+    /// Registers an observer for a device (see ``observeTransactions(ofAccount:)``); the device's own purchases are
+    /// not sent to it.
+    func observeTransactions(ofAccount account: String, device: UUID) -> AsyncStream<String> {
+        let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         engine.ensureAccount(account)
         let cursor = engine.accounts[account]?.modificationCounter ?? 0
@@ -50,6 +52,7 @@ extension SimulatedAppStore {
         }
         transactionObservers[id] = SimulatedTransactionObserver(
             account: account,
+            device: device,
             continuation: continuation,
             cursor: cursor
         )
@@ -67,7 +70,7 @@ extension SimulatedAppStore {
         appAccountToken: UUID?,
         quantity: Int,
         askToBuy: Bool,
-        observer: UUID
+        device: UUID
     ) throws -> SimulatedPurchaseResult {
         let token = appAccountToken?.uuidString.lowercased()
         var copy = engine
@@ -80,7 +83,9 @@ extension SimulatedAppStore {
         )
         engine = copy
         if let transaction = result.transaction, let record = engine.transactions[transaction.transactionId] {
-            transactionObservers[observer]?.ownChanges[record.id] = record.sequence
+            for (id, observer) in transactionObservers where observer.device == device {
+                transactionObservers[id]?.ownChanges[record.id] = record.sequence
+            }
         }
         publishTransactionChanges()
         return result

@@ -22,7 +22,7 @@ public actor SimulatedStoreClient: StoreClient {
     public nonisolated let store: SimulatedAppStore
     /// The App Store account the device is signed in to.
     public nonisolated let account: String
-    private nonisolated let observerId = UUID()
+    private nonisolated let deviceId = UUID()
 
     private var offline = false
     private var askToBuy: Bool
@@ -124,7 +124,7 @@ public actor SimulatedStoreClient: StoreClient {
             appAccountToken: appAccountToken,
             quantity: quantity,
             askToBuy: askToBuy,
-            observer: observerId
+            device: deviceId
         )
         switch result {
         case .purchased(let transaction): return .success(signedTransaction: transaction.signedTransaction)
@@ -140,9 +140,9 @@ public actor SimulatedStoreClient: StoreClient {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         let store = self.store
         let account = self.account
-        let id = observerId
+        let device = deviceId
         let forward = Task {
-            let updates = await store.observeTransactions(ofAccount: account, id: id)
+            let updates = await store.observeTransactions(ofAccount: account, device: device)
             for await signed in updates {
                 continuation.yield(signed)
             }

@@ -8,6 +8,8 @@
 struct SimulatedTransactionObserver: Sendable {
     /// The account watched.
     let account: String
+    /// The device watching: its own purchases are not sent to it.
+    let device: UUID
     /// Where the signed transactions go.
     let continuation: AsyncStream<String>.Continuation
     /// The account's modification count up to which changes were sent.
