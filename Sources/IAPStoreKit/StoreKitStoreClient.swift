@@ -37,7 +37,7 @@
         #endif
 
         private let refundSheetAnchor: (@MainActor @Sendable () -> RefundSheetAnchor?)?
-        private var products: [String: Product] = [:]
+        private var loadedProducts: [String: Product] = [:]
         /// Transactions handed out and not finished yet, to finish them by id.
         private var handedOut: [UInt64: Transaction] = [:]
 
@@ -62,7 +62,7 @@
                 throw Self.map(error)
             }
             return loaded.map { product in
-                products[product.id] = product
+                loadedProducts[product.id] = product
                 return StoreProduct(
                     id: product.id,
                     displayName: product.displayName,
@@ -83,10 +83,10 @@
         public func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws
             -> StorePurchaseResult
         {
-            var product = products[productId]
+            var product = loadedProducts[productId]
             if product == nil {
                 _ = try await self.products(for: [productId])
-                product = products[productId]
+                product = loadedProducts[productId]
             }
             guard let product else {
                 throw IAPError(.unknownProduct, "StoreKit returned no product '\(productId)'")

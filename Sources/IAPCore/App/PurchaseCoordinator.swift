@@ -12,8 +12,8 @@
 ///   not know are reported with the bundle id, environment and app version needed to fix them.
 /// - A purchase saves its context (user, business order id, appAccountToken) before the store is asked, and the
 ///   signed transaction in the outbox before the server is asked. The outbox (a ``PurchaseOutboxStorage``) is
-///   drained at ``start(signedInUser:)``, after each purchase, on every update and on ``drainOutbox(force:)``,
-///   with backoff (``Configuration/retryPolicy``). Nothing leaves it before the server confirmed.
+///   drained at ``start(signedInUser:)``, after each delivered purchase and on ``drainOutbox(force:)``, with
+///   backoff (``Configuration/retryPolicy``). Nothing leaves it before the server confirmed.
 /// - The updates listener, started once by ``start(signedInUser:)``, sends renewals, Ask to Buy approvals,
 ///   refunds, purchases from other devices and the unfinished transactions of an earlier run down the same path.
 ///   Their user comes from the purchase's saved context, the appAccountToken's owner, a token derived
