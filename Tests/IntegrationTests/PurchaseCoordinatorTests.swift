@@ -173,6 +173,29 @@ struct PurchaseCoordinatorTests {
         #expect(world.wallet.calls.count == 1)
     }
 
+    @Test("once the server answers again, the next purchase sends what waited in the outbox")
+    func drainAfterPurchase() async throws {
+        let world = try AppWorld()
+        let app = try await world.launch(
+            on: SimulatedStoreClient(store: world.appStore, account: "alice"),
+            outbox: InMemoryPurchaseOutboxStorage()
+        )
+        world.transport.setReachable(false)
+        let waiting = await app.purchase(productId: AppWorld.coins, for: "alice", orderId: "order-10")
+        #expect(waiting.failureKind == nil)
+        let report = try await app.drainOutbox()
+        #expect(report.delivered.isEmpty && report.notDue.count == 1)
+        world.transport.setReachable(true)
+
+        guard case .delivered = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the second purchase was not delivered")
+            return
+        }
+        try await eventually("the waiting purchase is delivered") { try await app.pendingDeliveries().isEmpty }
+        #expect(Set(world.grants.compactMap(\.orderId)) == ["order-10"])
+        #expect(world.wallet.balance("alice") == 101)
+    }
+
     @Test("restore shows only what the account bought and still has, and re-delivers what the server lacks")
     func restoreShowsOnlyWhatWasBought() async throws {
         let world = try AppWorld()

@@ -172,7 +172,9 @@ extension PurchaseCoordinator {
                 result = .failed(error)
             }
             if case .delivered = attempt {
-                _ = try? await drainOutbox()
+                // The server just answered, so the backoff has no reason left: send what waits in the outbox,
+                // without holding up this purchase.
+                Task { [weak self] in _ = try? await self?.drainOutbox(force: true) }
             }
             return result
         }
