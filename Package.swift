@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
         .library(name: "IAPStoragePostgres", targets: ["IAPStoragePostgres"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
+        .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
     ],
@@ -35,6 +36,8 @@ let package = Package(
         ),
         .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
+        // StoreKit 2 adapter for apps; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
+        .target(name: "IAPStoreKit", dependencies: ["IAPCore"]),
 
         // MARK: - Test support
         .target(name: "IAPTesting", dependencies: ["IAPCore", "IAPCrypto"]),

@@ -98,6 +98,19 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         /// A request identifier was used before with other parameters.
         public static let requestIdentifierReused = Code("requestIdentifierReused")
 
+        // MARK: App purchases
+
+        /// The customer cancelled the purchase or the refund request.
+        public static let userCancelled = Code("userCancelled")
+        /// The device's store refused the purchase (purchases disabled, parental controls, not eligible).
+        public static let purchaseNotAllowed = Code("purchaseNotAllowed")
+        /// The App Store revoked the purchase (a refund, or Family Sharing ended).
+        public static let purchaseRevoked = Code("purchaseRevoked")
+        /// A request body is not what the endpoint accepts.
+        public static let malformedRequest = Code("malformedRequest")
+        /// The server refused to deliver the purchase; the code of its answer is in the message.
+        public static let deliveryRejected = Code("deliveryRejected")
+
         // MARK: Network
 
         /// The HTTP exchange failed before a response arrived.

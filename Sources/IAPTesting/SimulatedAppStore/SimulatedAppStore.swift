@@ -48,7 +48,9 @@ public actor SimulatedAppStore {
     public nonisolated let clock: any WallClock
 
     private let manualClock: ManualClock?
-    private var engine: SimulatedAppStoreEngine
+    var engine: SimulatedAppStoreEngine
+    /// The devices watching their account's transactions (``SimulatedStoreClient``), by registration id.
+    var transactionObservers: [UUID: SimulatedTransactionObserver] = [:]
 
     /// Creates a store.
     ///
@@ -138,6 +140,7 @@ public actor SimulatedAppStore {
         var copy = engine
         let result = try body(&copy)
         engine = copy
+        publishTransactionChanges()
         return result
     }
 

@@ -1,0 +1,23 @@
+/// A signed transaction on its way to the server, with the context the app knows: the body of
+/// `POST /iap/v1/transactions`.
+public struct TransactionSubmission: Sendable, Hashable, Codable {
+    /// The JWS from the device's store (StoreKit's `jwsRepresentation`).
+    public var signedTransaction: String
+    /// The business user the purchase is for, or `nil` to let the server resolve it from the transaction's
+    /// appAccountToken binding.
+    public var userId: String?
+    /// The business order id the purchase was made for, if any.
+    public var orderId: String?
+
+    /// Creates a submission.
+    ///
+    /// - Parameters:
+    ///   - signedTransaction: The JWS.
+    ///   - userId: The business user, if known.
+    ///   - orderId: The business order id, if any.
+    public init(signedTransaction: String, userId: String?, orderId: String? = nil) {
+        self.signedTransaction = signedTransaction
+        self.userId = userId
+        self.orderId = orderId
+    }
+}

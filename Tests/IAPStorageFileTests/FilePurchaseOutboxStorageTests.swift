@@ -1,0 +1,52 @@
+import Foundation
+import IAPCore
+import IAPStorageFile
+import Testing
+
+/// The app's outbox file: replaced whole on every save, readable by the next process, never half-written.
+@Suite("File purchase outbox storage")
+struct FilePurchaseOutboxStorageTests {
+    @Test("nothing saved reads as nil; a save creates the directory and is read back by another instance")
+    func roundTrip() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.path + "/nested/outbox.json"
+            #expect(try await FilePurchaseOutboxStorage(path: path).load() == nil)
+
+            try await FilePurchaseOutboxStorage(path: path).save(Data(#"{"version":1}"#.utf8))
+            try await FilePurchaseOutboxStorage(path: path).save(Data(#"{"version":1,"x":2}"#.utf8))
+
+            #expect(try await FilePurchaseOutboxStorage(path: path).load() == Data(#"{"version":1,"x":2}"#.utf8))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/nested") == ["outbox.json"])
+        }
+    }
+
+    @Test("a temporary file left by a crash during a save is ignored, and the previous outbox is intact")
+    func crashDuringSave() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.path + "/outbox.json"
+            let storage = FilePurchaseOutboxStorage(path: path)
+            try await storage.save(Data("old".utf8))
+            // A save died after writing part of its temporary file.
+            try Data("ne".utf8).write(to: URL(fileURLWithPath: path + ".tmp"))
+
+            #expect(try await storage.load() == Data("old".utf8))
+            try await storage.save(Data("new".utf8))
+            #expect(try await storage.load() == Data("new".utf8))
+            #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        }
+    }
+
+    @Test("a save that cannot be made fails with storageFailure and leaves the old file")
+    func failedSave() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.path + "/outbox.json"
+            let storage = FilePurchaseOutboxStorage(path: path)
+            try await storage.save(Data("old".utf8))
+            // The temporary file's place is taken by a directory: the save cannot create it.
+            try FileManager.default.createDirectory(atPath: path + ".tmp", withIntermediateDirectories: false)
+
+            await #expect(throws: IAPError(.storageFailure)) { try await storage.save(Data("new".utf8)) }
+            #expect(try await storage.load() == Data("old".utf8))
+        }
+    }
+}
