@@ -12,7 +12,9 @@ enum DemoCommand {
         bundled .storekit file; a consumable, a non-consumable and a subscription bought; a grant that fails and is
         recovered by the retry queue; a lost order found by reconciliation; Ask to Buy approved later; a
         subscription through renewal, billing failure, grace period and recovery; a refund taken back by a
-        notification; a support lookup by order id. It ends with a table of entitlements and balances.
+        notification; a support lookup by order id; an app on PurchaseCoordinator killed before the server
+        answered, its purchase delivered from the outbox at the next launch. It ends with a table of entitlements
+        and balances.
 
         --data DIR   where the ledger, the wallet and the audit log are kept (default: ./iap-demo-data)
         --fresh      delete what an earlier run left in DIR and start over
@@ -88,7 +90,9 @@ enum DemoCommand {
     static func tell(in directory: URL, shownAs path: String) async throws {
         Output.line("swift-iap demo: a simulated App Store that signs like Apple, and a server built from swift-iap")
         Output.line("(verifier, delivery pipeline, notification processor, reconciler, support tool) over a file")
-        Output.line("ledger in \(path)/ledger. Nothing here talks to Apple.")
+        Output.line(
+            "ledger in \(path)/ledger, and an app built on its PurchaseCoordinator. Nothing here talks to Apple."
+        )
 
         let timeline = DemoTimeline(clock: ManualClock(now: DemoStory.start))
         let story = try await DemoStory(directory: directory, timeline: timeline)

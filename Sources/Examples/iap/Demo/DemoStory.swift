@@ -18,7 +18,7 @@ struct DemoStory {
         )
     )
     /// The customers, in the order the final table lists them.
-    static let users = ["alice", "bob", "carol"]
+    static let users = ["alice", "bob", "carol", "dave"]
 
     let directory: URL
     let timeline: DemoTimeline
@@ -172,6 +172,7 @@ struct DemoStory {
         try await subscriptionLife()
         try await refund()
         try await supportLookup()
+        try await appKilledBeforeTheServerAnswered()
     }
 
     /// alice buys coins and, while the wallet service is down, Remove Ads; bob subscribes.
@@ -306,6 +307,72 @@ struct DemoStory {
                 "lookup-order \(orderId) --redeliver: \(item.transactionId) → \(item.redelivery ?? "nothing to do")"
                     + " (audit entry written)"
             )
+        }
+    }
+
+    /// dave's app is built on PurchaseCoordinator: a purchase the server could not confirm waits in the app's
+    /// outbox, survives the app being killed, and is delivered and finished at the next launch.
+    private func appKilledBeforeTheServerAnswered() async throws {
+        try await advance(to: 3, 11, 10, 0)
+        let link = DemoServerLink(pipeline: pipeline)
+        let outbox = FilePurchaseOutboxStorage(path: directory.appendingPathComponent("dave-outbox.json").path)
+        let configuration = PurchaseCoordinator.Configuration(
+            bundleId: DemoProducts.bundleId,
+            environment: .sandbox,
+            appVersion: "1.0",
+            appAccountTokenNamespace: Self.tokenNamespace
+        )
+        let app = PurchaseCoordinator(
+            store: SimulatedStoreClient(store: appStore, account: "dave"),
+            delivery: link,
+            outbox: outbox,
+            configuration: configuration,
+            clock: clock
+        )
+        try await app.start(signedInUser: "dave")
+        link.setReachable(false)
+        timeline.event("dave", "buys coins.100 in an app built on PurchaseCoordinator; the server cannot be reached")
+        switch await app.purchase(productId: "coins.100", for: "dave") {
+        case .pending(.awaitingDelivery(let transactionId)):
+            timeline.detail(
+                "paid (\(transactionId)); not confirmed by the server, so it waits in the app's outbox "
+                    + "(dave-outbox.json) and the transaction stays unfinished"
+            )
+        case let other:
+            timeline.detail("the purchase came to \(other)")
+        }
+        await app.stop()
+        timeline.event("dave", "the app is killed")
+
+        try await advance(minutes: 30)
+        link.setReachable(true)
+        let relaunched = PurchaseCoordinator(
+            store: SimulatedStoreClient(store: appStore, account: "dave"),
+            delivery: link,
+            outbox: outbox,
+            configuration: configuration,
+            clock: clock
+        )
+        try await relaunched.start(signedInUser: "dave")
+        // The launch drains the outbox; the updates listener may hand over the same unfinished transaction at once.
+        var waiting = try await relaunched.pendingDeliveries()
+        for _ in 0..<200 where !waiting.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+            waiting = try await relaunched.pendingDeliveries()
+        }
+        await relaunched.stop()
+        var outcome: [String] = []
+        for item in try await appStore.accountTransactions(ofAccount: "dave") {
+            let id = item.transaction.transactionId
+            let state = try await ledger.entry(transactionId: id)?.deliveryState
+            outcome.append(
+                "\(id) \(state == .delivered ? "delivered" : "NOT delivered"), "
+                    + (item.isFinished ? "the transaction finished" : "the transaction NOT finished")
+            )
+        }
+        timeline.event("dave", "opens the app again; the outbox is sent at launch: " + outcome.joined(separator: "; "))
+        if !waiting.isEmpty {
+            timeline.detail("still waiting: \(waiting.map(\.transactionId).joined(separator: ", "))")
         }
     }
 
