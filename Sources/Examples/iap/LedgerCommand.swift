@@ -342,14 +342,7 @@ enum LedgerCommand {
     }
 
     static func allEntries(of user: String, in store: some EntitlementStore) async throws -> [LedgerEntry] {
-        var entries: [LedgerEntry] = []
-        var cursor: String?
-        repeat {
-            let page = try await store.history(userId: user, cursor: cursor, limit: 500)
-            entries += page.entries
-            cursor = page.nextCursor
-        } while cursor != nil
-        return entries
+        try await store.allHistory(userId: user)
     }
 
     // MARK: - history, stats, check, export

@@ -237,27 +237,6 @@ enum PostgresStoreBenchmark {
         -> (first: [String: Double], deep: [String: Double])
     {
         let statistics = try await store.statistics()
-        let users = max(statistics.transactions / 10, 1)
-        var random = StoreBenchmark.SplitMix(seed: 42)
-        var first: [Double] = []
-        for _ in 0..<1_000 {
-            let number = random.next() % UInt64(users)
-            let user = "user-\(number % 100 == 99 ? number - 1 : number)"
-            let start = ContinuousClock.now
-            let page = try await store.history(userId: user, cursor: nil, limit: 20)
-            first.append(BenchCommand.seconds(ContinuousClock.now - start) * 1000)
-            guard !page.entries.isEmpty else {
-                throw IAPError(.internalError, "\(user) has no history")
-            }
-        }
-        var deep: [Double] = []
-        for round in 0..<1_000 {
-            let whale = "whale-\(round % 10)"
-            let middle = Int64(statistics.transactions / 2 + round)
-            let start = ContinuousClock.now
-            _ = try await store.history(userId: whale, cursor: "v1:\(middle)", limit: 20)
-            deep.append(BenchCommand.seconds(ContinuousClock.now - start) * 1000)
-        }
-        return (StoreBenchmark.percentiles(first), StoreBenchmark.percentiles(deep))
+        return try await StoreBenchmark.historyLatency(store, transactions: statistics.transactions)
     }
 }

@@ -25,13 +25,7 @@ extension EntitlementEngine {
         usage: [ConsumableUsage] = [],
         at instant: Date
     ) async throws -> (snapshot: EntitlementSnapshot, entries: [LedgerEntry]) {
-        var entries: [LedgerEntry] = []
-        var cursor: String?
-        repeat {
-            let page = try await store.history(userId: userId, cursor: cursor, limit: 500)
-            entries += page.entries
-            cursor = page.nextCursor
-        } while cursor != nil
+        let entries = try await store.allHistory(userId: userId)
         var renewalInfos: [RenewalInfoPayload] = []
         for original in Set(entries.map(\.originalTransactionId)).sorted() {
             if let renewal = try await store.renewalInfo(originalTransactionId: original) {
