@@ -12,12 +12,19 @@ output="${1:-.build/docs}"
 graphs="$(mktemp -d)"
 trap 'rm -rf "$graphs"' EXIT
 
-swift package dump-symbol-graph --minimum-access-level public >/dev/null
+# The command also tries the test modules and fails on them when the tests were not built; only the libraries'
+# graphs matter here, and each is checked below.
+swift package dump-symbol-graph --minimum-access-level public >"$graphs/dump.log" 2>&1 || true
 source_dir="$(swift build --show-bin-path)/../symbolgraph"
 mkdir -p "$output"
 status=0
 targets="IAPCore IAPCrypto IAPStorageFile IAPStoragePostgres IAPTransportURLSession IAPTesting"
 for target in $targets; do
+    if [ ! -f "$source_dir/$target.symbols.json" ]; then
+        echo "no symbol graph for $target:" >&2
+        grep -E "error" "$graphs/dump.log" | head -20 >&2
+        exit 1
+    fi
     mkdir -p "$graphs/$target"
     cp "$source_dir/$target".symbols.json "$source_dir/$target"@*.symbols.json "$graphs/$target/" 2>/dev/null || true
     log="$graphs/$target.log"

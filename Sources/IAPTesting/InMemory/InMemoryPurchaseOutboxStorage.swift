@@ -7,7 +7,7 @@ public import IAPCore
 import Synchronization
 
 /// A ``PurchaseOutboxStorage`` in memory, for tests: keep one and hand it to a new coordinator to simulate an app
-/// restart; ``failSaves(_:)`` simulates a full disk.
+/// restart; ``failSaves(_:after:)`` simulates a full disk.
 public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
     private struct State {
         var data: Data?
