@@ -169,3 +169,43 @@ func eventually(
     Issue.record("timed out waiting until \(what)")
     throw CancellationError()
 }
+
+/// A device whose updates the test sends itself, to order them against other calls; everything else is the
+/// simulated device's.
+struct ScriptedUpdatesStoreClient: StoreClient {
+    let device: SimulatedStoreClient
+    let updates: AsyncStream<String>
+    let continuation: AsyncStream<String>.Continuation
+
+    init(device: SimulatedStoreClient) {
+        self.device = device
+        (updates, continuation) = AsyncStream.makeStream(of: String.self)
+    }
+
+    /// Sends a signed transaction through the updates.
+    func send(_ signedTransaction: String) {
+        continuation.yield(signedTransaction)
+    }
+
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { updates }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        try await device.requestRefund(transactionId: transactionId)
+    }
+}

@@ -308,6 +308,78 @@ struct PurchaseCoordinatorTests {
         #expect(try await world.isFinished(item.transactionId))
     }
 
+    @Test("a refund the history saw first is still submitted to the server before it is finished")
+    func refundSeenByHistoryFirst() async throws {
+        let world = try AppWorld()
+        let store = ScriptedUpdatesStoreClient(device: SimulatedStoreClient(store: world.appStore, account: "alice"))
+        let app = PurchaseCoordinator(
+            store: store,
+            delivery: world.delivery(),
+            outbox: InMemoryPurchaseOutboxStorage(),
+            configuration: AppWorld.configuration,
+            clock: world.clock
+        )
+        try await app.start(signedInUser: "alice")
+        guard case .delivered(let item) = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the purchase was not delivered")
+            return
+        }
+        try await world.appStore.refund(transactionId: item.transactionId)
+
+        // The history screen reads the store's list, revocation included, before the update arrives.
+        try await app.refreshHistory()
+        #expect(try await app.history().items.first?.isRevoked == true)
+        let revoked = try #require(
+            try await world.transactions(of: "alice").first { $0.transaction.transactionId == item.transactionId }
+        )
+        store.send(revoked.transaction.signedTransaction)
+
+        try await eventually("the revocation reached the server") { world.revokes.count == 1 }
+        try await eventually("the refund is settled") {
+            try await app.history().items.first?.delivery == .revoked
+        }
+    }
+
+    @Test("a refund the history saw first does not label a delivery the server granted as revoked")
+    func deliveryAfterRefundSeenByHistory() async throws {
+        let world = try AppWorld()
+        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let store = ScriptedUpdatesStoreClient(device: phone)
+        let app = PurchaseCoordinator(
+            store: store,
+            delivery: world.delivery(),
+            outbox: InMemoryPurchaseOutboxStorage(),
+            configuration: AppWorld.configuration,
+            clock: world.clock
+        )
+        try await app.start(signedInUser: "alice")
+        world.transport.setReachable(false)
+        guard case .pending = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the purchase should wait for the server")
+            return
+        }
+        let transactionId = try #require(try await app.pendingDeliveries().first?.transactionId)
+        try await world.appStore.refund(transactionId: transactionId)
+        try await app.refreshHistory()
+
+        // The outbox still holds the purchase as bought: the server grants it, it does not revoke it.
+        world.transport.setReachable(true)
+        try await app.drainOutbox(force: true)
+        #expect(world.grants.count == 1)
+        #expect(world.revokes.isEmpty)
+        #expect(try await app.history().items.first?.delivery == .delivered)
+
+        // The revocation then arrives through the updates, and only the server's answer settles it.
+        let revoked = try #require(
+            try await world.transactions(of: "alice").first { $0.transaction.transactionId == transactionId }
+        )
+        store.send(revoked.transaction.signedTransaction)
+        try await eventually("the revocation reached the server") { world.revokes.count == 1 }
+        try await eventually("the refund is settled") {
+            try await app.history().items.first?.delivery == .revoked
+        }
+    }
+
     @Test("two devices of one account: each sees the other's purchases, delivered once")
     func twoDevices() async throws {
         let world = try AppWorld()

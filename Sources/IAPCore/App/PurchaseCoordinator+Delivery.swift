@@ -61,11 +61,11 @@ extension PurchaseCoordinator {
         }
         let id = transaction.transactionId
         if outbox.entries[id] == nil, let known = outbox.history[id],
-            known.delivery == .delivered || known.delivery == .revoked,
-            (transaction.payload.revocationDate != nil) == known.isRevoked
+            known.delivery == (transaction.payload.revocationDate != nil ? .revoked : .delivered)
         {
             // The server confirmed this state of the transaction before (an unfinished copy re-sent at launch):
-            // only the finish may be missing.
+            // only the finish may be missing. The cache's revocation date proves nothing: the store's list may
+            // have brought it before the server heard of the refund.
             mergeIntoHistory(transaction)
             try? await persist()
             try? await store.finish(transactionId: id)
@@ -181,7 +181,8 @@ extension PurchaseCoordinator {
         // Submitted again when newer signed data (a refund) arrived while a submission ran.
         for _ in 0..<4 {
             guard let entry = outbox.entries[transactionId] else { return .busy }
-            var revoked = outbox.history[transactionId]?.isRevoked ?? false
+            // What the server said, not what the cache read from the store's list.
+            var revoked = outbox.history[transactionId]?.delivery == .revoked
             if entry.state != .confirmed {
                 let submission = TransactionSubmission(
                     signedTransaction: entry.signedTransaction,
