@@ -411,6 +411,45 @@ struct PurchaseCoordinatorTests {
         #expect(world.wallet.balance("alice") == 101)
     }
 
+    @Test("with derived tokens, a purchase of another user seen on a device is not given to its signed-in user")
+    func derivedTokenOfAnotherUser() async throws {
+        let world = try AppWorld()
+        var configuration = AppWorld.configuration
+        configuration.appAccountTokenNamespace = UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10")
+        func launch(_ device: SimulatedStoreClient, user: String) async throws -> PurchaseCoordinator {
+            let coordinator = PurchaseCoordinator(
+                store: device,
+                delivery: world.delivery(),
+                outbox: InMemoryPurchaseOutboxStorage(),
+                configuration: configuration,
+                clock: world.clock
+            )
+            try await coordinator.start(signedInUser: user)
+            return coordinator
+        }
+        // One App Store account, two people of the app: alice on the phone, bob on the shared tablet.
+        let phoneApp = try await launch(SimulatedStoreClient(store: world.appStore, account: "family"), user: "alice")
+        let tabletApp = try await launch(SimulatedStoreClient(store: world.appStore, account: "family"), user: "bob")
+
+        guard case .delivered(let bought) = await phoneApp.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the phone's purchase was not delivered")
+            return
+        }
+        try await eventually("the tablet saw the phone's purchase") {
+            try await tabletApp.history().items.contains { $0.transactionId == bought.transactionId }
+        }
+        try await eventually("the tablet settled it with the server") {
+            try await tabletApp.pendingDeliveries().isEmpty
+        }
+        #expect(world.grants.map(\.userId) == ["alice"])
+        #expect(try await tabletApp.history(for: "bob").items.isEmpty)
+        let submittedForBob = try world.transport.requests.contains { request in
+            let body = try JSONDecoder().decode(TransactionSubmission.self, from: request.body ?? Data())
+            return body.userId == "bob"
+        }
+        #expect(!submittedForBob)
+    }
+
     @Test("a server that rejects (bundle mismatch) leaves the transaction unfinished and reported")
     func serverRejects() async throws {
         let world = try AppWorld(serverBundleId: "com.example.other")
