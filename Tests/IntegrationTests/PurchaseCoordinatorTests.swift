@@ -380,6 +380,40 @@ struct PurchaseCoordinatorTests {
         }
     }
 
+    @Test("a revocation settled while the refund sheet was open leaves no refund-requested mark behind")
+    func revokedWhileRefundSheetOpen() async throws {
+        let world = try AppWorld()
+        let appStore = world.appStore
+        let coordinator = Box<PurchaseCoordinator>()
+        let store = RefundSheetStoreClient(device: SimulatedStoreClient(store: appStore, account: "alice")) { id in
+            // The App Store settles an earlier refund request while this sheet is still open.
+            try await appStore.refund(transactionId: id)
+            let app = try #require(coordinator.value)
+            try await eventually("the revocation is settled") {
+                try await app.history().items.first?.delivery == .revoked
+            }
+        }
+        let app = PurchaseCoordinator(
+            store: store,
+            delivery: world.delivery(),
+            outbox: InMemoryPurchaseOutboxStorage(),
+            configuration: AppWorld.configuration,
+            clock: world.clock
+        )
+        coordinator.set(app)
+        try await app.start(signedInUser: "alice")
+        guard case .delivered(let item) = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the purchase was not delivered")
+            return
+        }
+
+        #expect(try await app.requestRefund(transactionId: item.transactionId) == .success)
+
+        #expect(world.revokes.count == 1)
+        #expect(try await !app.isRefundRequested(transactionId: item.transactionId))
+        #expect(try await app.history().items.first?.refundRequestedAt == nil)
+    }
+
     @Test("two devices of one account: each sees the other's purchases, delivered once")
     func twoDevices() async throws {
         let world = try AppWorld()
