@@ -11,12 +11,14 @@
     public import Foundation
 #endif
 public import IAPCore
+import Synchronization
 
 /// A ``PurchaseOutboxStorage`` in one small file, replaced atomically on every save.
 ///
 /// A save writes the new bytes to `<path>.tmp`, flushes them to the device (`fsync`), renames the temporary file
 /// over `<path>` and flushes the directory. A crash at any point leaves either the old file or the new one, whole;
-/// a leftover temporary file is ignored and overwritten by the next save.
+/// a leftover temporary file is ignored and overwritten by the next save. Saves made at the same time in one process
+/// run one after the other; two processes must not share the file.
 ///
 /// ```swift
 /// let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
@@ -71,6 +73,14 @@ public struct FilePurchaseOutboxStorage: PurchaseOutboxStorage {
     /// - Parameter data: The new bytes.
     /// - Throws: ``IAPError`` `storageFailure`; the previous file is then untouched.
     public func save(_ data: Data) async throws {
+        // Two saves sharing `<path>.tmp` at once would rename a file the other is still writing.
+        try Self.saveLock.withLock { _ in try replace(with: data) }
+    }
+
+    /// Serializes the saves of this process: they all write through the same temporary file.
+    private static let saveLock = Mutex(())
+
+    private func replace(with data: Data) throws {
         let directory = Self.directory(of: path)
         try SystemFile.createDirectory(directory)
         let temporary = path + ".tmp"

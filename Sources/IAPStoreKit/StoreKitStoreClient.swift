@@ -44,7 +44,8 @@
         /// Creates the client.
         ///
         /// - Parameter refundSheetAnchor: Returns the window scene (view controller on macOS) the refund sheet is
-        ///   shown in; without it ``requestRefund(transactionId:)`` fails.
+        ///   shown in; without it ``requestRefund(transactionId:)`` fails. On visionOS, which has no scene-less
+        ///   purchase, purchases are confirmed in this scene too (`purchase(confirmIn:options:)`), and fail without it.
         public init(refundSheetAnchor: (@MainActor @Sendable () -> RefundSheetAnchor?)? = nil) {
             self.refundSheetAnchor = refundSheetAnchor
         }
@@ -72,7 +73,8 @@
             }
         }
 
-        /// Buys with `product.purchase(options: [.appAccountToken(_), .quantity(_)])`.
+        /// Buys with `product.purchase(options: [.appAccountToken(_), .quantity(_)])` (on visionOS
+        /// `product.purchase(confirmIn:options:)` in the anchor's scene).
         ///
         /// - Parameters:
         ///   - productId: The product.
@@ -91,9 +93,15 @@
             guard let product else {
                 throw IAPError(.unknownProduct, "StoreKit returned no product '\(productId)'")
             }
+            let options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken), .quantity(quantity)]
             let result: Product.PurchaseResult
             do {
-                result = try await product.purchase(options: [.appAccountToken(appAccountToken), .quantity(quantity)])
+                #if os(visionOS)
+                    // visionOS has no scene-less purchase: the confirmation sheet needs the scene to show in.
+                    result = try await Self.purchase(product, options: options, anchor: refundSheetAnchor)
+                #else
+                    result = try await product.purchase(options: options)
+                #endif
             } catch {
                 throw Self.map(error)
             }
@@ -196,6 +204,23 @@
             return try await Self.presentRefundSheet(for: id, anchor: refundSheetAnchor)
         }
 
+        #if os(visionOS)
+            @MainActor
+            private static func purchase(
+                _ product: Product,
+                options: Set<Product.PurchaseOption>,
+                anchor: (@MainActor @Sendable () -> RefundSheetAnchor?)?
+            ) async throws -> Product.PurchaseResult {
+                guard let scene = anchor?() else {
+                    throw IAPError(
+                        .invalidConfiguration,
+                        "on visionOS StoreKitStoreClient needs a window scene (refundSheetAnchor) to confirm purchases in"
+                    )
+                }
+                return try await product.purchase(confirmIn: scene, options: options)
+            }
+        #endif
+
         @MainActor
         private static func presentRefundSheet(
             for id: UInt64,
@@ -214,7 +239,8 @@
                 switch status {
                 case .success: return .success
                 case .userCancelled: return .userCancelled
-                @unknown default: return .success
+                // An answer this version does not know is not taken for a sent request.
+                @unknown default: return .userCancelled
                 }
             #else
                 _ = (id, anchor)

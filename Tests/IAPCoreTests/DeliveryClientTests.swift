@@ -52,6 +52,21 @@ struct DeliveryClientTests {
         #expect(!result.finish)
     }
 
+    @Test("a settled outcome is taken as settled only from a 200 that says finish true")
+    func settledNeedsFinishAnd200() async throws {
+        let answers: [(Int, String)] = [
+            (200, #"{"outcome":"delivered","transactionId":"7","finish":false}"#),
+            (200, #"{"outcome":"alreadyDelivered","transactionId":"7"}"#),
+            (201, #"{"outcome":"delivered","transactionId":"7","finish":true}"#),
+            (203, #"{"outcome":"revoked","transactionId":"7","finish":true}"#),
+        ]
+        for (status, body) in answers {
+            let result = try await submit(status: status, body: body)
+            #expect(!result.finish, "\(status) \(body)")
+            #expect(result.isRetryable, "\(status) \(body)")
+        }
+    }
+
     @Test("a 4xx rejection keeps the server's error code and is not retryable")
     func rejected() async throws {
         let result = try await submit(

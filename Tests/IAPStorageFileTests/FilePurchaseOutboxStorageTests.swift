@@ -49,4 +49,32 @@ struct FilePurchaseOutboxStorageTests {
             #expect(try await storage.load() == Data("old".utf8))
         }
     }
+
+    @Test("saves made at the same time never fail, and every read finds one whole saved outbox")
+    func concurrentSaves() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.path + "/outbox.json"
+            let payloads = (0..<8).map { Data(String(repeating: "\($0)", count: 1 + $0 * 20_000).utf8) }
+            try await FilePurchaseOutboxStorage(path: path).save(payloads[0])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        let storage = FilePurchaseOutboxStorage(path: path)
+                        for round in 0..<25 {
+                            try await storage.save(payloads[(writer + round) % payloads.count])
+                        }
+                    }
+                }
+                group.addTask {
+                    let storage = FilePurchaseOutboxStorage(path: path)
+                    for _ in 0..<100 {
+                        let read = try await storage.load()
+                        #expect(read.map(payloads.contains) == true)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await FilePurchaseOutboxStorage(path: path).load().map(payloads.contains) == true)
+        }
+    }
 }

@@ -116,6 +116,35 @@ struct SimulatedStoreClientTests {
         #expect(try await relaunched.currentEntitlements().count == 1)
     }
 
+    @Test("finishing is idempotent, as StoreKit's: an unknown transaction or another account's is left alone")
+    func finishIsIdempotent() async throws {
+        let harness = try StoreHarness()
+        let phone = SimulatedStoreClient(store: harness.store, account: "alice")
+        let otherPhone = SimulatedStoreClient(store: harness.store, account: "bob")
+        let bought = try await phone.purchase(
+            productId: SimulatedCatalog.coins,
+            appAccountToken: UUID(),
+            quantity: 1
+        )
+        guard case .success(let signed) = bought else {
+            Issue.record("expected a success, got \(bought)")
+            return
+        }
+        let transactionId = try harness.verifier.transaction(signed).transactionId ?? ""
+        func isFinished() async throws -> Bool {
+            try await harness.store.accountTransactions(ofAccount: "alice")
+                .first { $0.transaction.transactionId == transactionId }?.isFinished ?? false
+        }
+
+        try await phone.finish(transactionId: "9999999999")
+        try await otherPhone.finish(transactionId: transactionId)
+        #expect(try await !isFinished())
+
+        try await phone.finish(transactionId: transactionId)
+        try await phone.finish(transactionId: transactionId)
+        #expect(try await isFinished())
+    }
+
     @Test("offline, products, purchases, sync and refund requests fail with a retryable transport error")
     func offline() async throws {
         let harness = try StoreHarness()

@@ -169,3 +169,85 @@ func eventually(
     Issue.record("timed out waiting until \(what)")
     throw CancellationError()
 }
+
+/// A device whose updates the test sends itself, to order them against other calls; everything else is the
+/// simulated device's.
+struct ScriptedUpdatesStoreClient: StoreClient {
+    let device: SimulatedStoreClient
+    let updates: AsyncStream<String>
+    let continuation: AsyncStream<String>.Continuation
+
+    init(device: SimulatedStoreClient) {
+        self.device = device
+        (updates, continuation) = AsyncStream.makeStream(of: String.self)
+    }
+
+    /// Sends a signed transaction through the updates.
+    func send(_ signedTransaction: String) {
+        continuation.yield(signedTransaction)
+    }
+
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { updates }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        try await device.requestRefund(transactionId: transactionId)
+    }
+}
+
+/// A device whose refund sheet stays open while `whileSheetIsOpen` runs; everything else is the simulated
+/// device's.
+struct RefundSheetStoreClient: StoreClient {
+    let device: SimulatedStoreClient
+    let whileSheetIsOpen: @Sendable (String) async throws -> Void
+
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        let status = try await device.requestRefund(transactionId: transactionId)
+        try await whileSheetIsOpen(transactionId)
+        return status
+    }
+}
+
+/// A value set once by the test and read by a task it started.
+final class Box<Value: Sendable>: Sendable {
+    private let state = Mutex<Value?>(nil)
+
+    var value: Value? { state.withLock { $0 } }
+
+    func set(_ value: Value) {
+        state.withLock { $0 = value }
+    }
+}

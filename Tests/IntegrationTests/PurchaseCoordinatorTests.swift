@@ -308,6 +308,112 @@ struct PurchaseCoordinatorTests {
         #expect(try await world.isFinished(item.transactionId))
     }
 
+    @Test("a refund the history saw first is still submitted to the server before it is finished")
+    func refundSeenByHistoryFirst() async throws {
+        let world = try AppWorld()
+        let store = ScriptedUpdatesStoreClient(device: SimulatedStoreClient(store: world.appStore, account: "alice"))
+        let app = PurchaseCoordinator(
+            store: store,
+            delivery: world.delivery(),
+            outbox: InMemoryPurchaseOutboxStorage(),
+            configuration: AppWorld.configuration,
+            clock: world.clock
+        )
+        try await app.start(signedInUser: "alice")
+        guard case .delivered(let item) = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the purchase was not delivered")
+            return
+        }
+        try await world.appStore.refund(transactionId: item.transactionId)
+
+        // The history screen reads the store's list, revocation included, before the update arrives.
+        try await app.refreshHistory()
+        #expect(try await app.history().items.first?.isRevoked == true)
+        let revoked = try #require(
+            try await world.transactions(of: "alice").first { $0.transaction.transactionId == item.transactionId }
+        )
+        store.send(revoked.transaction.signedTransaction)
+
+        try await eventually("the revocation reached the server") { world.revokes.count == 1 }
+        try await eventually("the refund is settled") {
+            try await app.history().items.first?.delivery == .revoked
+        }
+    }
+
+    @Test("a refund the history saw first does not label a delivery the server granted as revoked")
+    func deliveryAfterRefundSeenByHistory() async throws {
+        let world = try AppWorld()
+        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let store = ScriptedUpdatesStoreClient(device: phone)
+        let app = PurchaseCoordinator(
+            store: store,
+            delivery: world.delivery(),
+            outbox: InMemoryPurchaseOutboxStorage(),
+            configuration: AppWorld.configuration,
+            clock: world.clock
+        )
+        try await app.start(signedInUser: "alice")
+        world.transport.setReachable(false)
+        guard case .pending = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the purchase should wait for the server")
+            return
+        }
+        let transactionId = try #require(try await app.pendingDeliveries().first?.transactionId)
+        try await world.appStore.refund(transactionId: transactionId)
+        try await app.refreshHistory()
+
+        // The outbox still holds the purchase as bought: the server grants it, it does not revoke it.
+        world.transport.setReachable(true)
+        try await app.drainOutbox(force: true)
+        #expect(world.grants.count == 1)
+        #expect(world.revokes.isEmpty)
+        #expect(try await app.history().items.first?.delivery == .delivered)
+
+        // The revocation then arrives through the updates, and only the server's answer settles it.
+        let revoked = try #require(
+            try await world.transactions(of: "alice").first { $0.transaction.transactionId == transactionId }
+        )
+        store.send(revoked.transaction.signedTransaction)
+        try await eventually("the revocation reached the server") { world.revokes.count == 1 }
+        try await eventually("the refund is settled") {
+            try await app.history().items.first?.delivery == .revoked
+        }
+    }
+
+    @Test("a revocation settled while the refund sheet was open leaves no refund-requested mark behind")
+    func revokedWhileRefundSheetOpen() async throws {
+        let world = try AppWorld()
+        let appStore = world.appStore
+        let coordinator = Box<PurchaseCoordinator>()
+        let store = RefundSheetStoreClient(device: SimulatedStoreClient(store: appStore, account: "alice")) { id in
+            // The App Store settles an earlier refund request while this sheet is still open.
+            try await appStore.refund(transactionId: id)
+            let app = try #require(coordinator.value)
+            try await eventually("the revocation is settled") {
+                try await app.history().items.first?.delivery == .revoked
+            }
+        }
+        let app = PurchaseCoordinator(
+            store: store,
+            delivery: world.delivery(),
+            outbox: InMemoryPurchaseOutboxStorage(),
+            configuration: AppWorld.configuration,
+            clock: world.clock
+        )
+        coordinator.set(app)
+        try await app.start(signedInUser: "alice")
+        guard case .delivered(let item) = await app.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the purchase was not delivered")
+            return
+        }
+
+        #expect(try await app.requestRefund(transactionId: item.transactionId) == .success)
+
+        #expect(world.revokes.count == 1)
+        #expect(try await !app.isRefundRequested(transactionId: item.transactionId))
+        #expect(try await app.history().items.first?.refundRequestedAt == nil)
+    }
+
     @Test("two devices of one account: each sees the other's purchases, delivered once")
     func twoDevices() async throws {
         let world = try AppWorld()
@@ -337,6 +443,45 @@ struct PurchaseCoordinatorTests {
         }
         #expect(world.grants.count == 2)
         #expect(world.wallet.balance("alice") == 101)
+    }
+
+    @Test("with derived tokens, a purchase of another user seen on a device is not given to its signed-in user")
+    func derivedTokenOfAnotherUser() async throws {
+        let world = try AppWorld()
+        var configuration = AppWorld.configuration
+        configuration.appAccountTokenNamespace = UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10")
+        func launch(_ device: SimulatedStoreClient, user: String) async throws -> PurchaseCoordinator {
+            let coordinator = PurchaseCoordinator(
+                store: device,
+                delivery: world.delivery(),
+                outbox: InMemoryPurchaseOutboxStorage(),
+                configuration: configuration,
+                clock: world.clock
+            )
+            try await coordinator.start(signedInUser: user)
+            return coordinator
+        }
+        // One App Store account, two people of the app: alice on the phone, bob on the shared tablet.
+        let phoneApp = try await launch(SimulatedStoreClient(store: world.appStore, account: "family"), user: "alice")
+        let tabletApp = try await launch(SimulatedStoreClient(store: world.appStore, account: "family"), user: "bob")
+
+        guard case .delivered(let bought) = await phoneApp.purchase(productId: AppWorld.premium, for: "alice") else {
+            Issue.record("the phone's purchase was not delivered")
+            return
+        }
+        try await eventually("the tablet saw the phone's purchase") {
+            try await tabletApp.history().items.contains { $0.transactionId == bought.transactionId }
+        }
+        try await eventually("the tablet settled it with the server") {
+            try await tabletApp.pendingDeliveries().isEmpty
+        }
+        #expect(world.grants.map(\.userId) == ["alice"])
+        #expect(try await tabletApp.history(for: "bob").items.isEmpty)
+        let submittedForBob = try world.transport.requests.contains { request in
+            let body = try JSONDecoder().decode(TransactionSubmission.self, from: request.body ?? Data())
+            return body.userId == "bob"
+        }
+        #expect(!submittedForBob)
     }
 
     @Test("a server that rejects (bundle mismatch) leaves the transaction unfinished and reported")

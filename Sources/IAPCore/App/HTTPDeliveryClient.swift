@@ -9,8 +9,8 @@
 ///
 /// The HTTP status decides first: `5xx`, `408` and `429` are rejections that may pass (the purchase is kept and
 /// submitted again); any other `4xx` is a rejection (`deliveryRejected`, or the code the server's JSON names);
-/// `200` and `202` carry the outcome in their JSON body. An answer whose body cannot be read is never taken for
-/// a delivery.
+/// `200` and `202` carry the outcome in their JSON body. Only a `200` whose body says `"finish": true` is taken
+/// as settled, and an answer whose body cannot be read is never taken for a delivery.
 public struct HTTPDeliveryClient: DeliveryClient {
     /// The server's base URL, such as `https://api.example.com`.
     public let baseURL: URL
@@ -116,10 +116,26 @@ public struct HTTPDeliveryClient: DeliveryClient {
                 retryable: true
             )
         }
-        if status == 202, decoded.finish {
-            // A settled outcome must come with 200; anything else is not taken as settled.
-            return TransactionSubmissionResult(outcome: .pending, transactionId: decoded.transactionId)
+        if decoded.finish,
+            status != 200 || (try? JSONDecoder().decode(FinishFlag.self, from: response.body))?.finish != true
+        {
+            // A settled outcome must come with 200 and `"finish": true`; anything else is not taken as settled.
+            return TransactionSubmissionResult(
+                outcome: .pending,
+                transactionId: decoded.transactionId,
+                error: IAPError(
+                    .deliveryRejected,
+                    "the delivery server answered \(status) \(decoded.outcome.rawValue) without \"finish\": true; "
+                        + "nothing is finished",
+                    isRetryable: true
+                )
+            )
         }
         return decoded
+    }
+
+    /// The answer's `finish` field, which ``TransactionSubmissionResult`` derives from the outcome instead.
+    private struct FinishFlag: Decodable {
+        var finish: Bool?
     }
 }

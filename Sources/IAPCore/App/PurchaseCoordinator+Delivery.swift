@@ -61,11 +61,11 @@ extension PurchaseCoordinator {
         }
         let id = transaction.transactionId
         if outbox.entries[id] == nil, let known = outbox.history[id],
-            known.delivery == .delivered || known.delivery == .revoked,
-            (transaction.payload.revocationDate != nil) == known.isRevoked
+            known.delivery == (transaction.payload.revocationDate != nil ? .revoked : .delivered)
         {
             // The server confirmed this state of the transaction before (an unfinished copy re-sent at launch):
-            // only the finish may be missing.
+            // only the finish may be missing. The cache's revocation date proves nothing: the store's list may
+            // have brought it before the server heard of the refund.
             mergeIntoHistory(transaction)
             try? await persist()
             try? await store.finish(transactionId: id)
@@ -119,7 +119,7 @@ extension PurchaseCoordinator {
     }
 
     /// The user and order of a transaction the app did not just buy: the saved purchase it completes, the owner
-    /// of its appAccountToken, the signed-in user if the token is derived from them, or the signed-in user.
+    /// of its appAccountToken, or the signed-in user (see ``fallbackUser(forToken:)``).
     func resolveContext(of transaction: UnverifiedTransaction) -> (userId: String?, orderId: String?) {
         if let known = outbox.history[transaction.transactionId], let user = known.userId {
             return (user, known.orderId)
@@ -136,12 +136,16 @@ extension PurchaseCoordinator {
         if let owner = outbox.tokenOwners[token] {
             return (owner, nil)
         }
-        if let namespace = configuration.appAccountTokenNamespace, let user = signedInUser,
-            AppAccountToken.derive(from: user, namespace: namespace).uuidString.lowercased() == token
-        {
-            return (user, nil)
-        }
-        return (signedInUser, nil)
+        return (fallbackUser(forToken: token), nil)
+    }
+
+    /// The signed-in user, as the owner of a transaction nothing else names; `nil` when tokens are derived
+    /// (``Configuration/appAccountTokenNamespace``) and the transaction's is not the signed-in user's: it is then
+    /// another user's purchase, and the server resolves its owner from the token's binding.
+    func fallbackUser(forToken token: String?) -> String? {
+        guard let user = signedInUser else { return nil }
+        guard let namespace = configuration.appAccountTokenNamespace, let token else { return user }
+        return AppAccountToken.derive(from: user, namespace: namespace).uuidString.lowercased() == token ? user : nil
     }
 
     /// Puts a transaction's newest claims in the history cache, keeping what the app knows about it.
@@ -181,11 +185,13 @@ extension PurchaseCoordinator {
         // Submitted again when newer signed data (a refund) arrived while a submission ran.
         for _ in 0..<4 {
             guard let entry = outbox.entries[transactionId] else { return .busy }
-            var revoked = outbox.history[transactionId]?.isRevoked ?? false
+            // What the server said, not what the cache read from the store's list.
+            var revoked = outbox.history[transactionId]?.delivery == .revoked
             if entry.state != .confirmed {
+                let token = (try? UnverifiedTransaction(signedTransaction: entry.signedTransaction))?.appAccountToken
                 let submission = TransactionSubmission(
                     signedTransaction: entry.signedTransaction,
-                    userId: entry.userId ?? signedInUser,
+                    userId: entry.userId ?? fallbackUser(forToken: token),
                     orderId: entry.orderId
                 )
                 let result: TransactionSubmissionResult

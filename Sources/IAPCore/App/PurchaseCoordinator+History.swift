@@ -59,7 +59,8 @@ extension PurchaseCoordinator {
     public func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
         try await loadIfNeeded()
         let status = try await store.requestRefund(transactionId: transactionId)
-        if status == .success {
+        // The revocation may have arrived while the sheet was open: nothing is left to wait for then.
+        if status == .success, outbox.history[transactionId]?.isRevoked != true {
             let now = clock.now
             outbox.refundRequests[transactionId] = now
             outbox.history[transactionId]?.refundRequestedAt = now

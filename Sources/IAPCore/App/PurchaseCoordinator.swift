@@ -16,8 +16,9 @@
 ///   backoff (``Configuration/retryPolicy``). Nothing leaves it before the server confirmed.
 /// - The updates listener, started once by ``start(signedInUser:)``, sends renewals, Ask to Buy approvals,
 ///   refunds, purchases from other devices and the unfinished transactions of an earlier run down the same path.
-///   Their user comes from the purchase's saved context, the appAccountToken's owner, a token derived
-///   (``AppAccountToken/derive(from:namespace:)``) from the signed-in user, or the signed-in user.
+///   Their user comes from the purchase's saved context, the appAccountToken's owner, or the signed-in user —
+///   unless tokens are derived (``AppAccountToken/derive(from:namespace:)``) and this one is not derived from
+///   the signed-in user: the server then resolves the owner from the token's binding.
 /// - ``restore()`` syncs, then submits the current entitlements the server has not confirmed to this device.
 /// - ``requestRefund(transactionId:)`` marks the purchase "refund requested" until the revocation arrives.
 /// - ``history(for:after:limit:)`` pages the order history, newest first, from a local cache kept up to date by

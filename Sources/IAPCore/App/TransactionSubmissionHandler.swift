@@ -42,7 +42,7 @@ public struct TransactionSubmissionResponse: Sendable, Hashable {
 /// ```swift
 /// // In any HTTP framework's route for POST /iap/v1/transactions:
 /// let response = await handler.handle(body: requestBody, authenticatedUserId: signedIn.userId)
-/// return HTTPResponse(status: response.status, contentType: "application/json", body: response.body)
+/// return Response(status: response.status, contentType: TransactionSubmissionResponse.contentType, body: response.body)
 /// ```
 public final class TransactionSubmissionHandler: Sendable {
     private let pipeline: DeliveryPipeline

@@ -196,16 +196,16 @@ public actor SimulatedStoreClient: StoreClient {
         return order.compactMap { latest[$0]?.signedTransaction }
     }
 
-    /// Finishes a transaction; finishing a finished one does nothing.
+    /// Finishes a transaction of the device's account; like StoreKit, finishing a finished, unknown or other
+    /// account's transaction does nothing.
     ///
     /// - Parameter transactionId: The transaction.
-    /// - Throws: ``IAPError`` `.notFound` for an unknown transaction.
+    /// - Throws: ``IAPError`` if the store cannot be read.
     public func finish(transactionId: String) async throws {
-        do {
-            try await store.finishTransaction(transactionId: transactionId)
-        } catch let error as IAPError {
-            throw IAPError(.notFound, "the store has no transaction \(transactionId): \(error.message)")
-        }
+        let owned = try await store.accountTransactions(ofAccount: account)
+            .contains { $0.transaction.transactionId == transactionId }
+        guard owned else { return }
+        try await store.finishTransaction(transactionId: transactionId)
     }
 
     /// Syncs with the store (nothing to bring over in a simulation, but it fails offline).
