@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A throw-away PostgreSQL server on loopback, for the tests and benchmarks of IAPStoragePostgres.
 #
-#   Scripts/postgres-server.sh start    initdb a temporary data directory, start the server, print its URL
+#   Scripts/postgres-server.sh start [--stop-after PID]
+#                                       initdb a temporary data directory, start the server, print its URL;
+#                                       with --stop-after, a watcher stops it once process PID has exited
 #   Scripts/postgres-server.sh stop     stop the server and delete the data directory
 #   Scripts/postgres-server.sh url      print the URL of a running server
 #
@@ -42,9 +44,34 @@ running() {
     [ -f "$base/data/postmaster.pid" ] && as_owner "${bindir}pg_ctl" -D "$base/data" status >/dev/null 2>&1
 }
 
+# Closes every descriptor this script inherited beyond stdin, stdout and stderr (and bash's own 255), so that the
+# server and the watcher, which outlive the script, hold none of the caller's: a caller waiting for the end of its
+# child's pipes or sockets (Foundation's Process does) would otherwise wait for the server.
+close_inherited() {
+    local fd
+    for fd in $(ls /proc/$$/fd 2>/dev/null); do
+        if [ "$fd" -gt 2 ] && [ "$fd" != 255 ]; then
+            eval "exec $fd>&-" 2>/dev/null || true
+        fi
+    done
+}
+
+# Stops the server (this script's `stop`, same port and directory) once a process has exited.
+watch_process() {
+    local pid=$1
+    IAP_POSTGRES_PORT=$port IAP_POSTGRES_DIR=$base nohup bash -c \
+        "while kill -0 $pid 2>/dev/null; do sleep 2; done; '$0' stop" >/dev/null 2>&1 &
+}
+
 case "${1:-}" in
 start)
+    close_inherited
+    stop_after=""
+    if [ "${2:-}" = "--stop-after" ]; then
+        stop_after=${3:?--stop-after needs a process id}
+    fi
     if running; then
+        [ -n "$stop_after" ] && watch_process "$stop_after"
         echo "$url"
         exit 0
     fi
@@ -66,6 +93,7 @@ start)
         cat "$base/server.log" >&2
         exit 1
     }
+    [ -n "$stop_after" ] && watch_process "$stop_after"
     echo "$url"
     ;;
 stop)
