@@ -81,6 +81,8 @@ struct SupportCommandTests {
         #expect(item["owner"] as? String == "alice")
         #expect(item["ownerSource"] as? String == "appAccountToken")
         #expect(item["delivered"] as? Bool == false)
+        // Looking changes nothing, not even the audit log.
+        #expect(!FileManager.default.fileExists(atPath: desk.data.appending(path: "support-audit.jsonl").path))
 
         let redeliver = [orderId, "--data", desk.data.path, "--json", "--redeliver", "--operator", "agent-7"]
         let first = try desk.support(redeliver)

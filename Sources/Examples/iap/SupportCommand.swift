@@ -111,8 +111,9 @@ enum SupportCommand {
             try parsed.value("audit") ?? ledger.directory?.appendingPathComponent("support-audit.jsonl").path
         let auditLog: FileSupportAuditLog?
         do {
-            // A lookup writes no audit entry; only a redelivery needs the file (and it was checked above).
-            auditLog = try auditPath.map { try FileSupportAuditLog(path: $0) }
+            // A lookup writes no audit entry, so it neither creates nor locks the file; a redelivery needs it (and
+            // its path was checked above).
+            auditLog = redeliver ? try auditPath.map { try FileSupportAuditLog(path: $0) } : nil
         } catch {
             await ledger.close()
             throw error
