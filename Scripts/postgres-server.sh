@@ -56,11 +56,32 @@ close_inherited() {
     done
 }
 
-# Stops the server (this script's `stop`, same port and directory) once a process has exited.
-watch_process() {
-    local pid=$1
-    IAP_POSTGRES_PORT=$port IAP_POSTGRES_DIR=$base nohup bash -c \
-        "while kill -0 $pid 2>/dev/null; do sleep 2; done; '$0' stop" >/dev/null 2>&1 &
+# Several test processes may share one server (a new one reuses the running server), so each process that asked
+# for it is recorded in $base.holders, and the server stops once none of them is alive. A lock ($base.lock) orders
+# a start that joins the server against a watcher that stops it. No process that outlives this script may keep the
+# lock's descriptor, so the server and the watcher are started with it closed.
+lockfile="$base.lock"
+holders="$base.holders"
+
+take_lock() {
+    exec 9>"$lockfile"
+    flock 9
+}
+
+any_holder_alive() {
+    local pid
+    for pid in $(cat "$holders" 2>/dev/null); do
+        if kill -0 "$pid" 2>/dev/null; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Records a process as a user of the server, and starts the watcher (one per server is enough; more are harmless).
+hold_for() {
+    echo "$1" >>"$holders"
+    IAP_POSTGRES_PORT=$port IAP_POSTGRES_DIR=$base nohup "$0" watch >/dev/null 2>&1 9>&- &
 }
 
 case "${1:-}" in
@@ -70,12 +91,15 @@ start)
     if [ "${2:-}" = "--stop-after" ]; then
         stop_after=${3:?--stop-after needs a process id}
     fi
+    take_lock
     if running; then
-        [ -n "$stop_after" ] && watch_process "$stop_after"
+        if [ -n "$stop_after" ]; then
+            hold_for "$stop_after"
+        fi
         echo "$url"
         exit 0
     fi
-    rm -rf "$base"
+    rm -rf "$base" "$holders"
     mkdir -p "$base"
     printf '%s\n' "$password" >"$base/password"
     if [ "$(id -u)" = 0 ]; then
@@ -89,18 +113,35 @@ start)
     }
     as_owner "${bindir}pg_ctl" -D "$base/data" -l "$base/server.log" -w -t 60 \
         -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$base -c max_connections=400" \
-        start >/dev/null || {
+        start >/dev/null 9>&- || {
         cat "$base/server.log" >&2
         exit 1
     }
-    [ -n "$stop_after" ] && watch_process "$stop_after"
+    if [ -n "$stop_after" ]; then
+        hold_for "$stop_after"
+    fi
     echo "$url"
+    ;;
+watch)
+    # Internal: started by `start --stop-after`; stops the server once no recorded process is alive.
+    while :; do
+        sleep 2
+        take_lock
+        if ! any_holder_alive; then
+            if running; then
+                as_owner "${bindir}pg_ctl" -D "$base/data" -m fast -w stop >/dev/null 9>&-
+            fi
+            rm -rf "$base" "$holders"
+            exit 0
+        fi
+        exec 9>&-
+    done
     ;;
 stop)
     if running; then
         as_owner "${bindir}pg_ctl" -D "$base/data" -m fast -w stop >/dev/null
     fi
-    rm -rf "$base"
+    rm -rf "$base" "$holders"
     ;;
 url)
     running || {
