@@ -36,11 +36,7 @@ final class DirectoryLock: Sendable {
     init(directory: String, clock: any WallClock) throws {
         let path = directory + "/LOCK"
         let file = try SystemFile.open(path, flags: O_RDWR | O_CREAT)
-        guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            guard code == EWOULDBLOCK else {
-                throw SystemFile.failure("lock", path)
-            }
+        guard try file.tryExclusiveLock() else {
             throw IAPError(.storageLocked, "the store \(directory) is locked: \(Self.describeHolder(of: file))")
         }
         let holder = Holder(pid: getpid(), host: Self.hostName(), since: clock.now)

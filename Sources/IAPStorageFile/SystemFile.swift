@@ -54,6 +54,28 @@ final class SystemFile: @unchecked Sendable {
         return SystemFile(descriptor: descriptor, path: path)
     }
 
+    /// Takes an exclusive `flock` without waiting for another holder: `true` when taken, `false` when someone else
+    /// holds it (any other failure throws).
+    ///
+    /// A lock released a moment ago can still look held for a few microseconds: while any thread of this process
+    /// spawns a child, the child holds copies of every descriptor until its `exec` closes them (`O_CLOEXEC`), and a
+    /// `flock` belongs to the open file, not the descriptor. So a refusal is tried again for up to 100 ms before
+    /// it counts; a real holder (another open store, another process) still gets the answer "held" then.
+    func tryExclusiveLock() throws -> Bool {
+        for attempt in 0..<50 {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
+                return true
+            }
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw Self.failure("lock", path)
+            }
+            if attempt < 49 {
+                usleep(2_000)
+            }
+        }
+        return false
+    }
+
     /// Writes all of `bytes`, retrying short writes and interruptions.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0

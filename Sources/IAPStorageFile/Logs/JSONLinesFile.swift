@@ -25,8 +25,11 @@ final class JSONLinesFile: @unchecked Sendable {
     init(path: String) throws {
         self.path = path
         file = try SystemFile.open(path, flags: O_RDWR | O_CREAT | O_APPEND)
-        if flock(file.descriptor, LOCK_EX | LOCK_NB) != 0 {
-            throw IAPError(.storageLocked, "\(path) is open in another process")
+        guard try file.tryExclusiveLock() else {
+            throw IAPError(
+                .storageLocked,
+                "\(path) is open elsewhere (another process, or another open log in this one)"
+            )
         }
     }
 
