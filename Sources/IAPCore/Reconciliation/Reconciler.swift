@@ -280,6 +280,41 @@ public actor Reconciler {
         return coverage.accounts.contains(account)
     }
 
+    /// Reads pages until the last one, one request per turn of the pacer, and settles every transaction that
+    /// verifies; the originals and Apple accounts it names go into `coverage`.
+    private func settlePages(
+        _ nextPage: () async throws -> (signedTransactions: [String], hasMore: Bool)?,
+        into report: inout ReconciliationReport,
+        coverage: inout Coverage,
+        seen: inout Set<String>,
+        unrecorded: inout Bool
+    ) async throws {
+        var more = true
+        while more {
+            try await pacer.waitForTurn()
+            guard let page = try await nextPage() else { break }
+            report.requests += 1
+            for (index, signed) in page.signedTransactions.enumerated() {
+                guard let transaction = await verified(signed, index: index, into: &report) else { continue }
+                if let original = transaction.originalTransactionId {
+                    coverage.originals.insert(original)
+                }
+                if let account = transaction.appTransactionId {
+                    coverage.accounts.insert(account)
+                }
+                await settle(
+                    transaction,
+                    index: index,
+                    userId: nil,
+                    into: &report,
+                    seen: &seen,
+                    unrecorded: &unrecorded
+                )
+            }
+            more = page.hasMore
+        }
+    }
+
     /// Reads a family's transaction and refund histories from its checkpoint, settles each transaction, and saves
     /// the new revisions when everything Apple answered is recorded.
     ///
@@ -311,31 +346,14 @@ public actor Reconciler {
         )
         transactionPages: while true {
             var pages = history.makeAsyncIterator()
-            var more = true
             do {
-                while more {
-                    try await pacer.waitForTurn()
-                    guard let page = try await pages.next() else { break }
-                    report.requests += 1
-                    for (index, signed) in (page.signedTransactions ?? []).enumerated() {
-                        guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-                        if let original = transaction.originalTransactionId {
-                            coverage.originals.insert(original)
-                        }
-                        if let account = transaction.appTransactionId {
-                            coverage.accounts.insert(account)
-                        }
-                        await settle(
-                            transaction,
-                            index: index,
-                            userId: nil,
-                            into: &report,
-                            seen: &seen,
-                            unrecorded: &unrecorded
-                        )
-                    }
-                    more = page.hasMore == true
-                }
+                try await settlePages(
+                    { try await pages.next().map { ($0.signedTransactions ?? [], $0.hasMore == true) } },
+                    into: &report,
+                    coverage: &coverage,
+                    seen: &seen,
+                    unrecorded: &unrecorded
+                )
                 break transactionPages
             } catch let error as IAPError where Self.refusesRevision(error, from: history.startRevision) {
                 if report.startRevision == history.startRevision {
@@ -348,25 +366,16 @@ public actor Reconciler {
         var refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: checkpoint?.refundRevision)
         refundPages: while true {
             var pages = refunds.makeAsyncIterator()
-            var more = true
             do {
-                while more {
-                    try await pacer.waitForTurn()
-                    guard let page = try await pages.next() else { break }
-                    report.requests += 1
-                    for (index, signed) in (page.signedTransactions ?? []).enumerated() {
-                        guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-                        await settle(
-                            transaction,
-                            index: index,
-                            userId: nil,
-                            into: &report,
-                            seen: &seen,
-                            unrecorded: &unrecorded
-                        )
-                    }
-                    more = page.hasMore == true
-                }
+                // Refunds name transactions of families the transaction history answered for already.
+                var refundCoverage = Coverage()
+                try await settlePages(
+                    { try await pages.next().map { ($0.signedTransactions ?? [], $0.hasMore == true) } },
+                    into: &report,
+                    coverage: &refundCoverage,
+                    seen: &seen,
+                    unrecorded: &unrecorded
+                )
                 break refundPages
             } catch let error as IAPError where Self.refusesRevision(error, from: refunds.startRevision) {
                 refunds = client.refundHistory(anyTransactionId: anyTransactionId, revision: nil)
