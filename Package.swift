@@ -6,17 +6,32 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "IAPCore", targets: ["IAPCore"]),
+        .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
+        .library(name: "IAPLegacyReceipts", targets: ["IAPLegacyReceipts"]),
+        .library(name: "IAPApp", targets: ["IAPApp"]),
+        .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
         .library(name: "IAPCrypto", targets: ["IAPCrypto"]),
         .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
         .library(name: "IAPStoragePostgres", targets: ["IAPStoragePostgres"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
-        .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
+        .library(name: "IAPInMemory", targets: ["IAPInMemory"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
     ],
     targets: [
-        // MARK: - Core
+        // MARK: - Core: models, protocols, the delivery engine (Foundation only)
         .target(name: "IAPCore"),
+
+        // MARK: - Server side
+        // The App Store Server API client, reconciliation, the support desk's order lookup, renewal extensions.
+        .target(name: "IAPServerAPI", dependencies: ["IAPCore"]),
+        // Receipts and verifyReceipt, deprecated by Apple: opt-in, for migrations.
+        .target(name: "IAPLegacyReceipts", dependencies: ["IAPCore"]),
+
+        // MARK: - App side (links no C module)
+        .target(name: "IAPApp", dependencies: ["IAPCore"]),
+        // The StoreKit 2 adapter; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
+        .target(name: "IAPStoreKit", dependencies: ["IAPApp"]),
 
         // MARK: - Backends
         .systemLibrary(
@@ -24,11 +39,8 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
-        .target(
-            name: "IAPCrypto",
-            dependencies: ["IAPCore", "CIAPOpenSSL"]
-        ),
-        .target(name: "IAPStorageFile", dependencies: ["IAPCore"]),
+        .target(name: "IAPCrypto", dependencies: ["IAPCore", "CIAPOpenSSL"]),
+        .target(name: "IAPStorageFile", dependencies: ["IAPCore", "IAPServerAPI"]),
         .systemLibrary(
             name: "CIAPLibPQ",
             pkgConfig: "libpq",
@@ -36,17 +48,22 @@ let package = Package(
         ),
         .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
-        // StoreKit 2 adapter for apps; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
-        .target(name: "IAPStoreKit", dependencies: ["IAPCore"]),
 
-        // MARK: - Test support
-        .target(name: "IAPTesting", dependencies: ["IAPCore", "IAPCrypto"]),
+        // MARK: - Test kit
+        // In-memory stores, clocks, fault injection and the conformance suites: no C module, builds for iOS.
+        .target(name: "IAPInMemory", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI"]),
+        // The simulated App Store and its device, which sign like Apple's (re-exports IAPInMemory).
+        .target(
+            name: "IAPTesting",
+            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPCrypto"]
+        ),
 
         // MARK: - Tool and examples
         .executableTarget(
             name: "iap",
             dependencies: [
-                "IAPCore", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres", "IAPTransportURLSession", "IAPTesting",
+                "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres",
+                "IAPTransportURLSession", "IAPInMemory", "IAPTesting",
             ],
             path: "Sources/Examples/iap"
         ),
@@ -60,25 +77,62 @@ let package = Package(
         .systemLibrary(name: "CIAPFuzzerDriver", path: "Sources/Examples/Fuzz/CIAPFuzzerDriver"),
 
         // MARK: - Tests
-        .testTarget(name: "IAPCoreTests", dependencies: ["IAPCore", "IAPTesting"], resources: [.copy("Fixtures")]),
+        // What several test targets share: Apple's fixtures and their loader, the throw-away PostgreSQL server.
+        .target(
+            name: "IAPTestSupport",
+            dependencies: ["IAPCore", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPStoragePostgres", "CIAPLibPQ"],
+            path: "Tests/IAPTestSupport",
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "IAPCoreTests",
+            dependencies: ["IAPCore", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPTestSupport"]
+        ),
+        .testTarget(
+            name: "IAPServerAPITests",
+            dependencies: [
+                "IAPCore", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPTestSupport", "IAPStorageFile",
+            ]
+        ),
+        .testTarget(
+            name: "IAPLegacyReceiptsTests",
+            dependencies: ["IAPCore", "IAPLegacyReceipts", "IAPInMemory", "IAPTestSupport"]
+        ),
+        .testTarget(
+            name: "IAPAppTests",
+            dependencies: ["IAPCore", "IAPApp", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPTestSupport"]
+        ),
         .testTarget(
             name: "IAPCryptoTests",
             dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "IAPStorageFileTests", dependencies: ["IAPCore", "IAPStorageFile", "IAPTesting"]),
+        .testTarget(
+            name: "IAPStorageFileTests",
+            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPStorageFile", "IAPInMemory", "IAPTestSupport"]
+        ),
         .testTarget(
             name: "IAPStoragePostgresTests",
-            dependencies: ["IAPCore", "IAPCrypto", "IAPStoragePostgres", "IAPTesting", "CIAPLibPQ"]
+            dependencies: [
+                "IAPCore", "IAPCrypto", "IAPServerAPI", "IAPStoragePostgres", "IAPInMemory", "IAPTesting",
+                "IAPTestSupport", "CIAPLibPQ",
+            ]
         ),
         .testTarget(
             name: "IAPTransportURLSessionTests",
-            dependencies: ["IAPCore", "IAPTransportURLSession", "IAPTesting"]
+            dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession"]
         ),
-        .testTarget(name: "IAPTestingTests", dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"]),
+        .testTarget(name: "IAPInMemoryTests", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory"]),
+        .testTarget(
+            name: "IAPTestingTests",
+            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting"]
+        ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPTransportURLSession", "IAPStorageFile"]
+            dependencies: [
+                "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPTransportURLSession",
+                "IAPStorageFile", "IAPStoragePostgres", "IAPTestSupport",
+            ]
         ),
     ]
 )

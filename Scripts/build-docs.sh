@@ -18,7 +18,7 @@ swift package dump-symbol-graph --minimum-access-level public >"$graphs/dump.log
 source_dir="$(swift build --show-bin-path)/../symbolgraph"
 mkdir -p "$output"
 status=0
-targets="IAPCore IAPCrypto IAPStorageFile IAPStoragePostgres IAPTransportURLSession IAPTesting"
+targets="IAPCore IAPServerAPI IAPLegacyReceipts IAPApp IAPCrypto IAPStorageFile IAPStoragePostgres IAPTransportURLSession IAPInMemory IAPTesting"
 for target in $targets; do
     if [ ! -f "$source_dir/$target.symbols.json" ]; then
         echo "no symbol graph for $target:" >&2

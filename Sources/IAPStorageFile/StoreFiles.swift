@@ -1,3 +1,5 @@
+import IAPCore
+
 /// The names of the files in a store directory.
 ///
 /// - `journal-<generation>.jsonl`: the records written since the snapshot of the same generation;

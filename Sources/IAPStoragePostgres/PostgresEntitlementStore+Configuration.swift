@@ -101,8 +101,7 @@ extension PostgresEntitlementStore {
 
         /// `statement_timeout` in milliseconds.
         var statementTimeoutMilliseconds: Int64 {
-            let components = statementTimeout.components
-            return max(1, components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000)
+            max(1, statementTimeout.wholeMilliseconds)
         }
     }
 }

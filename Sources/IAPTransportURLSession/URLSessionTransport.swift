@@ -62,7 +62,7 @@ public final class URLSessionTransport: Transport {
         urlRequest.httpBody = request.body
         // URLSession's own timeout is an idle timeout, and FoundationNetworking truncates it to whole seconds
         // (0.3 s would become "time out at once"); the watchdog below enforces the exact total deadline.
-        urlRequest.timeoutInterval = max(Self.seconds(request.timeout).rounded(.up), 1)
+        urlRequest.timeoutInterval = max(request.timeout.timeInterval.rounded(.up), 1)
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
 
         let task = session.dataTask(with: urlRequest)
@@ -87,9 +87,5 @@ public final class URLSessionTransport: Transport {
         } onCancel: {
             exchange.fail(IAPError(.cancelled, "\(request.method) \(request.url) was cancelled"))
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

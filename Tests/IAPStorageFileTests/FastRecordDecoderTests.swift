@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 @testable import IAPStorageFile
 import Testing
 

@@ -4,8 +4,8 @@
     import Foundation
 #endif
 import IAPCore
+import IAPInMemory
 import IAPStorageFile
-import IAPTesting
 import Synchronization
 import Testing
 

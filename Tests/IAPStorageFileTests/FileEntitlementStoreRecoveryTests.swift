@@ -5,6 +5,7 @@
 #endif
 import IAPCore
 import IAPStorageFile
+import IAPTestSupport
 import Testing
 
 @Suite struct FileEntitlementStoreRecoveryTests {

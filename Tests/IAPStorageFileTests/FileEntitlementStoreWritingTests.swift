@@ -1,8 +1,9 @@
 import Foundation
+import IAPCore
+import IAPTestSupport
 #if canImport(Glibc)
     import Glibc
 #endif
-import IAPCore
 @testable import IAPStorageFile
 import Testing
 

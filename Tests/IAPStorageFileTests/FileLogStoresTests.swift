@@ -3,6 +3,7 @@
 #endif
 import Foundation
 import IAPCore
+import IAPServerAPI
 import IAPStorageFile
 import Testing
 
@@ -138,5 +139,36 @@ struct FileLogStoresTests {
         let repeated = try await store.begin(record("a", day: 3), limit: 2, since: .distantPast)
         #expect(repeated == .existing(try #require(await store.record(requestIdentifier: "a"))))
         await #expect(throws: IAPError(.notFound)) { try await store.complete(record("zzz", day: 0)) }
+    }
+
+    @Test func theFileAuditLogKeepsEveryEntryAcrossARestartAndCutsATornLine() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let entry = SupportAuditEntry(
+            at: Date(millisecondsSince1970: 1_767_225_600_000),
+            actor: "agent-7",
+            action: "redeliver.requested",
+            orderId: "MK5TTTVWJH",
+            userId: nil,
+            outcomes: [.init(transactionId: "2000000000000001", outcome: "requested")]
+        )
+        do {
+            let log = try FileSupportAuditLog(path: path)
+            try await log.append(entry)
+            #expect(throws: IAPError(.storageLocked)) { try FileSupportAuditLog(path: path) }
+            await log.close()
+        }
+        // A crash in the middle of the next append leaves half a line.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"action":"redeliver.comp"#.utf8))
+        try handle.close()
+
+        let reopened = try FileSupportAuditLog(path: path)
+        #expect(await reopened.entries() == [entry])
+        try await reopened.append(entry)
+        await reopened.close()
+        #expect(try await FileSupportAuditLog(path: path).entries() == [entry, entry])
     }
 }

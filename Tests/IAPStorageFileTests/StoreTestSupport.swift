@@ -5,6 +5,7 @@
 #endif
 import IAPCore
 import IAPStorageFile
+import IAPTestSupport
 
 /// A fresh directory under the temporary directory, removed by ``remove()``.
 struct TemporaryDirectory: Sendable {

@@ -1,7 +1,9 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
 import IAPStoragePostgres
+import IAPTestSupport
 import IAPTesting
 import Synchronization
 import Testing

@@ -1,6 +1,8 @@
 import Foundation
 import IAPCore
+import IAPInMemory
 import IAPStoragePostgres
+import IAPTestSupport
 import IAPTesting
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPStoragePostgres
+import IAPTestSupport
 import IAPTesting
 import Testing
 

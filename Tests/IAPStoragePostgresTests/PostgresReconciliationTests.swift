@@ -1,7 +1,10 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
+import IAPServerAPI
 import IAPStoragePostgres
+import IAPTestSupport
 import IAPTesting
 import Synchronization
 import Testing

@@ -1,6 +1,8 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
+import IAPServerAPI
 import IAPTesting
 import Testing
 

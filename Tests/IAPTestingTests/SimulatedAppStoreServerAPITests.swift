@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 import IAPTesting
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
 import IAPTesting
 import Testing
 

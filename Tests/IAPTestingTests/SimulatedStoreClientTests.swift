@@ -1,4 +1,5 @@
 import Foundation
+import IAPApp
 import IAPCore
 import IAPCrypto
 import IAPTesting

@@ -1,6 +1,6 @@
 import Foundation
 import IAPCore
-import IAPTesting
+import IAPServerAPI
 import IAPTransportURLSession
 import Synchronization
 import Testing

@@ -6,6 +6,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 import IAPTransportURLSession
 import Testing
 

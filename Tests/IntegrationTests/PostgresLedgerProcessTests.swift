@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// `iap ledger` on PostgreSQL, from outside: several processes on one ledger. Needs a server in

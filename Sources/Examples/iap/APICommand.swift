@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 
 /// `iap api`: calls the App Store Server API (Apple's, or a local emulator with `--base-url`) and prints the JSON
 /// it answers.

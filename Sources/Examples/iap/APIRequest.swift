@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPServerAPI
 
 /// One call `iap api` makes: the subcommand and its arguments, parsed and checked before anything is sent.
 enum APIRequest {

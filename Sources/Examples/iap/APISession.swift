@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 import IAPTransportURLSession
 
 /// What the common options of `iap api` make: a client over `URLSession` that records the answers, and a

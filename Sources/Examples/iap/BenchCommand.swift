@@ -85,8 +85,7 @@ enum BenchCommand {
             count += 32
             elapsed = clock.now - start
         } while elapsed < budget
-        let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(count) / elapsedSeconds
+        return Double(count) / elapsed.timeInterval
     }
 
     static func runVerify(_ arguments: [String]) {
@@ -191,10 +190,6 @@ enum BenchCommand {
             Output.error("error: \(error)")
             terminate(.rejected)
         }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static var isDebugBuild: Bool {

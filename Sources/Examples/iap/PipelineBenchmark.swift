@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
 import IAPTesting
 import Synchronization
 
@@ -115,7 +116,7 @@ enum PipelineBenchmark {
                 guard granted == tokens.count else {
                     throw IAPError(.internalError, "granted \(granted) of \(tokens.count) deliveries")
                 }
-                return Double(tokens.count) / BenchCommand.seconds(elapsed)
+                return Double(tokens.count) / elapsed.timeInterval
             }
 
             var single: [Double] = []

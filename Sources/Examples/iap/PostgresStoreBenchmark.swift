@@ -180,7 +180,7 @@ enum PostgresStoreBenchmark {
             }
             try await group.waitForAll()
         }
-        let elapsed = Int64((BenchCommand.seconds(ContinuousClock.now - began) * 1_000).rounded())
+        let elapsed = Int64(((ContinuousClock.now - began).timeInterval * 1_000).rounded())
         await store.close()
         return (start, start + elapsed)
     }

@@ -140,7 +140,7 @@ enum StoreBenchmark {
             }
             try await group.waitForAll()
         }
-        let elapsed = BenchCommand.seconds(ContinuousClock.now - began)
+        let elapsed = (ContinuousClock.now - began).timeInterval
         let statistics = try await store.statistics()
         await store.close()
         guard statistics.delivered == count else {
@@ -218,7 +218,7 @@ enum StoreBenchmark {
         let before = memory()
         let began = ContinuousClock.now
         let store = try FileEntitlementStore(directory: directory)
-        let openSeconds = BenchCommand.seconds(ContinuousClock.now - began)
+        let openSeconds = (ContinuousClock.now - began).timeInterval
         let statistics = try await store.statistics()
         let after = memory()
 
@@ -251,7 +251,7 @@ enum StoreBenchmark {
             let user = "user-\(number % 100 == 99 ? number - 1 : number)"
             let start = ContinuousClock.now
             let page = try await store.history(userId: user, cursor: nil, limit: 20)
-            first.append(BenchCommand.seconds(ContinuousClock.now - start) * 1000)
+            first.append((ContinuousClock.now - start).timeInterval * 1000)
             guard !page.entries.isEmpty else {
                 throw IAPError(.internalError, "\(user) has no history")
             }
@@ -263,7 +263,7 @@ enum StoreBenchmark {
             let middle = Int64(transactions / 2 + round)
             let start = ContinuousClock.now
             _ = try await store.history(userId: whale, cursor: "v1:\(middle)", limit: 20)
-            deep.append(BenchCommand.seconds(ContinuousClock.now - start) * 1000)
+            deep.append((ContinuousClock.now - start).timeInterval * 1000)
         }
         return (percentiles(first), percentiles(deep))
     }

@@ -483,7 +483,7 @@ public final class DeliveryPipeline: Sendable {
                 continue
             }
             claimed.deliveryState = .pending
-            claimed.nextAttemptAt = now.addingTimeInterval(RetryPolicy.seconds(retryPolicy.claimDuration))
+            claimed.nextAttemptAt = now.addingTimeInterval(retryPolicy.claimDuration.timeInterval)
             claimed.deliveryAttempts += 1
             if action == .grant {
                 claimed.grantAttempted = true
@@ -561,7 +561,7 @@ public final class DeliveryPipeline: Sendable {
                     next.nextAttemptAt = nil
                 } else {
                     next.deliveryState = .retrying
-                    next.nextAttemptAt = now.addingTimeInterval(backoff(afterAttempts: next.deliveryAttempts))
+                    next.nextAttemptAt = now.addingTimeInterval(retryPolicy.delay(afterAttempts: next.deliveryAttempts))
                 }
             } else {
                 if action == .grant, sameGeneration {
@@ -636,13 +636,6 @@ public final class DeliveryPipeline: Sendable {
             throw IAPError(.storageFailure, "transaction \(transactionId) vanished from the store")
         }
         return entry
-    }
-
-    private func backoff(afterAttempts attempts: Int) -> TimeInterval {
-        let nominal = retryPolicy.nominalDelay(afterAttempts: attempts)
-        let spread = max(0, min(1, retryPolicy.jitter))
-        guard spread > 0 else { return nominal }
-        return nominal * Double.random(in: (1 - spread)...(1 + spread))
     }
 
     /// Whether `candidate` is newer signed data than `stored` (by `signedDate`; equal dates are not newer).

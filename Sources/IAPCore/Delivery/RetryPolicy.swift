@@ -49,14 +49,29 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// The nominal wait, in seconds, after `attempts` failed calls (1 for the first failure).
     public func nominalDelay(afterAttempts attempts: Int) -> Double {
-        let initial = Self.seconds(initialDelay)
+        let initial = initialDelay.timeInterval
         let exponent = Double(max(0, attempts - 1))
         let delay = initial * pow(multiplier, exponent)
-        return min(delay.isFinite ? delay : .infinity, Self.seconds(maximumDelay))
+        return min(delay.isFinite ? delay : .infinity, maximumDelay.timeInterval)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    /// The wait after `attempts` failed calls, with the jitter drawn: from `nominal × (1 − jitter)` to
+    /// `nominal × (1 + jitter)`, and never more than ``maximumDelay``.
+    ///
+    /// Every backoff in the package is computed here: the pipeline's hook retries, the purchase coordinator's
+    /// resubmissions and the App Store Server API client's retries.
+    ///
+    /// - Parameters:
+    ///   - attempts: Failed calls so far, 1 for the first failure.
+    ///   - draw: A number from 0 to 1 that picks the point in the spread; random unless a test fixes it.
+    /// - Returns: The wait, in seconds.
+    public func delay(afterAttempts attempts: Int, draw: Double = .random(in: 0...1)) -> Double {
+        let nominal = nominalDelay(afterAttempts: attempts)
+        let spread = jitter.isFinite ? min(1, max(0, jitter)) : 0
+        guard spread > 0, nominal.isFinite else { return nominal }
+        let lowest = nominal * (1 - spread)
+        let highest = min(nominal * (1 + spread), maximumDelay.timeInterval)
+        return lowest + (highest - lowest) * min(1, max(0, draw))
     }
 }
 

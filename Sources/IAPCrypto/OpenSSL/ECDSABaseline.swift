@@ -1,7 +1,8 @@
 internal import CIAPOpenSSL
+import IAPCore
 
 /// OpenSSL's own P-256 verification speed in this process, the yardstick for swift-iap's verification benchmark.
-public enum ECDSABaseline {
+package enum ECDSABaseline {
     /// Measures how many P-256 ECDSA verifications per second OpenSSL performs on the calling thread.
     ///
     /// The measurement follows `openssl speed ecdsap256`: one freshly generated key, one precomputed SHA-256
@@ -13,7 +14,7 @@ public enum ECDSABaseline {
     ///   time has passed (checks happen every 64 verifications).
     /// - Returns: Verifications per second, or 0 when OpenSSL cannot set up the measurement or a verification
     ///   fails.
-    public static func p256VerificationsPerSecond(minimumDuration: Duration) -> Double {
+    package static func p256VerificationsPerSecond(minimumDuration: Duration) -> Double {
         guard let privateKey = try? P256PrivateKey() else {
             return 0
         }
@@ -57,7 +58,7 @@ public enum ECDSABaseline {
             count += 64
             elapsed = clock.now - start
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.timeInterval
         return seconds > 0 ? Double(count) / seconds : 0
     }
 }

@@ -1,4 +1,5 @@
-public import IAPCore
+import IAPCore
+public import IAPServerAPI
 
 /// A ``ReconciliationCheckpointStore`` in a file: each saved checkpoint is appended as one JSON line with `fsync`;
 /// on open, the last line of each customer wins.

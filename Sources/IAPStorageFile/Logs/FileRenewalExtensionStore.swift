@@ -1,5 +1,6 @@
 public import Foundation
-public import IAPCore
+import IAPCore
+public import IAPServerAPI
 
 /// A ``RenewalExtensionStore`` in a file: each new or completed record is appended as one JSON line with `fsync`;
 /// on open, the last line of each request identifier wins.

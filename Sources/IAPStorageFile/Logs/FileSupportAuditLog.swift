@@ -1,4 +1,5 @@
-public import IAPCore
+import IAPCore
+public import IAPServerAPI
 
 /// A ``SupportAuditLog`` in a file: one JSON object a line, each appended with `fsync` before ``append(_:)``
 /// returns, never rewritten.

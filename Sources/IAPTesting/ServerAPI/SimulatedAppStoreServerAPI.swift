@@ -1,5 +1,6 @@
 public import Foundation
 public import IAPCore
+public import IAPServerAPI
 
 /// The App Store Server API of a ``SimulatedAppStore``: Apple's paths, query parameters, JSON bodies, status codes
 /// and error bodies, answered in process.

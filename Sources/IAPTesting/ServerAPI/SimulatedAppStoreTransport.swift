@@ -1,6 +1,7 @@
 import Foundation
 public import IAPCore
 import IAPCrypto
+public import IAPServerAPI
 import Synchronization
 
 /// A ``Transport`` that answers the App Store Server API from a ``SimulatedAppStore`` in process, without sockets.

@@ -5,6 +5,8 @@
 #endif
 public import IAPCore
 public import IAPCrypto
+import IAPInMemory
+public import IAPServerAPI
 
 /// An App Store that runs in the test process: what StoreKit Testing in Xcode is on Apple platforms, on Linux and
 /// for servers.
@@ -301,8 +303,7 @@ public actor SimulatedAppStore {
         guard duration >= .zero else {
             throw IAPError(.invalidArgument, "the clock only moves forward")
         }
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        let target = manualClock.now.addingTimeInterval(seconds)
+        let target = manualClock.now.addingTimeInterval(duration.timeInterval)
         try update { try $0.processDueEvents(until: target, manualClock: manualClock) }
         if manualClock.now < target {
             manualClock.set(target)

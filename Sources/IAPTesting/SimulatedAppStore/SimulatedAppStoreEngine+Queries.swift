@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPServerAPI
 
 extension SimulatedAppStoreEngine {
     // MARK: - Errors as the App Store Server API reports them

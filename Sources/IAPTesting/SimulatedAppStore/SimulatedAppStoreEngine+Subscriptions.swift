@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPInMemory
 
 extension SimulatedAppStoreEngine {
     /// A gap longer than this between two subscriptions of a group starts a new `recentSubscriptionStartDate`.

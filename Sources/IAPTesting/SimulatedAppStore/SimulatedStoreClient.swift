@@ -3,7 +3,8 @@
 #else
     public import Foundation
 #endif
-public import IAPCore
+public import IAPApp
+import IAPCore
 
 /// One device signed in to one account of a ``SimulatedAppStore``: the ``StoreClient`` an app sees, on Linux.
 ///

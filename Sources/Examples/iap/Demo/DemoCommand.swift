@@ -1,5 +1,7 @@
 import Foundation
+import IAPApp
 import IAPCore
+import IAPInMemory
 import IAPStorageFile
 import IAPTesting
 

@@ -1,3 +1,4 @@
+import IAPApp
 import IAPCore
 import Synchronization
 

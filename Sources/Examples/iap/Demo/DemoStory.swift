@@ -1,6 +1,9 @@
 import Foundation
+import IAPApp
 import IAPCore
 import IAPCrypto
+import IAPInMemory
+import IAPServerAPI
 import IAPStorageFile
 import IAPTesting
 

@@ -1,4 +1,5 @@
 import Foundation
+import IAPInMemory
 import IAPTesting
 
 /// Prints the demo's story as it happens: sections, dated events and indented details, dated by the story's clock.

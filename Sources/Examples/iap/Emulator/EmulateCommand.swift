@@ -7,6 +7,7 @@ import Dispatch
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
 import IAPTesting
 import IAPTransportURLSession
 import Synchronization

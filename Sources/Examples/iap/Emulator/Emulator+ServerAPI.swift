@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPServerAPI
 import IAPTesting
 
 extension Emulator {

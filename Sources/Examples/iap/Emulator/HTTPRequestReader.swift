@@ -4,6 +4,7 @@
     import Darwin
 #endif
 import Foundation
+import IAPCore
 
 /// Reads one HTTP/1.1 request from a connected socket, strictly and within limits.
 ///
@@ -95,10 +96,7 @@ struct HTTPRequestReader {
         while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { return .timeout }
-            let milliseconds = max(
-                1,
-                remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
-            )
+            let milliseconds = max(1, remaining.wholeMilliseconds)
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(clamping: milliseconds))
             if ready < 0 {

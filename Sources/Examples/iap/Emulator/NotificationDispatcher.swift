@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPServerAPI
 import IAPTesting
 
 /// Posts the emulator's App Store Server Notifications V2 to the app's server, in order, as Apple does, and keeps

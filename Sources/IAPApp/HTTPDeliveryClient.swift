@@ -1,0 +1,142 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+public import IAPCore
+
+/// A ``DeliveryClient`` that posts to the app's server: `POST {baseURL}/iap/v1/transactions`, answered by
+/// ``TransactionSubmissionHandler``.
+///
+/// The HTTP status decides first: `5xx`, `408` and `429` are rejections that may pass (the purchase is kept and
+/// submitted again); any other `4xx` is a rejection (`deliveryRejected`, or the code the server's JSON names);
+/// `200` and `202` carry the outcome in their JSON body. Only a `200` whose body says `"finish": true` is taken
+/// as settled, and an answer whose body cannot be read is never taken for a delivery.
+public struct HTTPDeliveryClient: DeliveryClient {
+    /// The server's base URL, such as `https://api.example.com`.
+    public let baseURL: URL
+    /// Extra header fields sent with every request (an `Authorization` header, say).
+    public let headers: [String: String]
+    /// How long one exchange may take.
+    public let timeout: Duration
+    private let transport: any Transport
+
+    /// The path the client posts to, below ``baseURL``.
+    public static let path = "/iap/v1/transactions"
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The server's base URL.
+    ///   - transport: Sends the requests (`URLSessionTransport` in an app).
+    ///   - headers: Extra header fields for every request.
+    ///   - timeout: How long one exchange may take.
+    public init(
+        baseURL: URL,
+        transport: some Transport,
+        headers: [String: String] = [:],
+        timeout: Duration = .seconds(30)
+    ) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.headers = headers
+        self.timeout = timeout
+    }
+
+    /// Posts the submission and reads the server's answer.
+    ///
+    /// - Parameter submission: The signed transaction and its context.
+    /// - Returns: The server's outcome.
+    /// - Throws: ``IAPError`` `transportFailure`, `timeout` or `cancelled` (retryable) when no answer arrived;
+    ///   `invalidConfiguration` when ``baseURL`` cannot take the path.
+    public func submit(_ submission: TransactionSubmission) async throws -> TransactionSubmissionResult {
+        var base = baseURL.absoluteString
+        while base.hasSuffix("/") {
+            base.removeLast()
+        }
+        guard let url = URL(string: base + Self.path) else {
+            throw IAPError(.invalidConfiguration, "the delivery base URL '\(baseURL)' cannot take \(Self.path)")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var requestHeaders = headers
+        requestHeaders["Content-Type"] = "application/json"
+        requestHeaders["Accept"] = "application/json"
+        let request = HTTPRequest(
+            method: "POST",
+            url: url,
+            headers: requestHeaders,
+            body: try encoder.encode(submission),
+            timeout: timeout
+        )
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            var failure = IAPError.wrapping(error, as: .transportFailure, "the delivery server could not be reached")
+            failure.isRetryable = true
+            throw failure
+        }
+        return Self.result(of: response)
+    }
+
+    /// Maps an HTTP answer to a result.
+    static func result(of response: HTTPResponse) -> TransactionSubmissionResult {
+        let decoded = try? JSONDecoder().decode(TransactionSubmissionResult.self, from: response.body)
+        let status = response.status
+        func rejection(_ code: IAPError.Code, _ message: String, retryable: Bool) -> TransactionSubmissionResult {
+            var error = IAPError(code, message, isRetryable: retryable)
+            error.httpStatus = status
+            return TransactionSubmissionResult(outcome: .rejected, transactionId: decoded?.transactionId, error: error)
+        }
+        if status >= 500 || status == 408 || status == 429 {
+            let reason = decoded?.error.map { "\($0.code): \($0.message)" } ?? "no explanation"
+            return rejection(
+                decoded?.error?.code ?? .deliveryRejected,
+                "the delivery server answered \(status) (\(reason)); the purchase is kept and submitted again",
+                retryable: true
+            )
+        }
+        if (400..<500).contains(status) {
+            if var error = decoded?.error {
+                error.isRetryable = false
+                error.httpStatus = status
+                return TransactionSubmissionResult(
+                    outcome: .rejected,
+                    transactionId: decoded?.transactionId,
+                    error: error
+                )
+            }
+            let code: IAPError.Code = status == 404 || status == 405 ? .invalidConfiguration : .deliveryRejected
+            return rejection(code, "the delivery server answered \(status) without a result", retryable: false)
+        }
+        guard (200..<300).contains(status), let decoded else {
+            return rejection(
+                .decodingFailure,
+                "the delivery server answered \(status) without a readable result; nothing is finished",
+                retryable: true
+            )
+        }
+        if decoded.finish,
+            status != 200 || (try? JSONDecoder().decode(FinishFlag.self, from: response.body))?.finish != true
+        {
+            // A settled outcome must come with 200 and `"finish": true`; anything else is not taken as settled.
+            return TransactionSubmissionResult(
+                outcome: .pending,
+                transactionId: decoded.transactionId,
+                error: IAPError(
+                    .deliveryRejected,
+                    "the delivery server answered \(status) \(decoded.outcome.rawValue) without \"finish\": true; "
+                        + "nothing is finished",
+                    isRetryable: true
+                )
+            )
+        }
+        return decoded
+    }
+
+    /// The answer's `finish` field, which ``TransactionSubmissionResult`` derives from the outcome instead.
+    private struct FinishFlag: Decodable {
+        var finish: Bool?
+    }
+}

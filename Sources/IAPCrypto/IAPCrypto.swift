@@ -1,2 +1,0 @@
-/// The namespace of the OpenSSL-backed cryptography.
-public enum IAPCrypto {}

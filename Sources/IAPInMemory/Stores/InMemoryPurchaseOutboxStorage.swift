@@ -1,0 +1,78 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+public import IAPApp
+import IAPCore
+import Synchronization
+
+/// A ``PurchaseOutboxStorage`` in memory, for tests: keep one and hand it to a new coordinator to simulate an app
+/// restart; ``failSaves(_:after:)`` simulates a full disk.
+public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
+    private struct State {
+        var data: Data?
+        var failingSaves = 0
+        var successesBeforeFailing = 0
+        var saves = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a storage, empty or holding `data`.
+    ///
+    /// - Parameter data: The bytes to start with.
+    public init(data: Data? = nil) {
+        state = Mutex(State(data: data))
+    }
+
+    /// The bytes saved last.
+    public var data: Data? { state.withLock { $0.data } }
+
+    /// How many saves succeeded.
+    public var saveCount: Int { state.withLock { $0.saves } }
+
+    /// Makes `count` saves fail with `storageFailure`, leaving the saved bytes as they were, after `successes`
+    /// more saves succeed: `failSaves(.max, after: 1)` is a process killed right after its next save.
+    ///
+    /// - Parameters:
+    ///   - count: How many saves fail; 0 makes every save succeed again.
+    ///   - successes: How many saves succeed first.
+    public func failSaves(_ count: Int, after successes: Int = 0) {
+        state.withLock { state in
+            state.failingSaves = count
+            state.successesBeforeFailing = successes
+        }
+    }
+
+    /// Replaces the bytes, as a damaged file would.
+    ///
+    /// - Parameter data: The new bytes.
+    public func overwrite(with data: Data?) {
+        state.withLock { $0.data = data }
+    }
+
+    /// The bytes saved last.
+    ///
+    /// - Returns: The bytes, or `nil`.
+    public func load() async throws -> Data? {
+        state.withLock { $0.data }
+    }
+
+    /// Replaces the bytes.
+    ///
+    /// - Parameter data: The new bytes.
+    /// - Throws: ``IAPError`` `storageFailure` when a failure was injected.
+    public func save(_ data: Data) async throws {
+        try state.withLock { state in
+            if state.successesBeforeFailing > 0 {
+                state.successesBeforeFailing -= 1
+            } else if state.failingSaves > 0 {
+                state.failingSaves -= 1
+                throw IAPError(.storageFailure, "the disk is full (injected)")
+            }
+            state.data = data
+            state.saves += 1
+        }
+    }
+}

@@ -1,0 +1,51 @@
+public import IAPCore
+/// What a whole-ledger reconciliation did, in totals.
+public struct LedgerReconciliationSummary: Sendable, Hashable {
+    /// Purchase families in the ledger when the walk began.
+    public var families = 0
+    /// Families reconciled with their own App Store history request.
+    public var reconciled = 0
+    /// Families skipped because an earlier customer's history already covered them (one Apple account, several
+    /// purchase families).
+    public var coveredByOthers = 0
+    /// App Store Server API pages fetched.
+    public var requests = 0
+    /// Apple's transactions with a valid signature.
+    public var appleTransactions = 0
+    /// Already settled.
+    public var alreadyDelivered = 0
+    /// Delivered now.
+    public var deliveredNow = 0
+    /// Taken back now.
+    public var revokedNow = 0
+    /// Recorded now for an owner to claim.
+    public var awaitingOwner = 0
+    /// Transactions that could not be settled, with their customer.
+    public var stillFailing: [ReconciliationReport.Failure] = []
+    /// Signed data that did not verify.
+    public var rejectedSignatures = 0
+    /// Families whose reconciliation failed as a whole (the API refused), by original transaction id.
+    public var failedCustomers: [String: IAPError] = [:]
+    /// Alarms raised.
+    public var alarms = 0
+
+    /// Creates an empty summary.
+    public init() {}
+
+    mutating func add(_ report: ReconciliationReport) {
+        reconciled += 1
+        count(report)
+    }
+
+    /// Adds what a report found and repaired, without counting the family as reconciled (it failed part way).
+    mutating func count(_ report: ReconciliationReport) {
+        requests += report.requests
+        appleTransactions += report.appleTransactions.count
+        alreadyDelivered += report.alreadyDelivered.count
+        deliveredNow += report.deliveredNow.count
+        revokedNow += report.revokedNow.count
+        awaitingOwner += report.awaitingOwner.count
+        stillFailing += report.stillFailing
+        rejectedSignatures += report.rejectedSignatures.count
+    }
+}

@@ -1,0 +1,17 @@
+import IAPCore
+/// How far a whole-ledger reconciliation got.
+public struct ReconciliationProgress: Sendable, Hashable {
+    /// Customers (purchase families) done, skipped ones included.
+    public var done: Int
+    /// Customers (purchase families) in the ledger when the walk began.
+    public var total: Int
+    /// The original transaction id just done.
+    public var current: String
+
+    /// Creates a progress report.
+    public init(done: Int, total: Int, current: String) {
+        self.done = done
+        self.total = total
+        self.current = current
+    }
+}

@@ -1,0 +1,58 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+import IAPCore
+
+/// One line of the support audit log: who did what, when, to which order, and how it ended.
+public struct SupportAuditEntry: Codable, Sendable, Hashable {
+    /// What one transaction's action ended in.
+    public struct Outcome: Codable, Sendable, Hashable {
+        /// The transaction id.
+        public var transactionId: String
+        /// The delivery outcome's name (`delivered`, `alreadyDelivered`, `pending`, `deferred`, `revoked`,
+        /// `rejected`), or `requested` in the entry written before the action.
+        public var outcome: String
+        /// The error code and message, for a failure.
+        public var error: String?
+
+        /// Creates an outcome.
+        public init(transactionId: String, outcome: String, error: String? = nil) {
+            self.transactionId = transactionId
+            self.outcome = outcome
+            self.error = error
+        }
+    }
+
+    /// When.
+    public var at: Date
+    /// Who: the support agent or tool that acted.
+    public var actor: String
+    /// What: `redeliver.requested` before the deliveries, `redeliver.completed` after.
+    public var action: String
+    /// The order id from the customer's receipt.
+    public var orderId: String
+    /// The user the deliveries were asked for, if the agent named one.
+    public var userId: String?
+    /// Per transaction, what happened.
+    public var outcomes: [Outcome]
+
+    /// Creates an entry.
+    ///
+    /// - Parameters:
+    ///   - at: When.
+    ///   - actor: Who.
+    ///   - action: What.
+    ///   - orderId: The order id.
+    ///   - userId: The user named, if any.
+    ///   - outcomes: Per transaction, what happened.
+    public init(at: Date, actor: String, action: String, orderId: String, userId: String?, outcomes: [Outcome]) {
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.orderId = orderId
+        self.userId = userId
+        self.outcomes = outcomes
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import IAPApp
+import IAPCore
+import IAPCrypto
+import IAPInMemory
+import IAPTesting
+import Synchronization
+import Testing
+
+/// The app side and the server side of a shop, with the simulated App Store between them: devices
+/// (`SimulatedStoreClient`), coordinators, an HTTP server answering `POST /iap/v1/transactions` in process, its
+/// pipeline, ledger and wallet.
+struct AppWorld {
+    static let bundleId = "com.example.app"
+    static let coins = "coins.100"
+    static let premium = "pro.lifetime"
+    static let season = "season.pass"
+    static let monthly = "plus.monthly"
+
+    let clock = ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
+    let appStore: SimulatedAppStore
+    let catalog: StaticProductCatalog
+    let ledger = InMemoryEntitlementStore()
+    let wallet = RecordingFulfillmentHook()
+    let pipeline: DeliveryPipeline
+    let handler: TransactionSubmissionHandler
+    /// The server, reached over HTTP in process; `hang` makes it never answer.
+    let transport: InProcessTransport
+    let hang = Switch()
+    let directory: String
+
+    init(serverBundleId: String = AppWorld.bundleId) throws {
+        catalog = try StaticProductCatalog(products: [
+            CatalogProduct(productId: Self.coins, kind: .consumable, entitlements: [], unitsPerPurchase: 100),
+            CatalogProduct(productId: Self.premium, kind: .nonConsumable, entitlements: ["pro"]),
+            CatalogProduct(
+                productId: Self.season,
+                kind: .nonRenewing,
+                entitlements: ["season"],
+                duration: SubscriptionPeriod(value: 3, unit: .month)
+            ),
+            CatalogProduct(
+                productId: Self.monthly,
+                kind: .autoRenewable,
+                subscriptionGroupId: "plus",
+                groupLevel: 1,
+                entitlements: ["plus"],
+                duration: SubscriptionPeriod(value: 1, unit: .month)
+            ),
+        ])
+        appStore = try SimulatedAppStore(
+            products: catalog.products,
+            configuration: .init(bundleId: Self.bundleId),
+            clock: clock
+        )
+        var serverConfiguration = appStore.verifierConfiguration
+        serverConfiguration.bundleId = serverBundleId
+        let verifier = try AppStoreSignedDataVerifier(configuration: serverConfiguration)
+        pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: catalog,
+            store: ledger,
+            hook: wallet,
+            clock: clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
+        let handler = TransactionSubmissionHandler(pipeline: pipeline)
+        self.handler = handler
+        let hang = self.hang
+        transport = InProcessTransport { request in
+            if hang.isOn {
+                try await Task.sleep(for: .seconds(600))
+            }
+            let response = await handler.handle(body: request.body ?? Data())
+            return HTTPResponse(
+                status: response.status,
+                headers: ["Content-Type": TransactionSubmissionResponse.contentType],
+                body: response.body
+            )
+        }
+        directory = NSTemporaryDirectory() + "swift-iap-app-" + UUID().uuidString
+    }
+
+    /// The file outbox of one app install.
+    func outboxFile(_ name: String = "outbox.json") -> FilePurchaseOutboxStorage {
+        FilePurchaseOutboxStorage(path: directory + "/" + name)
+    }
+
+    func delivery() -> HTTPDeliveryClient {
+        HTTPDeliveryClient(
+            baseURL: URL(string: "https://api.example.com/")!,
+            transport: transport,
+            headers: ["Authorization": "Bearer app-token"]
+        )
+    }
+
+    static let configuration = PurchaseCoordinator.Configuration(
+        bundleId: AppWorld.bundleId,
+        environment: .sandbox,
+        appVersion: "2.4.1",
+        retryPolicy: RetryPolicy(
+            initialDelay: .seconds(10),
+            maximumDelay: .seconds(600),
+            maximumAttempts: .max,
+            jitter: 0
+        )
+    )
+
+    /// Launches the app on a device: a coordinator started for a signed-in user.
+    func launch(
+        on device: SimulatedStoreClient,
+        outbox: some PurchaseOutboxStorage,
+        user: String? = "alice"
+    ) async throws -> PurchaseCoordinator {
+        let coordinator = PurchaseCoordinator(
+            store: device,
+            delivery: delivery(),
+            outbox: outbox,
+            configuration: Self.configuration,
+            clock: clock
+        )
+        try await coordinator.start(signedInUser: user)
+        return coordinator
+    }
+
+    func transactions(of account: String) async throws -> [SimulatedAppStore.AccountTransaction] {
+        try await appStore.accountTransactions(ofAccount: account)
+    }
+
+    func isFinished(_ transactionId: String, account: String = "alice") async throws -> Bool {
+        try await transactions(of: account).first { $0.transaction.transactionId == transactionId }?.isFinished
+            ?? false
+    }
+
+    /// The grants the wallet applied, by idempotency key.
+    var grants: [Delivery] {
+        wallet.applied.values.filter { $0.action == .grant }.sorted { $0.transactionId < $1.transactionId }
+    }
+
+    var revokes: [Delivery] {
+        wallet.applied.values.filter { $0.action == .revoke }
+    }
+}
+
+/// A switch a test flips while another task reads it.
+final class Switch: Sendable {
+    private let state = Mutex(false)
+
+    var isOn: Bool { state.withLock { $0 } }
+
+    func set(_ on: Bool) {
+        state.withLock { $0 = on }
+    }
+}
+
+/// Waits until `condition` holds, checking every few milliseconds, for up to a minute.
+///
+/// The wait ends as soon as the condition holds (milliseconds, normally). The limit is generous because the whole
+/// suite runs in parallel on two cores next to tests that wait for child processes, which can hold the
+/// cooperative threads for seconds.
+func eventually(
+    _ what: String,
+    timeout: Duration = .seconds(60),
+    _ condition: @Sendable () async throws -> Bool
+) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while clock.now < deadline {
+        if try await condition() {
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    Issue.record("timed out waiting until \(what)")
+    throw CancellationError()
+}
+
+/// A device whose updates the test sends itself, to order them against other calls; everything else is the
+/// simulated device's.
+struct ScriptedUpdatesStoreClient: StoreClient {
+    let device: SimulatedStoreClient
+    let updates: AsyncStream<String>
+    let continuation: AsyncStream<String>.Continuation
+
+    init(device: SimulatedStoreClient) {
+        self.device = device
+        (updates, continuation) = AsyncStream.makeStream(of: String.self)
+    }
+
+    /// Sends a signed transaction through the updates.
+    func send(_ signedTransaction: String) {
+        continuation.yield(signedTransaction)
+    }
+
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { updates }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        try await device.requestRefund(transactionId: transactionId)
+    }
+}
+
+/// A device whose refund sheet stays open while `whileSheetIsOpen` runs; everything else is the simulated
+/// device's.
+struct RefundSheetStoreClient: StoreClient {
+    let device: SimulatedStoreClient
+    let whileSheetIsOpen: @Sendable (String) async throws -> Void
+
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        let status = try await device.requestRefund(transactionId: transactionId)
+        try await whileSheetIsOpen(transactionId)
+        return status
+    }
+}
+
+/// A value set once by the test and read by a task it started.
+final class Box<Value: Sendable>: Sendable {
+    private let state = Mutex<Value?>(nil)
+
+    var value: Value? { state.withLock { $0 } }
+
+    func set(_ value: Value) {
+        state.withLock { $0 = value }
+    }
+}

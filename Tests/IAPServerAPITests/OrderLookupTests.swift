@@ -1,0 +1,129 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPInMemory
+import IAPServerAPI
+import IAPTestSupport
+import IAPTesting
+import Testing
+
+@Suite("Order lookup")
+struct OrderLookupTests {
+    typealias Setup = ReconcilerTests.Setup
+
+    func lookup(_ setup: Setup, auditLog: some SupportAuditLog) -> OrderLookup {
+        OrderLookup(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            store: setup.world.ledger,
+            pipeline: setup.pipeline,
+            auditLog: auditLog,
+            clock: setup.world.clock
+        )
+    }
+
+    @Test func aLookupShowsOwnerStateAndDeliveryWithoutChangingAnything() async throws {
+        let setup = try Setup()
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        try await setup.world.appStore.refund(transactionId: pro.transactionId)
+        let audit = InMemorySupportAuditLog()
+
+        let delivered = try await lookup(setup, auditLog: audit).lookUp(orderId: try #require(pro.orderId))
+        #expect(delivered.found)
+        let item = try #require(delivered.transactions.first)
+        #expect(item.transactionId == pro.transactionId)
+        #expect(item.productId == "pro.lifetime")
+        #expect(item.state == .refunded)
+        #expect(item.revocationDate != nil)
+        #expect(item.owner == "alice" && item.ownerSource == .ledger)
+        #expect(item.delivered)
+        #expect(item.redelivery == nil)
+
+        let missing = try await lookup(setup, auditLog: audit).lookUp(orderId: try #require(lost.orderId))
+        let missingItem = try #require(missing.transactions.first)
+        #expect(missingItem.state == .active)
+        #expect(missingItem.owner == "alice" && missingItem.ownerSource == .appAccountToken)
+        #expect(missingItem.ledgerState == nil)
+        #expect(!missingItem.delivered)
+        #expect(await setup.world.ledger.entry(transactionId: lost.transactionId) == nil)
+        #expect(await audit.entries().isEmpty)
+    }
+
+    @Test func redeliveryDeliversOnceEvenWhenRunTwiceAndIsAudited() async throws {
+        let setup = try Setup()
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let orderId = try #require(lost.orderId)
+        let audit = InMemorySupportAuditLog()
+        let tool = lookup(setup, auditLog: audit)
+
+        let first = try await tool.redeliver(orderId: orderId, actor: "agent-7")
+        #expect(first.redelivered)
+        #expect(first.transactions.map(\.redelivery) == ["delivered"])
+        #expect(first.transactions.first?.delivered == true)
+        let second = try await tool.redeliver(orderId: orderId, actor: "agent-7")
+        #expect(second.transactions.map(\.redelivery) == ["alreadyDelivered"])
+        #expect(setup.world.wallet.balance("alice") == 101)
+        #expect(setup.world.wallet.calls.filter { $0.transaction.transactionId == lost.transactionId }.count == 1)
+
+        let entries = await audit.entries()
+        #expect(
+            entries.map(\.action) == [
+                "redeliver.requested", "redeliver.completed", "redeliver.requested", "redeliver.completed",
+            ]
+        )
+        #expect(entries.allSatisfy { $0.actor == "agent-7" && $0.orderId == orderId && $0.at == setup.world.clock.now })
+        #expect(entries[1].outcomes == [.init(transactionId: lost.transactionId, outcome: "delivered")])
+        #expect(entries[3].outcomes == [.init(transactionId: lost.transactionId, outcome: "alreadyDelivered")])
+    }
+
+    @Test func aStoreFailureAfterADeliveryStillEndsInTheAuditLog() async throws {
+        let setup = try Setup()
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let outage = FaultInjectingEntitlementStore(wrapping: setup.world.ledger)
+        let pipeline = DeliveryPipeline(
+            verifier: setup.world.verifier,
+            catalog: setup.world.catalog,
+            store: outage,
+            hook: setup.world.wallet,
+            clock: setup.world.clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
+        let audit = InMemorySupportAuditLog()
+        let tool = OrderLookup(
+            client: setup.connection.client,
+            verifier: setup.world.verifier,
+            store: outage,
+            pipeline: pipeline,
+            auditLog: audit,
+            clock: setup.world.clock
+        )
+        // The wallet grants the coins, then the ledger stops answering reads.
+        setup.world.wallet.duringNextCall { outage.inject(.beforeApplying, on: .entry, count: 10) }
+
+        let report = try await tool.redeliver(orderId: try #require(lost.orderId), actor: "agent-7")
+        outage.clearFaults()
+
+        #expect(setup.world.wallet.balance("alice") == 101)
+        let entries = await audit.entries()
+        #expect(entries.map(\.action) == ["redeliver.requested", "redeliver.completed"])
+        #expect(entries.last?.outcomes.map(\.transactionId) == [lost.transactionId])
+        #expect(report.transactions.map(\.transactionId) == [lost.transactionId])
+        #expect(report.transactions.first?.redelivery == entries.last?.outcomes.first?.outcome)
+    }
+
+    @Test func anInvalidOrderIdIsAClearAnswerNotAnError() async throws {
+        let setup = try Setup()
+        let audit = InMemorySupportAuditLog()
+        let report = try await lookup(setup, auditLog: audit).redeliver(orderId: "NOSUCHORDER", actor: "agent-7")
+        #expect(!report.found)
+        #expect(report.transactions.isEmpty)
+        #expect(!report.redelivered)
+        #expect(await audit.entries().isEmpty)
+        await #expect(throws: IAPError(.invalidArgument)) {
+            try await lookup(setup, auditLog: audit).lookUp(orderId: "")
+        }
+    }
+}
