@@ -145,7 +145,7 @@ struct CommandLineContractTests {
             ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--user", "alice"],
             input: Data(input.utf8)
         )
-        #expect(ingest.status == 0)
+        #expect(ingest.status == 1)
         #expect(ingest.stdoutLines.count == 9)
         #expect(
             ingest.stdoutLines.prefix(8).allSatisfy { $0.hasPrefix("ACK 2000000000000") && $0.hasSuffix(" delivered") }
@@ -188,5 +188,141 @@ struct CommandLineContractTests {
         #expect(history["nextCursor"] is String)
 
         #expect(try Self.iap(["ledger", "check", "--data", data]).status == 0)
+    }
+
+    /// A directory with 8 signed test transactions (one per second from 2026-01-01T00:00:00Z), their root
+    /// certificate and catalog.
+    struct Workbench {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-cli-\(UUID().uuidString)")
+        var root: String { directory.appending(path: "root.der").path }
+        var catalog: String { directory.appending(path: "catalog.json").path }
+        var data: String { directory.appending(path: "ledger").path }
+        let tokens: [String]
+
+        init() throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let root = directory.appending(path: "root.der").path
+            let catalog = directory.appending(path: "catalog.json").path
+            let generated = try CommandLineContractTests.iap([
+                "testdata", "transactions", "--count", "8", "--users", "2", "--root-out", root, "--catalog-out",
+                catalog,
+            ])
+            #expect(generated.status == 0)
+            tokens = generated.stdoutLines
+        }
+
+        func ingest(_ lines: [String], _ extra: [String] = []) throws -> Run {
+            try CommandLineContractTests.iap(
+                ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root] + extra,
+                input: Data((lines.joined(separator: "\n") + "\n").utf8)
+            )
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    @Test func ingestProcessesEveryLineAndExitsOneWhenAnyWasRejected() throws {
+        let bench = try Workbench()
+        defer { bench.remove() }
+        let good = bench.tokens
+        // A bad line in the middle: every line after it is still verified, recorded and acknowledged.
+        let input = Array(good[0..<3]) + ["eyJhbGciOiJFUzI1NiJ9.e30.c2ln"] + Array(good[3...])
+        let run = try bench.ingest(input)
+        #expect(run.status == 1)
+        #expect(run.stdoutLines.count == 9)
+        #expect(run.stdoutLines[3].hasPrefix("REJECT 4 "))
+        let acknowledged = run.stdoutLines.enumerated().filter { $0.offset != 3 }.map(\.element)
+        #expect(acknowledged.count == 8)
+        #expect(acknowledged.allSatisfy { $0.hasPrefix("ACK 2000000000000") && $0.hasSuffix(" delivered") })
+        #expect(run.stderrLines.last == "error: 1 of 9 lines rejected")
+        let stats = try Self.json(try Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
+        #expect(stats["delivered"] as? Int == 8)
+
+        // Every line acknowledged (here: already delivered) is exit 0.
+        let again = try bench.ingest(good)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdoutLines.allSatisfy { $0.hasSuffix(" alreadyDelivered") })
+        // A usage error is still 2, before anything is read.
+        #expect(try bench.ingest(good, ["--limit", "3"]).status == 2)
+    }
+
+    @Test func textOutputShowsDatesInISO8601AndJSONKeepsMilliseconds() throws {
+        let bench = try Workbench()
+        defer { bench.remove() }
+        #expect(try bench.ingest(bench.tokens, ["--user", "alice"]).status == 0)
+
+        // The transactions were bought one second apart from 2026-01-01T00:00:00Z.
+        let history = try Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3"])
+        #expect(history.status == 0)
+        #expect(
+            history.stdoutLines == [
+                "2000000000000008  plus.monthly  delivered  2026-01-01T00:00:07Z  until 2026-01-31T00:00:07Z",
+                "2000000000000007  pro.lifetime  delivered  2026-01-01T00:00:06Z",
+                "2000000000000006  coins.100  delivered  2026-01-01T00:00:05Z",
+                "more: --cursor v1:6",
+            ]
+        )
+        let historyJSON = try Self.json(
+            try Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3", "--json"])
+                .stdout
+        )
+        let items = try #require(historyJSON["items"] as? [[String: Any]])
+        #expect(items.first?["purchaseDate"] as? Int == 1_767_225_607_000)
+        #expect(items.first?["expiresDate"] as? Int == 1_769_817_607_000)
+
+        // --at takes an ISO 8601 time as well as milliseconds, and the answer says it the same way.
+        let entitlements = try Self.iap([
+            "ledger", "entitlements", "--data", bench.data, "--user", "alice", "--at", "2026-01-01T00:10:00Z",
+        ])
+        #expect(entitlements.status == 0, "\(entitlements.stderr)")
+        #expect(entitlements.stdoutLines.first == "entitlements of alice at 2026-01-01T00:10:00Z")
+        #expect(entitlements.stdoutLines.contains("  plus.monthly  autoRenewable  active until 2026-01-31T00:00:07Z"))
+        let millis = try Self.iap([
+            "ledger", "entitlements", "--data", bench.data, "--user", "alice", "--at", "1767226200000",
+        ])
+        #expect(millis.stdout == entitlements.stdout)
+        let json = try Self.json(
+            try Self.iap([
+                "ledger", "entitlements", "--data", bench.data, "--user", "alice", "--at", "2026-01-01T00:10:00Z",
+                "--json",
+            ]).stdout
+        )
+        #expect(json["at"] as? Int == 1_767_226_200_000)
+        let rows = try #require(json["entitlements"] as? [[String: Any]])
+        #expect(
+            rows.contains {
+                $0["productId"] as? String == "plus.monthly" && $0["expiresDate"] as? Int == 1_769_817_607_000
+            }
+        )
+        #expect(
+            try Self.iap(["ledger", "entitlements", "--data", bench.data, "--user", "u", "--at", "tomorrow"]).status
+                == 2
+        )
+    }
+
+    @Test func statsPrintsTextForPeopleAndJSONOnRequest() throws {
+        let bench = try Workbench()
+        defer { bench.remove() }
+        #expect(try bench.ingest(bench.tokens, ["--user", "alice"]).status == 0)
+
+        let text = try Self.iap(["ledger", "stats", "--data", bench.data])
+        #expect(text.status == 0)
+        #expect(text.stdout.hasSuffix("\n"))
+        #expect(!text.stdout.hasPrefix("{"))
+        #expect(text.stdoutLines.first == "ledger \(bench.data)")
+        #expect(
+            text.stdoutLines.dropFirst().map { $0.split(separator: " ").joined(separator: " ") } == [
+                "transactions 8", "users 1", "delivered 8", "pending retries 0", "dead letters 0", "revoked 0",
+            ]
+        )
+
+        let json = try Self.iap(["ledger", "stats", "--data", bench.data, "--json"])
+        #expect(json.status == 0)
+        #expect(json.stdout.hasSuffix("}\n"))
+        let stats = try Self.json(json.stdout)
+        #expect(stats["transactions"] as? Int == 8)
+        #expect(stats["users"] as? Int == 1)
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import IAPCore
 import Testing
 
-/// `iap demo`, run as a newcomer runs it: in a fresh directory, with no arguments, then again.
-@Suite("iap demo")
+/// `iap demo`, run as a newcomer runs it: in a fresh directory, with no arguments, then again. Serialized: each
+/// test runs whole demos, which would crowd the timing tests of other suites.
+@Suite("iap demo", .serialized)
 struct DemoCommandTests {
     struct Run {
         let status: Int32
@@ -118,7 +119,7 @@ struct DemoCommandTests {
         #expect(entitlements.stdout.contains("balance coins.100: 100"))
     }
 
-    @Test func runningItAgainGrantsNothingTwiceAndFreshStartsOver() throws {
+    @Test func runningItAgainTellsWhatThatRunFoundAndFreshStartsOver() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
 
@@ -126,15 +127,109 @@ struct DemoCommandTests {
         #expect(first.status == 0, "\(first.stderr)")
         let again = try Self.iap(["demo"], in: directory)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout.contains("already holds 10 transactions from an earlier run"))
-        #expect(again.stdout.contains("wallet: 0 grants and take-backs applied by this run"))
+        // What this run found in the ledger the first one left ...
+        for line in [
+            "The ledger already holds 10 transactions of 4 users (10 delivered, 1 revoked) from an earlier run.",
+            "What this run found",
+            "already delivered, nothing granted again",
+            "This run added 0 transactions, 0 deliveries and 0 take-backs to the ledger.",
+            "The wallet applied nothing: nothing was granted twice.",
+            "wallet: 0 grants and take-backs applied by this run",
+        ] {
+            #expect(again.stdout.contains(line), "missing: \(line)")
+        }
+        // ... and not the first run's story, which this run did not live.
+        for line in [
+            "the wallet service stops answering", "a retry is scheduled", "ALARM", "1 delivered now",
+            "→ delivered (audit entry written)", "Timeline (simulated time, UTC)",
+        ] {
+            #expect(!again.stdout.contains(line), "told again: \(line)")
+        }
         #expect(try Self.finalTable(again.stdout) == Self.expectedTable)
 
         let fresh = try Self.iap(["demo", "--fresh"], in: directory)
         #expect(fresh.status == 0, "\(fresh.stderr)")
         #expect(!fresh.stdout.contains("from an earlier run"))
+        #expect(fresh.stdout.contains("the wallet service stops answering"))
         #expect(fresh.stdout.contains("wallet: 11 grants and take-backs applied by this run"))
         #expect(try Self.finalTable(fresh.stdout) == Self.expectedTable)
+    }
+
+    /// The commands under "Try next", as printed: each line that starts with `  $ `.
+    static func tryNext(_ output: String) -> [String] {
+        let lines = output.split(separator: "\n").map(String.init)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("Try next") }) else { return [] }
+        return lines[start...].filter { $0.hasPrefix("  $ ") }.map { String($0.dropFirst(4)) }
+    }
+
+    /// Runs a command line with `/bin/sh` in a directory, with `PATH` given.
+    static func shell(_ command: String, in directory: URL, path: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(filePath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = directory
+        if let path {
+            var environment = ProcessInfo.processInfo.environment
+            environment["PATH"] = path
+            process.environment = environment
+        }
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self)
+        )
+    }
+
+    @Test func everyTryNextCommandWorksFromAnotherDirectory() throws {
+        let directory = try Self.temporaryDirectory()
+        let elsewhere = try Self.temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: elsewhere)
+        }
+        let binary = try EmulatorProcess.binary()
+        let run = try Self.iap(["demo"], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        let commands = Self.tryNext(run.stdout)
+        #expect(commands.count >= 8)
+        // The tool is named by the path it was run from, and no command points into the source checkout.
+        #expect(commands.filter { !$0.hasPrefix("cat ") }.allSatisfy { $0.hasPrefix(binary.path + " ") })
+        #expect(!commands.contains { $0.contains("Sources/") || $0.contains("swift run") })
+        let data = directory.appending(path: "iap-demo-data")
+        for file in ["simulated-app-store-root.der", "sample-transaction.jws", "apple-test-notification.jws"] {
+            #expect(FileManager.default.fileExists(atPath: data.appending(path: file).path), "\(file)")
+        }
+        for command in commands {
+            let result = try Self.shell(command, in: elsewhere)
+            #expect(result.status == 0, "\(command)\n\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
+    }
+
+    @Test func foundOnThePathItIsNamedByItsName() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let binary = try EmulatorProcess.binary()
+        let path = binary.deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let run = try Self.shell("iap demo --data iap-demo-data", in: directory, path: path)
+        #expect(run.status == 0, "\(run.stderr)")
+        let commands = Self.tryNext(run.stdout)
+        #expect(
+            commands.contains {
+                $0.hasPrefix("iap ledger entitlements --data /") && $0.contains("iap-demo-data/ledger")
+            }
+        )
+        let check = try #require(commands.first { $0.hasPrefix("iap ledger check ") })
+        #expect(try Self.shell(check, in: FileManager.default.temporaryDirectory, path: path).status == 0)
     }
 
     @Test func neverTouchesADirectoryItDidNotMake() throws {

@@ -72,6 +72,10 @@ struct SupportCommandTests {
         #expect(row.hasPrefix(lost.transactionId))
         #expect(row.contains("coins.100") && row.contains("active") && row.contains("alice (token)"))
         #expect(row.contains("no (not in ledger)"))
+        // Dates for people: ISO 8601, UTC, to the second.
+        let purchased = try #require(row.split(separator: " ").first { $0.contains("T") && $0.hasSuffix("Z") })
+        #expect(purchased.count == "2026-01-01T00:00:05Z".count)
+        #expect((try? Date.ISO8601FormatStyle().parse(String(purchased))) != nil)
 
         let json = try desk.support([orderId, "--data", desk.data.path, "--json"])
         #expect(json.status == 0)
@@ -121,7 +125,11 @@ struct SupportCommandTests {
 
         let noLedger = try desk.support(["MK5TTTVWJH"])
         #expect(noLedger.status == 2)
-        #expect(noLedger.stderrLines.first == "error: usage: one of --data DIR or --database URL is required")
+        #expect(
+            noLedger.stderrLines == [
+                "error: usage: one of --data DIR or --database URL is required (see iap support lookup-order --help)"
+            ]
+        )
         let stray = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--operator", "x"])
         #expect(stray.status == 2)
         let twoIds = try desk.support(["A", "B", "--data", desk.data.path])

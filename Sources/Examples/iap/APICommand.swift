@@ -6,59 +6,48 @@ import IAPServerAPI
 /// `iap api`: calls the App Store Server API (Apple's, or a local emulator with `--base-url`) and prints the JSON
 /// it answers.
 enum APICommand {
-    static let usage = """
-        usage: iap api <subcommand> [arguments] --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID
-                       --environment Production|Sandbox|LocalTesting [--base-url URL]
-                       [--decode [--root FILE.der]... [--app-apple-id N]]
+    /// What every subcommand prints.
+    static let answers = """
+        Prints the answer's JSON, with Apple's field names (dates in milliseconds), as the App Store sent it.
+        history, refunds and notification-history follow every page and print
+        {"signedTransactions":[...],"revision":...,"pages":N} (notification-history:
+        {"notificationHistory":[...],"paginationToken":...,"pages":N}), with one progress line per page on
+        standard error. --decode verifies each signed field with AppStoreSignedDataVerifier (Apple's root, or
+        --root for an emulator) and adds its payload next to it as <field>Decoded.
 
-        subcommands:
-          transaction TRANSACTION_ID
-          history ANY_TRANSACTION_ID [--revision R] [--product-id ID]... [--product-type T]... [--start MILLIS]
-                  [--end MILLIS] [--sort ASCENDING|DESCENDING] [--revoked true|false] [--subscription-group ID]...
-                  [--ownership PURCHASED|FAMILY_SHARED]
-          statuses ANY_TRANSACTION_ID [--status 1..5]...
-          refunds ANY_TRANSACTION_ID [--revision R]
-          lookup-order ORDER_ID
-          test-notification [--token TOKEN]            request a TEST notification, or check one's status
-          notification-history --start MILLIS --end MILLIS [--type T [--subtype S] | --transaction-id ID]
-                  [--only-failures] [--pagination-token TOKEN]
-          extend ORIGINAL_TRANSACTION_ID --days 1..90 --reason 0..3 --request-id UUID
-
-        Prints the answer's JSON, with Apple's field names, as the App Store sent it. history, refunds and
-        notification-history follow every page and print {"signedTransactions":[...],"revision":...,"pages":N}
-        (notification-history: {"notificationHistory":[...],"paginationToken":...,"pages":N}), with one progress
-        line per page on standard error. --decode verifies each signed field with AppStoreSignedDataVerifier
-        (Apple's root, or --root for an emulator) and adds its payload next to it as <field>Decoded.
         Exit status: 0 success, 1 the App Store (or the network, or verification) failed, 2 usage error.
         """
 
+    static let spec = CommandSpec(
+        name: "api",
+        summary: "call the App Store Server API: transaction, history, statuses, refunds, lookup-order, ...",
+        synopsis: [
+            "<command> [arguments] --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
+            "  --environment Production|Sandbox|LocalTesting [--base-url URL]",
+            "  [--decode [--root FILE.der]... [--app-apple-id N]]",
+        ],
+        discussion: """
+            Calls the App Store Server API (Apple's, or a local 'iap emulate' with --base-url) with a token
+            signed by the API key, and prints the JSON it answers.
+
+            """ + "\n" + answers,
+        subcommands: APIRequest.specs,
+        examples: [
+            "iap api transaction 2000000000000001 --issuer-id ISSUER --key-id KEY --auth-key key.p8 "
+                + "--bundle-id com.example.app --environment Sandbox --decode"
+        ]
+    )
+
     static func run(_ arguments: [String]) async -> Never {
-        guard let name = arguments.first else {
-            usageError("a subcommand is required")
-        }
-        if ["help", "--help", "-h"].contains(name) {
-            Output.line(usage)
-            terminate(.success)
-        }
-        guard let subcommand = APIRequest.subcommands[name] else {
-            usageError("unknown api subcommand '\(name)'")
-        }
+        let (command, rest) = spec.subcommand(arguments)
+        let parsed = command.parse(rest)
         let request: APIRequest
         let session: APISession
         do {
-            let parsed = try Arguments(
-                Array(arguments.dropFirst()),
-                options: APISession.valuedOptions.union(subcommand.options),
-                flags: APISession.flags.union(subcommand.flags)
-            )
-            if parsed.has("help") {
-                Output.line(usage)
-                terminate(.success)
-            }
-            request = try APIRequest(name, parsed)
+            request = try APIRequest(command.word, parsed)
             session = try APISession(parsed)
         } catch {
-            usageError(error.message)
+            command.fail(error)
         }
         do {
             let document = try await perform(request, session)
@@ -70,12 +59,6 @@ enum APICommand {
         } catch {
             report(IAPError.wrapping(error, as: .internalError, "unexpected failure"))
         }
-    }
-
-    private static func usageError(_ message: String) -> Never {
-        Output.error("error: usage: \(message)")
-        Output.error(usage)
-        terminate(.usage)
     }
 
     /// Prints `error: <code>: <message>` with Apple's code and the HTTP status, and exits with 1.

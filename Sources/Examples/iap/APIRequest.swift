@@ -14,24 +14,127 @@ enum APIRequest {
     case notificationHistory(NotificationHistoryRequest, paginationToken: String?)
     case extend(originalTransactionId: String, ExtendRenewalDateRequest)
 
-    /// The subcommands, with the options and switches each takes besides the common ones.
-    static let subcommands: [String: (options: Set<String>, flags: Set<String>)] = [
-        "transaction": ([], []),
-        "history": (
+    /// The subcommands, each with its own options besides the common ones (``APISession/options``).
+    static let specs: [CommandSpec] = [
+        spec(
+            "transaction",
+            "one transaction's signed info (Get Transaction Info)",
+            ["TRANSACTION_ID"],
+            example: "2000000000000001"
+        ),
+        spec(
+            "history",
+            "a customer's transaction history, every page (Get Transaction History v2)",
             [
-                "revision", "product-id", "product-type", "start", "end", "sort", "revoked", "subscription-group",
-                "ownership",
-            ], []
+                "ANY_TRANSACTION_ID [--revision R] [--product-id ID]... [--product-type T]...",
+                "  [--start MILLIS] [--end MILLIS] [--sort ASCENDING|DESCENDING] [--revoked true|false]",
+                "  [--subscription-group ID]... [--ownership PURCHASED|FAMILY_SHARED]",
+            ],
+            [
+                .value("revision", "R", "resume after the page that answered this revision"),
+                .value("product-id", "ID", "only this product", repeatable: true),
+                .value(
+                    "product-type",
+                    "T",
+                    "only this type: AUTO_RENEWABLE, NON_RENEWABLE, CONSUMABLE, NON_CONSUMABLE",
+                    repeatable: true
+                ),
+                .value("start", "MILLIS", "only purchases from this instant, in milliseconds since 1970"),
+                .value("end", "MILLIS", "only purchases before this instant, in milliseconds since 1970"),
+                .value("sort", "ORDER", "ASCENDING or DESCENDING by modification date"),
+                .value("revoked", "BOOL", "true: only revoked transactions; false: none of them"),
+                .value("subscription-group", "ID", "only this subscription group", repeatable: true),
+                .value("ownership", "TYPE", "PURCHASED or FAMILY_SHARED"),
+            ],
+            example: "2000000000000001 --product-type CONSUMABLE --sort DESCENDING"
         ),
-        "statuses": (["status"], []),
-        "refunds": (["revision"], []),
-        "lookup-order": ([], []),
-        "test-notification": (["token"], []),
-        "notification-history": (
-            ["start", "end", "type", "subtype", "transaction-id", "pagination-token"], ["only-failures"]
+        spec(
+            "statuses",
+            "the status of every subscription of a customer (Get All Subscription Statuses)",
+            ["ANY_TRANSACTION_ID [--status 1..5]..."],
+            [
+                .value(
+                    "status",
+                    "N",
+                    "only this status: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked",
+                    repeatable: true
+                )
+            ],
+            example: "2000000000000001 --status 1"
         ),
-        "extend": (["days", "reason", "request-id"], []),
+        spec(
+            "refunds",
+            "a customer's refunded transactions, every page (Get Refund History)",
+            ["ANY_TRANSACTION_ID [--revision R]"],
+            [.value("revision", "R", "resume after the page that answered this revision")],
+            example: "2000000000000001"
+        ),
+        spec(
+            "lookup-order",
+            "the transactions of an order id from a receipt email (Look Up Order ID)",
+            ["ORDER_ID"],
+            example: "MH43IXG3WA"
+        ),
+        spec(
+            "test-notification",
+            "request a TEST notification, or with --token check the status of one",
+            ["[--token TOKEN]"],
+            [.value("token", "TOKEN", "the testNotificationToken a request answered: ask for its status")],
+            example: ""
+        ),
+        spec(
+            "notification-history",
+            "the notifications sent in a time window, every page (Get Notification History)",
+            [
+                "--start MILLIS --end MILLIS [--type T [--subtype S] | --transaction-id ID] [--only-failures]",
+                "  [--pagination-token TOKEN]",
+            ],
+            [
+                .value("start", "MILLIS", "the window's start, in milliseconds since 1970 (required)"),
+                .value("end", "MILLIS", "the window's end, in milliseconds since 1970 (required)"),
+                .value("type", "T", "only this notificationType (DID_RENEW, REFUND, ...)"),
+                .value("subtype", "S", "only this subtype (with --type)"),
+                .value("transaction-id", "ID", "only the notifications of this transaction"),
+                .flag("only-failures", "only notifications that did not reach the server"),
+                .value("pagination-token", "TOKEN", "resume after the page that answered this token"),
+            ],
+            example: "--start 1767225600000 --end 1767830400000 --only-failures"
+        ),
+        spec(
+            "extend",
+            "extend one subscription's renewal date (Extend a Subscription Renewal Date)",
+            ["ORIGINAL_TRANSACTION_ID --days 1..90 --reason 0..3 --request-id UUID"],
+            [
+                .value("days", "N", "how many days, 1 to 90 (required)"),
+                .value("reason", "CODE", "0 undeclared, 1 customer satisfaction, 2 other, 3 service issue (required)"),
+                .value("request-id", "UUID", "your identifier of the request, 1 to 128 characters (required)"),
+            ],
+            example: "2000000000000001 --days 7 --reason 3 --request-id 8d1c0c3e-2b5a-4f4e-9d43-1f0a6c2b7e11"
+        ),
     ]
+
+    /// A subcommand's usage: its own options, then the common ones.
+    private static func spec(
+        _ word: String,
+        _ summary: String,
+        _ synopsis: [String],
+        _ options: [CommandSpec.Option] = [],
+        example: String
+    ) -> CommandSpec {
+        let common = "--issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID --environment ENV [--base-url URL]"
+        return CommandSpec(
+            name: "api \(word)",
+            summary: summary,
+            synopsis: synopsis + ["  \(common)", "  [--decode [--root FILE.der]... [--app-apple-id N]]"],
+            discussion: summary.prefix(1).uppercased() + summary.dropFirst() + ".\n\n" + APICommand.answers,
+            options: options + APISession.options + [APISession.decodeOption],
+            examples: [
+                (["iap api \(word)"] + (example.isEmpty ? [] : [example]) + [
+                    "--issuer-id ISSUER --key-id KEY --auth-key key.p8 --bundle-id com.example.app --environment Sandbox"
+                ]).joined(separator: " ")
+            ]
+        )
+    }
 
     /// Parses a subcommand's arguments.
     init(_ subcommand: String, _ arguments: Arguments) throws(Arguments.UsageError) {

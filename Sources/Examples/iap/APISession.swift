@@ -7,12 +7,22 @@ import IAPTransportURLSession
 /// What the common options of `iap api` make: a client over `URLSession` that records the answers, and a
 /// verifier when `--decode` asks for one.
 struct APISession {
-    /// The options every subcommand takes, and which of them take a value.
-    static let valuedOptions: Set<String> = [
-        "issuer-id", "key-id", "auth-key", "bundle-id", "environment", "base-url", "root", "app-apple-id",
+    /// The options every command that calls the App Store Server API takes, as its usage lists them.
+    static let options: [CommandSpec.Option] = [
+        .value("issuer-id", "ID", "the issuer id of the App Store Connect API key (required)"),
+        .value("key-id", "ID", "the key id of the API key (required)"),
+        .value("auth-key", "FILE.p8", "the API key's private key, as downloaded from App Store Connect (required)"),
+        .value("bundle-id", "ID", "the app's bundle id (required)"),
+        .value("environment", "ENV", "Production, Sandbox or LocalTesting (required; LocalTesting needs --base-url)"),
+        .value("base-url", "URL", "another server than Apple's, such as 'iap emulate' (http or https)"),
+        .value("root", "FILE.der", "verify against this root instead of Apple Root CA - G3", repeatable: true),
+        .value("app-apple-id", "N", "the App Apple ID signed data must carry"),
     ]
-    /// The switches every subcommand takes.
-    static let flags: Set<String> = ["decode", "help"]
+    /// The switch of `iap api` that verifies and decodes the signed fields of an answer.
+    static let decodeOption = CommandSpec.Option.flag(
+        "decode",
+        "verify each signed field and add its payload as <field>Decoded (--root, --app-apple-id apply)"
+    )
 
     let client: AppStoreServerAPIClient
     let recorder: RecordingTransport

@@ -1,4 +1,5 @@
-/// Real App Store data, signed by Apple, for the benchmark's "real chain" figure.
+/// Real App Store data, signed by Apple: for the benchmark's "real chain" figure, and the sample `iap demo`
+/// leaves to verify.
 enum AppleSample {
     /// A production TEST notification of 2024-10-17 (`Sources/Examples/Samples/`). Its leaf certificate
     /// expired on 2025-10-11, so it verifies only at its `signedDate`, as Apple's offline rule allows.

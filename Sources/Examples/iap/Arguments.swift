@@ -1,5 +1,8 @@
-/// A small, strict command-line parser: `--name value` options (repeatable where asked), `--flag`
-/// switches and positional arguments, with usage errors that name the problem.
+/// A small, strict command-line parser: `--name value` (or `--name=value`) options, repeatable where asked,
+/// `--flag` switches and positional arguments, with usage errors that name the problem.
+///
+/// Commands do not call it directly: ``CommandSpec/parse(_:)`` parses against the options a command declares,
+/// answers `--help` and `-h`, and reports usage errors.
 struct Arguments {
     struct UsageError: Error {
         let message: String
@@ -8,20 +11,38 @@ struct Arguments {
     private(set) var options: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
+    /// Whether `--help` or `-h` was given (before any `--`).
+    private(set) var helpRequested = false
+    /// The first thing wrong with the arguments, if any; scanning goes on past it so that `--help` anywhere wins.
+    private(set) var problem: UsageError?
 
-    /// Parses `arguments` against the options that take a value and the flags.
-    init(_ arguments: [String], options valued: Set<String>, flags known: Set<String>) throws(UsageError) {
+    /// Scans `arguments` against the options that take a value and the flags; never fails, but records the
+    /// first problem in ``problem`` (``CommandSpec/parse(_:)`` reports it).
+    init(scanning arguments: [String], options valued: Set<String>, flags known: Set<String>) {
         var index = 0
         var onlyPositionals = false
+        func note(_ message: String) {
+            if problem == nil {
+                problem = UsageError(message: message)
+            }
+        }
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if onlyPositionals || argument == "-" || !argument.hasPrefix("--") {
+            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
                 positionals.append(argument)
                 continue
             }
             if argument == "--" {
                 onlyPositionals = true
+                continue
+            }
+            if argument == "-h" || argument == "--help" {
+                helpRequested = true
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                note("unknown option \(argument)")
                 continue
             }
             var name = String(argument.dropFirst(2))
@@ -33,20 +54,19 @@ struct Arguments {
             if valued.contains(name) {
                 if let inlineValue {
                     options[name, default: []].append(inlineValue)
-                } else {
-                    guard index < arguments.count else {
-                        throw UsageError(message: "--\(name) needs a value")
-                    }
+                } else if index < arguments.count {
                     options[name, default: []].append(arguments[index])
                     index += 1
+                } else {
+                    note("--\(name) needs a value")
                 }
             } else if known.contains(name) {
-                guard inlineValue == nil else {
-                    throw UsageError(message: "--\(name) takes no value")
+                if inlineValue != nil {
+                    note("--\(name) takes no value")
                 }
                 flags.insert(name)
             } else {
-                throw UsageError(message: "unknown option --\(name)")
+                note("unknown option --\(name)")
             }
         }
     }
@@ -78,29 +98,11 @@ struct Arguments {
         }
         return positionals.first
     }
-}
 
-extension Arguments {
-    /// Parses a command's arguments the way every `iap` command does: `--help` prints the usage and exits 0,
-    /// a usage error prints it and exits 2.
-    static func forCommand(_ arguments: [String], options: Set<String>, flags: Set<String>, usage: String) -> Arguments
-    {
-        do {
-            let parsed = try Arguments(arguments, options: options, flags: flags.union(["help"]))
-            if parsed.has("help") {
-                Output.line(usage)
-                terminate(.success)
-            }
-            return parsed
-        } catch {
-            exitWithUsage(error, usage: usage)
+    /// No positional argument.
+    func noPositionals() throws(UsageError) {
+        if let first = positionals.first {
+            throw UsageError(message: "unexpected argument '\(first)'")
         }
     }
-}
-
-/// Reports a usage error with the command's usage, and exits 2.
-func exitWithUsage(_ error: Arguments.UsageError, usage: String) -> Never {
-    Output.error("error: usage: \(error.message)")
-    Output.error(usage)
-    terminate(.usage)
 }

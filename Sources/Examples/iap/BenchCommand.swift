@@ -4,45 +4,44 @@ import IAPCrypto
 
 /// `iap bench`: benchmarks that print machine-readable figures.
 enum BenchCommand {
-    static let usage = """
-        usage: iap bench verify [--seconds S] [--runs N] [--only warm|cold|openssl|apple|breakdown]
-               iap bench pipeline [--deliveries N] [--runs N] [--concurrency C]
-               iap bench store [--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]
-               iap bench store --database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]
+    static let verifySpec = CommandSpec(
+        name: "bench verify",
+        summary: "transactions verified per second on one thread, warm and cold, against OpenSSL's own rate",
+        synopsis: ["[--seconds S] [--runs N] [--only warm|cold|openssl|apple|breakdown]"],
+        discussion: """
+            Transactions verified per second on one thread: (a) with a warm chain cache, (b) with no cache (three
+            signatures per token), (c) OpenSSL's own P-256 verify rate in this process; also Apple's real chain
+            and a breakdown of the cost. Prints JSON with the median of N runs of S seconds each (defaults: 5
+            runs of 1 second). Build with -c release for meaningful figures.
+            """,
+        options: [
+            .value("seconds", "S", "seconds per run, up to 600 (default 1)"),
+            .value("runs", "N", "runs, 1 to 1000; the median is reported (default 5)"),
+            .value("only", "PART", "measure one part only: warm, cold, openssl, apple or breakdown"),
+        ],
+        examples: ["swift run -c release iap bench verify --runs 3"]
+    )
 
-        verify   transactions verified per second on one thread: (a) with a warm chain cache, (b) with no
-                 cache (three signatures per token), (c) OpenSSL's own P-256 verify rate in this process.
-                 Prints JSON with the median of N runs of S seconds each (defaults: 5 runs of 1 second).
-        pipeline deliveries per second through DeliveryPipeline (verify, catalog, owner, record, grant, mark)
-                 with the in-memory store and a warm chain cache; one task and C concurrent tasks.
-        store    the file store (or PostgreSQL, with --database URL): durable deliveries per second (1 and W
-                 writers), open time, peak memory and history page latency at each size (iap bench store --help).
-        Build with -c release for meaningful figures: swift run -c release iap bench verify
-        """
+    static let spec = CommandSpec(
+        name: "bench",
+        summary: "run a benchmark: iap bench verify | pipeline | store",
+        discussion: """
+            Benchmarks that print machine-readable figures (JSON on standard output, progress on standard
+            error). Build with -c release for meaningful figures: swift run -c release iap bench verify
+            """,
+        subcommands: [verifySpec, PipelineBenchmark.spec, StoreBenchmark.spec],
+        examples: ["swift run -c release iap bench pipeline --deliveries 2000"]
+    )
 
     static func run(_ arguments: [String]) async {
-        guard let which = arguments.first, which != "--help" else {
-            Output.line(usage)
-            terminate(arguments.isEmpty ? .usage : .success)
-        }
-        let rest = Array(arguments.dropFirst())
-        switch which {
+        let (command, rest) = spec.subcommand(arguments)
+        switch command.word {
         case "verify":
             runVerify(rest)
         case "pipeline":
             await PipelineBenchmark.run(rest)
-        case "store":
-            if rest.first == "--help" {
-                Output.line(StoreBenchmark.usage)
-                Output.line("")
-                Output.line(PostgresStoreBenchmark.usage)
-                terminate(.success)
-            }
-            await StoreBenchmark.run(rest)
         default:
-            Output.error("error: usage: unknown benchmark '\(which)'")
-            Output.error(usage)
-            terminate(.usage)
+            await StoreBenchmark.run(rest)
         }
     }
 
@@ -91,13 +90,16 @@ enum BenchCommand {
     static func runVerify(_ arguments: [String]) {
         let timing: Timing
         let only: String?
-        do {
-            let parsed = try Arguments(arguments, options: ["seconds", "runs", "only"], flags: [])
+        let parsed = verifySpec.parse(arguments)
+        do throws(Arguments.UsageError) {
+            try parsed.noPositionals()
             timing = try Timing(parsed)
             only = try parsed.value("only")
+            if let only, !["warm", "cold", "openssl", "apple", "breakdown"].contains(only) {
+                throw Arguments.UsageError(message: "--only must be warm, cold, openssl, apple or breakdown")
+            }
         } catch {
-            Output.error("error: usage: \(error.message)")
-            terminate(.usage)
+            verifySpec.fail(error)
         }
         do {
             let fixture = try BenchmarkFixture()

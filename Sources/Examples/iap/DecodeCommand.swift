@@ -3,20 +3,27 @@ import IAPCore
 
 /// `iap decode`: prints a JWS's header and payload without verifying anything.
 enum DecodeCommand {
-    static let usage = """
-        usage: iap decode [FILE|-]
+    static let spec = CommandSpec(
+        name: "decode",
+        summary: "print a JWS's header and payload WITHOUT verifying it",
+        synopsis: ["[FILE|-]"],
+        discussion: """
+            Prints the header and payload of a compact JWS (from FILE or standard input) as JSON, WITHOUT
+            verifying the signature or the certificate chain. The output is marked "unverified": never act on it;
+            'iap verify' is the command that checks.
 
-        Prints the header and payload of a compact JWS as JSON, WITHOUT verifying the signature or the
-        certificate chain. The output is marked "unverified": never act on it.
-        """
+            Exit status: 0 decoded, 1 not a compact JWS, 2 usage error.
+            """,
+        examples: ["iap decode notification.jws"]
+    )
 
     static func run(_ arguments: [String]) -> Never {
-        let parsed = Arguments.forCommand(arguments, options: [], flags: [], usage: usage)
+        let parsed = spec.parse(arguments)
         let data: Data
         do {
             data = try Input.read(try parsed.singlePositional())
         } catch let error as Arguments.UsageError {
-            exitWithUsage(error, usage: usage)
+            spec.fail(error)
         } catch let error as Input.ReadError {
             Output.error("error: \(error.message)")
             terminate(.usage)

@@ -1,33 +1,30 @@
 import Foundation
 
-/// The `iap` command-line tool.
+/// The `iap` tool.
 @main
 enum IAPTool {
-    static let usage = """
-        usage: iap <command> [options]
+    static let spec = CommandSpec(
+        name: "",
+        summary: "App Store in-app purchases from the command line",
+        synopsis: ["<command> [options]", "help [<command> [<subcommand>]]"],
+        discussion: """
+            App Store in-app purchases from the command line: verify what the App Store signs, keep a ledger that
+            delivers each purchase once, call the App Store Server API, help the support desk, and run a
+            simulated App Store. Every command answers --help. Text output shows dates in ISO 8601 UTC; JSON
+            output keeps Apple's field names and milliseconds since 1970.
 
-        commands:
-          demo      the whole chain on a simulated App Store, told as a story (start here)
-          verify    verify App Store signed data (JWS) and print its payload
-          decode    print a JWS's header and payload WITHOUT verifying it
-          ledger    the ledger (a directory or PostgreSQL): ingest, entitlements, history, stats, check, export
-          testdata  signed App Store data from a test PKI, for trying the tools
-          bench     run a benchmark: iap bench verify | pipeline | store
-          api       call the App Store Server API: iap api <transaction|history|statuses|...> ...
-          emulate   serve a local App Store (App Store Server API and control endpoints) on loopback
-          support   support desk tools: iap support lookup-order ORDER_ID [--redeliver] ...
-
-        Run 'iap <command> --help' for a command's options.
-        """
+            Exit status: 0 success, 1 rejected or failed, 2 usage error.
+            """,
+        subcommands: [
+            DemoCommand.spec, VerifyCommand.spec, DecodeCommand.spec, LedgerCommand.spec, TestDataCommand.spec,
+            BenchCommand.spec, APICommand.spec, EmulateCommand.spec, SupportCommand.spec,
+        ],
+        examples: ["iap demo", "iap ledger history --help"]
+    )
 
     static func main() async {
-        var arguments = CommandLine.arguments.dropFirst()
-        guard let command = arguments.popFirst() else {
-            Output.error(usage)
-            terminate(.usage)
-        }
-        let rest = Array(arguments)
-        switch command {
+        let (command, rest) = spec.subcommand(Array(CommandLine.arguments.dropFirst()))
+        switch command.word {
         case "demo":
             await DemoCommand.run(rest)
         case "verify":
@@ -43,15 +40,8 @@ enum IAPTool {
         case "api": await APICommand.run(rest)
         case "emulate":
             await EmulateCommand.run(rest)
-        case "support":
-            await SupportCommand.run(rest)
-        case "help", "--help", "-h":
-            Output.line(usage)
-            terminate(.success)
         default:
-            Output.error("error: usage: unknown command '\(command)'")
-            Output.error(usage)
-            terminate(.usage)
+            await SupportCommand.run(rest)
         }
     }
 }

@@ -18,23 +18,38 @@ enum PipelineBenchmark {
         func revoke(_ delivery: Delivery) async throws {}
     }
 
+    static let spec = CommandSpec(
+        name: "bench pipeline",
+        summary: "deliveries per second through DeliveryPipeline, one task and C concurrent tasks",
+        synopsis: ["[--deliveries N] [--runs N] [--concurrency C]"],
+        discussion: """
+            Deliveries per second through DeliveryPipeline (verify, catalog, owner, record, grant, mark) with the
+            in-memory store and a warm chain cache, from one task and from C concurrent tasks. Prints JSON with
+            the median of the runs.
+            """,
+        options: [
+            .value("deliveries", "N", "deliveries per run, 1 to 1000000 (default 5000)"),
+            .value("runs", "N", "runs, 1 to 100; the median is reported (default 5)"),
+            .value("concurrency", "C", "concurrent tasks, 1 to 256 (default 8)"),
+        ],
+        examples: ["swift run -c release iap bench pipeline --deliveries 2000 --concurrency 4"]
+    )
+
     static func run(_ arguments: [String]) async {
         let deliveries: Int
         let runs: Int
         let concurrency: Int
-        do {
-            let parsed = try Arguments(arguments, options: ["deliveries", "runs", "concurrency"], flags: [])
+        let parsed = spec.parse(arguments)
+        do throws(Arguments.UsageError) {
+            try parsed.noPositionals()
             deliveries = try parsed.value("deliveries").flatMap { Int($0) } ?? 5_000
             runs = try parsed.value("runs").flatMap { Int($0) } ?? 5
             concurrency = try parsed.value("concurrency").flatMap { Int($0) } ?? 8
             guard (1...1_000_000).contains(deliveries), (1...100).contains(runs), (1...256).contains(concurrency) else {
                 throw Arguments.UsageError(message: "--deliveries 1...1000000, --runs 1...100, --concurrency 1...256")
             }
-        } catch let error as Arguments.UsageError {
-            Output.error("error: usage: \(error.message)")
-            terminate(.usage)
         } catch {
-            terminate(.usage)
+            spec.fail(error)
         }
         do {
             let start = Date(millisecondsSince1970: 1_767_225_600_000)

@@ -5,18 +5,6 @@ import IAPStoragePostgres
 /// `iap bench store --database URL`: the PostgreSQL store's durable delivery rate (one process with 1 and W
 /// writers, and two processes at once) and its history page latency at each size.
 enum PostgresStoreBenchmark {
-    static let usage = """
-        usage: iap bench store --database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]
-
-        deliveries    durable deliveries per second (insert, claim, mark delivered: three commits), each run on
-                      a fresh schema: one writer; W concurrent writers (pool of W connections); and two
-                      processes with W/2 writers each, started together (rate over the span from the first
-                      start to the last end). Default 2000 deliveries, 8 writers, 3 runs.
-        history       for each N (default 100000): loads N delivered transactions into the schema
-                      iap_bench_<N> once (kept for reuse), then --runs times: the latency of 1000 random users'
-                      first page and of 1000 deep pages of a large user.
-        """
-
     static func run(_ parsed: Arguments) async throws {
         guard let url = try parsed.value("database") else {
             throw Arguments.UsageError(message: "--database URL is required")

@@ -4,39 +4,47 @@ import IAPStorageFile
 
 /// `iap bench store`: the file store's durable write rate, open time, memory and history latency.
 enum StoreBenchmark {
-    static let usage = """
-        usage: iap bench store [--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]
-               iap bench store --open-only DIR
-               iap bench store --database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]
+    static let spec = CommandSpec(
+        name: "bench store",
+        summary: "the file store (or PostgreSQL): deliveries per second, open time, memory, page latency",
+        synopsis: [
+            "[--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]",
+            "--open-only DIR",
+            "--database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]",
+        ],
+        discussion: """
+            The file store: durable deliveries per second (insert, claim, mark delivered; fsync on) with one
+            writer and W concurrent writers, on a fresh store; then, for each size N (default 100000,1000000), a
+            store of N delivered transactions built once (under --dir, kept for reuse) and opened in a child
+            process --runs times: seconds to open, peak resident memory (VmHWM), and the latency of history
+            pages (1000 random users' first page; a deep page of a large user).
 
-        deliveries  durable deliveries per second (insert, claim, mark delivered; fsync on) with one writer
-                    and W concurrent writers, on a fresh store; default 2000 deliveries, 8 writers, 3 runs.
-        open        for each N (default 100000,1000000): builds a store of N delivered transactions once
-                    (under --dir, default a temporary directory; kept there for reuse), then opens it in a
-                    child process --runs times: seconds to open, peak resident memory (VmHWM), and the
-                    latency of history pages (1000 random users' first page; a deep page of a large user).
-        --open-only opens DIR in this process and prints those figures as JSON (what the parent runs).
-        --database  the same on PostgreSQL: deliveries with 1 and W writers and with two processes, and history
-                    page latency at each size (default 100000), as below.
-        """
+            With --database, the same on PostgreSQL: deliveries (three commits each) on a fresh schema with one
+            writer, W writers (a pool of W connections) and two processes of W/2 writers started together; and,
+            for each N (default 100000), the history page latency on N transactions loaded once into the schema
+            iap_bench_<N>. Prints JSON; build with -c release for meaningful figures.
+            """,
+        options: [
+            .value("transactions", "N,N...", "the store sizes to measure, each 1 to 10000000"),
+            .value("deliveries", "N", "deliveries per run (default 2000)"),
+            .value("writers", "W", "concurrent writers (default 8; 2 to 64 with --database)"),
+            .value("runs", "N", "runs, 1 to 100 (default 3)"),
+            .value("dir", "PATH", "where the file stores are built and kept (default a temporary directory)"),
+            .value("open-only", "DIR", "open DIR in this process and print its figures (what the parent runs)"),
+            .value("database", "URL", "measure PostgreSQL at this postgres:// URL instead of the file store"),
+            .value("schema", "NAME", "the schema a --child-deliveries process writes to (set by the parent)"),
+            .value("child-deliveries", "FROM:COUNT", "deliver COUNT from FROM as a child process (set by the parent)"),
+        ],
+        examples: [
+            "swift run -c release iap bench store --transactions 100000 --runs 1",
+            "swift run -c release iap bench store --database postgres://iap:iap@127.0.0.1:54329/postgres",
+        ]
+    )
 
     static func run(_ arguments: [String]) async {
-        let parsed: Arguments
+        let parsed = spec.parse(arguments)
         do {
-            parsed = try Arguments(
-                arguments,
-                options: [
-                    "transactions", "deliveries", "writers", "runs", "dir", "open-only", "database", "schema",
-                    "child-deliveries",
-                ],
-                flags: []
-            )
-        } catch {
-            Output.error("error: usage: \(error.message)")
-            Output.error(usage)
-            terminate(.usage)
-        }
-        do {
+            try parsed.noPositionals()
             if try parsed.value("database") != nil {
                 try await PostgresStoreBenchmark.run(parsed)
                 terminate(.success)
@@ -112,8 +120,7 @@ enum StoreBenchmark {
             try emit(report)
             terminate(.success)
         } catch let error as Arguments.UsageError {
-            Output.error("error: usage: \(error.message)")
-            terminate(.usage)
+            spec.fail(error)
         } catch {
             Output.error("error: \(error)")
             terminate(.rejected)

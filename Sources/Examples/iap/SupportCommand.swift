@@ -8,43 +8,57 @@ import IAPTesting
 
 /// `iap support`: tools for the support desk, over the App Store Server API and the ledger.
 enum SupportCommand {
-    static let usage = """
-        usage: iap support lookup-order ORDER_ID --data DIR | --database URL [--schema NAME] [--catalog FILE] [--json]
-                       [--redeliver [--operator NAME] [--user ID] [--audit FILE] [--grant-log FILE]]
-                       --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID
-                       --environment Production|Sandbox|LocalTesting [--base-url URL]
-                       [--root FILE.der]... [--app-apple-id N]
+    static let lookupOrderSpec = CommandSpec(
+        name: "support lookup-order",
+        summary: "what the App Store and the ledger know of a customer's order id; --redeliver repairs",
+        synopsis: [
+            "ORDER_ID \(CommandLedger.synopsis)",
+            "  [--catalog FILE] [--json]",
+            "  [--redeliver [--operator NAME] [--user ID] [--audit FILE] [--grant-log FILE]]",
+            "  --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
+            "  --environment Production|Sandbox|LocalTesting [--base-url URL]",
+            "  [--root FILE.der]... [--app-apple-id N]",
+        ],
+        discussion: """
+            Looks up the order id of a customer's App Store receipt email (Look Up Order ID), verifies every
+            transaction, and shows per transaction the product, the purchase, expiry and revocation dates (ISO 8601
+            UTC), Apple's state (active, expired, refunded, revoked), the owner (from the ledger, else the user
+            bound to its appAccountToken) and whether the ledger delivered it. A lookup changes nothing.
+            --redeliver records in the ledger, as delivered to its owner, what it lacks (idempotent: a second run
+            delivers nothing), with an audit entry before and after.
 
-        lookup-order  looks up the order id of a customer's App Store receipt email (Look Up Order ID),
-                      verifies every transaction, and shows per transaction the product, dates, Apple's state
-                      (active, expired, refunded, revoked), the owner (from the ledger, else the user bound to
-                      its appAccountToken) and whether the ledger delivered it.
-        --redeliver   records in the ledger, as delivered to its owner, what it lacks (idempotent: a second
-                      run delivers nothing), with an audit entry before and after in --audit (default
-                      DIR/support-audit.jsonl; required with --database). --user names the owner when the ledger and the token name
-                      nobody; --operator names who asks (default: $USER). --grant-log appends each grant.
-        --json        prints the report as one JSON object (dates in milliseconds) instead of a table.
+            Exit status: 0 the order was found (and, with --redeliver, nothing failed), 1 an error, an unknown
+            order id, or a failed redelivery, 2 usage error.
+            """,
+        options: LedgerAccess.options + [
+            .flag("json", "print the report as one JSON object, dates in milliseconds since 1970"),
+            .flag("redeliver", "deliver, through the ledger, what the order holds and the ledger lacks"),
+            .value("operator", "NAME", "who asks, for the audit log (with --redeliver; default $USER)"),
+            .value("user", "ID", "the owner when neither the ledger nor the token names one (with --redeliver)"),
+            .value(
+                "audit",
+                "FILE",
+                "the audit log (with --redeliver; default DIR/support-audit.jsonl, required with --database)"
+            ),
+            .value("grant-log", "FILE", "append 'grant KEY' for each fulfillment call (with --redeliver)"),
+        ] + APISession.options,
+        examples: [
+            "iap support lookup-order MH43IXG3WA --data ./ledger --issuer-id ISSUER --key-id KEY --auth-key key.p8 "
+                + "--bundle-id com.example.app --environment Production"
+        ]
+    )
 
-        Exit status: 0 the order was found (and, with --redeliver, nothing failed), 1 an error, an unknown
-        order id, or a failed redelivery, 2 usage error.
-        """
+    static let spec = CommandSpec(
+        name: "support",
+        summary: "support desk tools: look up a customer's order id, and redeliver what it lacks",
+        discussion: "Tools for the support desk, over the App Store Server API and the ledger.",
+        subcommands: [lookupOrderSpec],
+        examples: lookupOrderSpec.examples
+    )
 
     static func run(_ arguments: [String]) async -> Never {
-        guard let sub = arguments.first, !["help", "--help", "-h"].contains(sub) else {
-            Output.line(usage)
-            terminate(arguments.isEmpty ? .usage : .success)
-        }
-        guard sub == "lookup-order" else {
-            exitWithUsage(.init(message: "unknown support command '\(sub)'"), usage: usage)
-        }
-        let parsed = Arguments.forCommand(
-            Array(arguments.dropFirst()),
-            options: APISession.valuedOptions.union(LedgerAccess.valuedOptions).union([
-                "operator", "user", "audit", "grant-log",
-            ]),
-            flags: ["redeliver", "json"],
-            usage: usage
-        )
+        let (command, rest) = spec.subcommand(arguments)
+        let parsed = command.parse(rest)
         let orderId: String
         let session: APISession
         do throws(Arguments.UsageError) {
@@ -70,7 +84,7 @@ enum SupportCommand {
             }
             session = try APISession(parsed, verifying: true)
         } catch {
-            exitWithUsage(error, usage: usage)
+            command.fail(error)
         }
         do {
             let report = try await lookUp(orderId, parsed, session)
@@ -88,7 +102,7 @@ enum SupportCommand {
             }
             terminate(.success)
         } catch let error as Arguments.UsageError {
-            exitWithUsage(error, usage: usage)
+            command.fail(error)
         } catch {
             let failure = IAPError.wrapping(error, as: .internalError, "the support command failed")
             var line = "error: \(failure.code.rawValue): \(failure.message)"
@@ -219,7 +233,6 @@ enum SupportCommand {
     }
 
     private static func date(_ date: Date?) -> String {
-        guard let date else { return "-" }
-        return date.formatted(.iso8601)
+        TextDate.text(date)
     }
 }

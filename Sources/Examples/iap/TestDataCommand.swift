@@ -4,27 +4,50 @@ import IAPCrypto
 
 /// `iap testdata`: signed App Store data from a fresh test PKI, for trying the tools and for the crash test.
 enum TestDataCommand {
-    static let usage = """
-        usage: iap testdata transactions --count N --root-out FILE.der [--catalog-out FILE] [--bundle-id ID]
-                                         [--environment Sandbox|Production] [--users N]
+    static let transactionsSpec = CommandSpec(
+        name: "testdata transactions",
+        summary: "N signed transactions from a new test PKI, one per line, and its root certificate",
+        synopsis: [
+            "--count N --root-out FILE.der [--catalog-out FILE] [--bundle-id ID]",
+            "  [--environment Sandbox|Production] [--users N]",
+        ],
+        discussion: """
+            Prints N signed transactions, one per line, signed by a new test PKI exactly as the App Store signs
+            (ES256, x5c chain), and writes that PKI's root certificate to --root-out, so that
+            'iap verify --root FILE.der' and 'iap ledger ingest --root FILE.der' accept them. The products cycle
+            through coins.100 (twice), pro.lifetime and plus.monthly, and the owners through user-0, user-1, ...
+            (--users of them), each transaction carrying its owner's appAccountToken. This data proves nothing
+            about a real purchase.
+            """,
+        options: [
+            .value("count", "N", "how many transactions, 1 to 10000000 (required)"),
+            .value("root-out", "FILE.der", "where to write the test root certificate, DER (required)"),
+            .value("catalog-out", "FILE", "also write a matching swift-iap JSON catalog there"),
+            .value("bundle-id", "ID", "the bundle id signed into each transaction (default com.example.app)"),
+            .value("environment", "ENV", "Sandbox (default) or Production"),
+            .value("users", "N", "how many distinct users the transactions belong to (default 100)"),
+        ],
+        examples: [
+            "iap testdata transactions --count 100 --root-out root.der --catalog-out catalog.json > tokens.txt"
+        ]
+    )
 
-        Prints N signed transactions, one per line, signed by a new test PKI exactly as the App Store signs
-        (ES256, x5c chain), and writes that PKI's root certificate to --root-out, so that
-        'iap verify --root FILE.der' and 'iap ledger ingest --root FILE.der' accept them. With --catalog-out,
-        also writes a matching product catalog. This data proves nothing about a real purchase.
-        """
+    static let spec = CommandSpec(
+        name: "testdata",
+        summary: "signed App Store data from a test PKI, for trying the tools",
+        discussion: """
+            Signed App Store data from a fresh test PKI, for trying 'iap verify' and 'iap ledger' without a real
+            purchase.
+            """,
+        subcommands: [transactionsSpec],
+        examples: ["iap testdata transactions --count 4 --root-out root.der | iap verify --batch --root root.der"]
+    )
 
     static func run(_ arguments: [String]) -> Never {
-        guard arguments.first == "transactions" else {
-            Output.error(usage)
-            terminate(arguments.first == "--help" ? .success : .usage)
-        }
+        let (command, rest) = spec.subcommand(arguments)
+        let parsed = command.parse(rest)
         do {
-            let parsed = try Arguments(
-                Array(arguments.dropFirst()),
-                options: ["count", "root-out", "catalog-out", "bundle-id", "environment", "users"],
-                flags: []
-            )
+            try parsed.noPositionals()
             guard let count = try parsed.value("count").flatMap({ Int($0) }), (1...10_000_000).contains(count) else {
                 throw Arguments.UsageError(message: "--count must be a whole number from 1 to 10000000")
             }
@@ -53,11 +76,10 @@ enum TestDataCommand {
             )
             terminate(.success)
         } catch let error as Arguments.UsageError {
-            Output.error("error: usage: \(error.message)")
-            Output.error(usage)
-            terminate(.usage)
+            command.fail(error)
         } catch {
-            Output.error("error: \(IAPError.wrapping(error, as: .internalError, "generating test data failed"))")
+            let failure = IAPError.wrapping(error, as: .internalError, "generating test data failed")
+            Output.error("error: \(failure.code.rawValue): \(failure.message)")
             terminate(.rejected)
         }
     }

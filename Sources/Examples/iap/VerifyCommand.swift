@@ -4,37 +4,70 @@ import IAPCrypto
 
 /// `iap verify`: verifies App Store signed data and prints its payload.
 enum VerifyCommand {
-    static let usage = """
-        usage: iap verify [--root FILE.der]... [--bundle-id ID] [--environment Production|Sandbox|Xcode|LocalTesting]
-                          [--app-apple-id N] [--at now|MILLIS] [--kind auto|transaction|renewal|notification|app-transaction]
-                          [--batch] [--strict-x509] [FILE|-]
+    /// The options that configure the verifier, shared with `iap ledger ingest`.
+    static let verifierOptions: [CommandSpec.Option] = [
+        .value("root", "FILE.der", "trust this root (DER or PEM) instead of Apple Root CA - G3", repeatable: true),
+        .value("bundle-id", "ID", "reject data of another app"),
+        .value(
+            "environment",
+            "ENV",
+            "reject data of another environment: Production, Sandbox, Xcode or LocalTesting"
+        ),
+        .value("app-apple-id", "N", "reject data of another App Apple ID"),
+        .flag("strict-x509", "apply strict X.509 (RFC 5280) checks to the certificate chain"),
+    ]
 
-        Verifies App Store signed data (JWS ES256, x5c chain to Apple Root CA - G3 unless --root is given)
-        and prints the decoded payload as JSON. With --batch, the input holds one JWS per line and the
-        output one JSON object per line.
-        Exit status: 0 verified (or, with --batch, every line processed), 1 rejected, 2 usage error.
-        """
+    static let spec = CommandSpec(
+        name: "verify",
+        summary: "verify App Store signed data (JWS) and print its payload",
+        synopsis: [
+            "[--root FILE.der]... [--bundle-id ID] [--environment Production|Sandbox|Xcode|LocalTesting]",
+            "  [--app-apple-id N] [--at now|MILLIS|ISO8601]",
+            "  [--kind auto|transaction|renewal|notification|app-transaction] [--batch] [--strict-x509] [FILE|-]",
+        ],
+        discussion: """
+            Verifies App Store signed data (JWS ES256, x5c chain to Apple Root CA - G3 unless --root is given)
+            read from FILE or standard input, and prints the decoded payload as JSON with Apple's field names.
+            A notification body {"signedPayload": ...} is unwrapped. A rejection prints one line
+            'error: <code>: <message>' on standard error. With --batch, the input holds one JWS per line and the
+            output one JSON object per line, in order: {"ok":true,"kind":...,"payload":...} or
+            {"ok":false,"error":{"code":...,"message":...}}. Each check not asked for is named in a note.
+
+            Exit status: 0 verified (or, with --batch, every line processed), 1 rejected, 2 usage error.
+            """,
+        options: verifierOptions + [
+            .value(
+                "at",
+                "INSTANT",
+                "validate the chain at now, MILLIS or an ISO 8601 time (default: the data's signedDate)"
+            ),
+            .value(
+                "kind",
+                "KIND",
+                "what the data must be: auto (default), transaction, renewal, notification, app-transaction"
+            ),
+            .flag("batch", "one JWS per input line, one JSON object per output line"),
+        ],
+        examples: [
+            "iap verify --bundle-id com.example.app --environment Production --app-apple-id 1234567890 tx.jws",
+            "iap verify --batch --root root.der < tokens.txt",
+        ]
+    )
 
     static func run(_ arguments: [String]) -> Never {
-        let parsed = Arguments.forCommand(
-            arguments,
-            options: ["root", "bundle-id", "environment", "app-apple-id", "at", "kind"],
-            flags: ["batch", "strict-x509"],
-            usage: usage
-        )
+        let parsed = spec.parse(arguments)
         let settings: Settings
         do {
             settings = try Settings(parsed)
         } catch {
-            exitWithUsage(error, usage: usage)
+            spec.fail(error)
         }
 
         let path: String?
         do {
             path = try parsed.singlePositional()
         } catch {
-            Output.error("error: usage: \(error.message)")
-            terminate(.usage)
+            spec.fail(error)
         }
         if parsed.has("batch") {
             runBatch(path: path, settings: settings)
@@ -51,11 +84,9 @@ enum VerifyCommand {
         do {
             verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
         } catch let error as IAPError {
-            Output.error("error: usage: \(error.message)")
-            terminate(.usage)
+            spec.fail(.init(message: error.message))
         } catch {
-            Output.error("error: usage: \(error)")
-            terminate(.usage)
+            spec.fail(.init(message: "\(error)"))
         }
         for note in settings.skippedChecks {
             Output.error("note: \(note)")
@@ -88,8 +119,7 @@ enum VerifyCommand {
         do {
             verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
         } catch {
-            Output.error("error: usage: \(error)")
-            terminate(.usage)
+            spec.fail(.init(message: (error as? IAPError)?.message ?? "\(error)"))
         }
         for note in settings.skippedChecks {
             Output.error("note: \(note)")
@@ -194,10 +224,8 @@ enum VerifyCommand {
             if let at = try arguments.value("at") {
                 if at == "now" {
                     configuration.validationTime = .now
-                } else if let millis = Int64(at), millis.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds) {
-                    configuration.validationTime = .fixed(Date(millisecondsSince1970: millis))
                 } else {
-                    throw Arguments.UsageError(message: "--at must be 'now' or milliseconds since 1970, not '\(at)'")
+                    configuration.validationTime = .fixed(try TextDate.instant(at, option: "at"))
                 }
             }
             if let kind = try arguments.value("kind"), kind != "auto" {

@@ -35,6 +35,8 @@ struct DemoStory {
     let reconciler: Reconciler
     let support: OrderLookup
     let verifier: AppStoreSignedDataVerifier
+    /// What the server answered in this run.
+    let tally = DemoTally()
 
     /// Sets up every piece over the files in `directory`.
     init(directory: URL, timeline: DemoTimeline) async throws {
@@ -464,8 +466,10 @@ struct DemoStory {
         try await appStore.advance(by: .milliseconds(Int64(target.timeIntervalSince(clock.now) * 1_000)))
     }
 
+    /// Describes an answer of the delivery pipeline, and counts it in ``tally``.
     func describe(_ outcome: DeliveryOutcome) -> String {
-        switch outcome {
+        tally.count(outcome)
+        return switch outcome {
         case .delivered(let entry): "delivered \(entry.productId) to \(entry.userId)"
         case .alreadyDelivered(let entry): "already delivered to \(entry.userId), nothing granted again"
         case .pending: "another deliverer is on it"
@@ -478,8 +482,15 @@ struct DemoStory {
         }
     }
 
+    /// Describes an answer of the notification processor, and counts it in ``tally``.
     func describe(_ outcome: NotificationOutcome) -> String {
         switch outcome {
+        case .processed(_, let delivery): if delivery == nil { tally.count("recorded") }
+        case .duplicate: tally.count("duplicate")
+        case .unowned: tally.count("unowned")
+        case .rejected, .failed: tally.count("rejected")
+        }
+        return switch outcome {
         case .processed(let type, let delivery):
             (type?.rawValue ?? "notification") + (delivery.map { ", \(describe($0))" } ?? ", recorded")
         case .duplicate: "a duplicate, ignored"
@@ -489,6 +500,31 @@ struct DemoStory {
         case .rejected(let error): "rejected (\(error.code.rawValue))"
         case .failed(let error): "failed (\(error.code.rawValue)); Apple will retry"
         }
+    }
+
+    // MARK: - Files to try the tools on
+
+    /// The files the closing commands use, written into the demo's directory so that they work anywhere: the
+    /// simulated App Store's root certificate of this run, one transaction it signed, and a real notification
+    /// signed by Apple.
+    func writeSamples() async throws {
+        try Data(appStore.pki.root.derBytes).write(
+            to: directory.appendingPathComponent(DemoCommand.Samples.root),
+            options: .atomic
+        )
+        let transactions = try await appStore.transactions(ofAccount: "bob")
+        guard let sample = transactions.first(where: { $0.payload.productId == "pro.monthly" }) ?? transactions.first
+        else {
+            throw IAPError(.notFound, "the simulated App Store holds no transaction of bob")
+        }
+        try Data((sample.signedTransaction + "\n").utf8).write(
+            to: directory.appendingPathComponent(DemoCommand.Samples.transaction),
+            options: .atomic
+        )
+        try Data((AppleSample.productionTestNotification + "\n").utf8).write(
+            to: directory.appendingPathComponent(DemoCommand.Samples.appleNotification),
+            options: .atomic
+        )
     }
 
     // MARK: - The final table

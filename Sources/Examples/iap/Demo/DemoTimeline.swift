@@ -6,27 +6,43 @@ import IAPTesting
 struct DemoTimeline: Sendable {
     /// The clock the story moves.
     let clock: ManualClock
+    /// Whether the story is told: `false` when it replays against the ledger of an earlier run, whose
+    /// narrative would tell what that run did rather than what this one finds.
+    var told = true
 
-    /// A section heading.
-    func section(_ title: String) {
+    /// A heading, printed whether or not the story is told.
+    static func heading(_ title: String) {
         Output.line("")
         Output.line(title)
         Output.line(String(repeating: "─", count: title.count))
     }
 
+    /// A section heading.
+    func section(_ title: String) {
+        if told {
+            Self.heading(title)
+        }
+    }
+
     /// An undated line.
     func note(_ text: String) {
-        Output.line("  \(text)")
+        if told {
+            Output.line("  \(text)")
+        }
     }
 
     /// A dated event of one actor.
     func event(_ actor: String, _ text: String) {
-        Output.line("  \(stamp(clock.now))  \(actor.padding(toLength: 6, withPad: " ", startingAt: 0))  \(text)")
+        if told {
+            Output.line("  \(stamp(clock.now))  \(actor.padding(toLength: 6, withPad: " ", startingAt: 0))  \(text)")
+        }
     }
 
     /// A detail of the last event.
     func detail(_ text: String) {
-        Output.line("  \(String(repeating: " ", count: 12))  \(String(repeating: " ", count: 6))    \(text)")
+        if told {
+            Output.line("  \(String(repeating: " ", count: 12))  \(String(repeating: " ", count: 6))    \(text)")
+        }
     }
 
     /// A date as `Jan 05 09:00` (UTC), or with seconds.

@@ -14,22 +14,41 @@ import Synchronization
 
 /// `iap emulate`: a local App Store on loopback, serving the simulated App Store over HTTP/1.1.
 enum EmulateCommand {
-    static let usage = """
-        usage: iap emulate --port N --bundle-id ID --issuer-id ID --key-id ID --auth-key FILE.p8
-                           [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--app-apple-id N]
-                           [--environment Sandbox|Production] [--grace-period-days N] [--notify-url URL]
-
-        Serves the App Store Server API (/inApps/...) of a simulated App Store, with Apple's paths, JSON,
-        status codes and error bodies, and control endpoints (/emulator/v1/...) that buy, refund, renew,
-        fail billing, move the clock and inject faults. API requests need an ES256 bearer token signed with
-        the private key of --auth-key for --key-id, --issuer-id and --bundle-id, as App Store Connect checks.
-        --port 0 picks a free port; the first line on standard output is 'listening on http://HOST:PORT'.
-        --catalog reads a swift-iap JSON catalog or an Xcode .storekit file; without it a built-in catalog
-        sells coins.100, premium, pro.monthly, pro.yearly and season.pass.
-        --data keeps the store in DIR: a restart replays the changes and signs with the same root.
-        --notify-url receives App Store Server Notifications V2 as {"signedPayload": ...}, retried on failure.
-        See Documentation/Emulator.md. Stops on SIGINT or SIGTERM.
-        """
+    static let spec = CommandSpec(
+        name: "emulate",
+        summary: "serve a local App Store (App Store Server API and control endpoints) on loopback",
+        synopsis: [
+            "--port N --bundle-id ID --issuer-id ID --key-id ID --auth-key FILE.p8",
+            "  [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--app-apple-id N]",
+            "  [--environment Sandbox|Production] [--grace-period-days N] [--notify-url URL]",
+        ],
+        discussion: """
+            Serves the App Store Server API (/inApps/...) of a simulated App Store, with Apple's paths, JSON,
+            status codes and error bodies, and control endpoints (/emulator/v1/...) that buy, refund, renew,
+            fail billing, move the clock and inject faults. API requests need an ES256 bearer token signed with
+            the private key of --auth-key for --key-id, --issuer-id and --bundle-id, as App Store Connect checks.
+            The first line on standard output is 'listening on http://HOST:PORT'. Without --catalog a built-in
+            catalog sells coins.100, premium, pro.monthly, pro.yearly and season.pass.
+            See Documentation/Emulator.md. Stops on SIGINT or SIGTERM.
+            """,
+        options: [
+            .value("port", "N", "the TCP port; 0 picks a free one (required)"),
+            .value("host", "ADDRESS", "the address to listen on (default 127.0.0.1)"),
+            .value("bundle-id", "ID", "the app whose API the store serves (required)"),
+            .value("issuer-id", "ID", "the issuer id API tokens must carry (required)"),
+            .value("key-id", "ID", "the key id API tokens must carry (required)"),
+            .value("auth-key", "FILE.p8", "the private key whose public half checks API tokens (required)"),
+            .value("data", "DIR", "keep the store in DIR: a restart replays the changes and signs with the same root"),
+            .value("catalog", "FILE", "the products: a swift-iap JSON catalog or an Xcode .storekit file"),
+            .value("app-apple-id", "N", "the App Apple ID signed into the data (default 1234567890)"),
+            .value("environment", "ENV", "Sandbox (default) or Production"),
+            .value("grace-period-days", "N", "turn on the billing grace period: 3, 16 or 28 days"),
+            .value("notify-url", "URL", "send App Store Server Notifications V2 there, retried on failure"),
+        ],
+        examples: [
+            "iap emulate --port 0 --bundle-id com.example.app --issuer-id ISSUER --key-id KEY --auth-key key.p8"
+        ]
+    )
 
     /// The products sold when no `--catalog` is given.
     static let builtInCatalog: [CatalogProduct] = [
@@ -125,20 +144,12 @@ enum EmulateCommand {
     }
 
     static func run(_ arguments: [String]) async -> Never {
-        let parsed = Arguments.forCommand(
-            arguments,
-            options: [
-                "host", "port", "data", "catalog", "bundle-id", "app-apple-id", "environment", "issuer-id",
-                "key-id", "auth-key", "notify-url", "grace-period-days",
-            ],
-            flags: [],
-            usage: usage
-        )
+        let parsed = spec.parse(arguments)
         let settings: Settings
         do {
             settings = try Settings(parsed)
         } catch {
-            exitWithUsage(error, usage: usage)
+            spec.fail(error)
         }
         let emulator: Emulator
         let server: HTTPServer

@@ -5,8 +5,8 @@ import IAPStorageFile
 /// Opens the ledger a command other than `iap ledger` works on, from the same ledger options (`--data DIR` or
 /// `--database URL [--schema NAME]`, see ``CommandLedger``) plus `[--catalog FILE]`.
 struct LedgerAccess {
-    /// The options that choose and configure the ledger.
-    static let valuedOptions: Set<String> = CommandLedger.options.union(["catalog"])
+    /// The options that choose and configure the ledger, as a usage lists them.
+    static let options: [CommandSpec.Option] = CommandLedger.options + [CommandLedger.catalogOption]
 
     /// The ledger.
     let ledger: CommandLedger
@@ -32,7 +32,7 @@ struct LedgerAccess {
     init(_ arguments: Arguments) async throws {
         ledger = try await CommandLedger.open(arguments)
         do {
-            catalog = try await LedgerCommand.catalog(arguments, ledger: ledger, save: false) ?? NonConsumableCatalog()
+            catalog = try await ledger.catalog(arguments, save: false) ?? NonConsumableCatalog()
         } catch {
             await ledger.store.close()
             throw error

@@ -38,7 +38,7 @@ enum LedgerInvariants {
 
         // The indexes must find every entry exactly once.
         for (user, own) in Dictionary(grouping: entries, by: \.userId) {
-            let listed = try await LedgerCommand.allEntries(of: user, in: store)
+            let listed = try await store.allHistory(userId: user)
             if listed.map(\.transactionId).sorted() != own.map(\.transactionId).sorted() {
                 problems.append(
                     "the history of user \(user) lists \(listed.count) entries, the ledger holds \(own.count)"

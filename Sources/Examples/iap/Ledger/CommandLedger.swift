@@ -12,10 +12,22 @@ struct CommandLedger {
         case database(PostgresEntitlementStore.Configuration)
     }
 
-    /// The options every ledger command accepts to name its ledger.
-    static let options: Set<String> = ["data", "database", "schema"]
+    /// The options every ledger command accepts to name its ledger, as its usage lists them.
+    static let options: [CommandSpec.Option] = [
+        .value("data", "DIR", "the file ledger in directory DIR"),
+        .value("database", "URL", "a PostgreSQL ledger (postgres://...), which several processes may share"),
+        .value("schema", "NAME", "the PostgreSQL schema of the ledger (default public; with --database only)"),
+    ]
 
-    static let usageLine = "--data DIR | --database URL [--schema NAME]"
+    /// The option that names a catalog, for the commands that read one.
+    static let catalogOption = CommandSpec.Option.value(
+        "catalog",
+        "FILE",
+        "a swift-iap JSON catalog or an Xcode .storekit file (default: the one saved with the ledger)"
+    )
+
+    /// How a usage line writes the ledger options.
+    static let synopsis = "(--data DIR | --database URL [--schema NAME])"
 
     let location: Location
     let store: any ListableEntitlementStore
@@ -103,6 +115,27 @@ struct CommandLedger {
         case .database:
             try await (store as? PostgresEntitlementStore)?.saveCatalog(data)
         }
+    }
+
+    /// The catalog: `--catalog` (saved with the ledger when `save`), else the saved one, else none.
+    func catalog(_ arguments: Arguments, save: Bool) async throws -> StaticProductCatalog? {
+        if let path = try arguments.value("catalog") {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw Arguments.UsageError(message: "cannot read the catalog \(path): \(error.localizedDescription)")
+            }
+            let catalog = try StaticProductCatalog(jsonData: data)
+            if save {
+                try await saveCatalog(data)
+            }
+            return catalog
+        }
+        if let saved = try await savedCatalog() {
+            return try StaticProductCatalog(jsonData: saved)
+        }
+        return nil
     }
 
     /// Whether several processes may deliver from this ledger at once (so a delivery claim must outlive

@@ -1,0 +1,255 @@
+import Foundation
+
+/// What an `iap` command accepts and how it explains itself: the options the parser knows, and the usage that
+/// `--help` prints.
+///
+/// A command with ``subcommands`` is a group (`iap ledger`, `iap api`, ...): ``subcommand(_:)`` picks the
+/// subcommand, and the group's `--help` lists them. Every command and subcommand answers `--help` and `-h` with
+/// its own usage on standard output and exit status 0; a usage error is one line on standard error that names
+/// the problem and the `--help` to read, with exit status 2.
+struct CommandSpec: Sendable {
+    /// One option or switch.
+    struct Option: Sendable {
+        /// The name, without the leading `--`.
+        let name: String
+        /// What its value is called in the usage (`DIR`, `N`, ...); `nil` for a switch.
+        let value: String?
+        /// One line: what it does.
+        let help: String
+        /// Whether it may be given more than once.
+        let repeatable: Bool
+
+        /// An option that takes a value.
+        static func value(_ name: String, _ placeholder: String, _ help: String, repeatable: Bool = false) -> Option {
+            Option(name: name, value: placeholder, help: help, repeatable: repeatable)
+        }
+
+        /// A switch.
+        static func flag(_ name: String, _ help: String) -> Option {
+            Option(name: name, value: nil, help: help, repeatable: false)
+        }
+
+        /// How the usage shows it: `--data DIR`.
+        var label: String {
+            "--\(name)" + (value.map { " \($0)" } ?? "")
+        }
+    }
+
+    /// The words after `iap` that name it: `"ledger history"`; empty for the tool itself.
+    let name: String
+    /// One line, for the list of the group it belongs to.
+    let summary: String
+    /// The forms of the command line, each without the leading `iap <name>`; a line that starts with a space
+    /// goes on with the form above it.
+    var synopsis: [String] = []
+    /// What it does, as paragraphs; the summary when empty.
+    var discussion: String = ""
+    /// Its options, in the order the usage lists them.
+    var options: [Option] = []
+    /// Its subcommands, when it is a group.
+    var subcommands: [CommandSpec] = []
+    /// Command lines to try.
+    var examples: [String] = []
+
+    /// The last word of the name: what selects it in its group.
+    var word: String {
+        name.split(separator: " ").last.map(String.init) ?? name
+    }
+
+    /// The command line that prints this usage.
+    var helpCommand: String {
+        (["iap"] + (name.isEmpty ? [] : [name]) + ["--help"]).joined(separator: " ")
+    }
+
+    /// The text `--help` prints.
+    var usage: String {
+        let command = (["iap"] + (name.isEmpty ? [] : [name])).joined(separator: " ")
+        var lines: [String] = []
+        // A line that starts with a space goes on with the form above it.
+        var forms: [String] = []
+        for line in synopsis {
+            if line.hasPrefix(" "), let last = forms.popLast() {
+                forms.append(last + line)
+            } else {
+                forms.append(line)
+            }
+        }
+        if forms.isEmpty {
+            forms = [subcommands.isEmpty ? "[options]" : "<command> [options]"]
+        }
+        let continuation = String(repeating: " ", count: 8 + command.count)
+        for (index, form) in forms.enumerated() {
+            // A long form is broken between options, never inside one.
+            let head = (index == 0 ? "usage: " : "       ") + command + " "
+            let parts = Self.words(of: form)
+            var line = head
+            for part in parts {
+                if line.count > head.count, line.count + 1 + part.count > 100 {
+                    lines.append(line)
+                    line = continuation
+                }
+                line += (line.count > head.count && line != continuation ? " " : "") + part
+            }
+            lines.append(line.count > head.count ? line : String(head.dropLast()))
+        }
+        lines.append("")
+        lines.append(discussion.isEmpty ? summary.prefix(1).uppercased() + summary.dropFirst() + "." : discussion)
+        if !subcommands.isEmpty {
+            lines.append("")
+            lines.append("commands:")
+            let width = (subcommands.map(\.word.count).max() ?? 0) + 2
+            for subcommand in subcommands {
+                lines.append(
+                    "  " + subcommand.word.padding(toLength: width, withPad: " ", startingAt: 0) + subcommand.summary
+                )
+            }
+        }
+        let listed =
+            options.map { ($0.label, $0.help + ($0.repeatable ? " (repeatable)" : "")) } + [
+                ("-h, --help", "print this help and exit")
+            ]
+        lines.append("")
+        lines.append("options:")
+        let width = min((listed.map(\.0.count).max() ?? 0) + 2, 30)
+        let indent = String(repeating: " ", count: width + 2)
+        for (label, help) in listed {
+            var wrapped = Self.wrap(help, width: max(40, 100 - indent.count))
+            if label.count + 2 > width {
+                lines.append("  " + label)
+            } else {
+                lines.append("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + wrapped.removeFirst())
+            }
+            lines += wrapped.map { indent + $0 }
+        }
+        if !subcommands.isEmpty {
+            lines.append("")
+            lines.append("Run '\(command) <command> --help' for a command's options.")
+        }
+        if !examples.isEmpty {
+            lines.append("")
+            lines.append(examples.count == 1 ? "example:" : "examples:")
+            for example in examples {
+                // A long command line goes on over several, as a shell reads it.
+                let parts = Self.wrap(example, width: 94)
+                for (index, part) in parts.enumerated() {
+                    lines.append((index == 0 ? "  " : "      ") + part + (index < parts.count - 1 ? " \\" : ""))
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The words of a usage form: split at spaces outside brackets, so that `[--root FILE.der]...` stays whole.
+    static func words(of form: String) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var depth = 0
+        for character in form {
+            switch character {
+            case "[", "(": depth += 1
+            case "]", ")": depth -= 1
+            default: break
+            }
+            if character == " ", depth == 0 {
+                if !word.isEmpty {
+                    words.append(word)
+                }
+                word = ""
+            } else {
+                word.append(character)
+            }
+        }
+        if !word.isEmpty {
+            words.append(word)
+        }
+        // An option stays with its value: `--user ID`.
+        var joined: [String] = []
+        for word in words {
+            if let last = joined.last, last.hasPrefix("--"), !last.contains(" "), let first = word.first,
+                first.isUppercase || first.isNumber
+            {
+                joined[joined.count - 1] += " " + word
+            } else {
+                joined.append(word)
+            }
+        }
+        return joined
+    }
+
+    /// A line of text broken at spaces into lines of at most `width` characters (a longer word stands alone).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        lines.append(line)
+        return lines
+    }
+
+    /// Parses a command's arguments against its options: `--help` or `-h` prints the usage and exits 0, a usage
+    /// error exits 2 (see ``fail(_:)``).
+    func parse(_ arguments: [String]) -> Arguments {
+        let parsed = Arguments(
+            scanning: arguments,
+            options: Set(options.filter { $0.value != nil }.map(\.name)),
+            flags: Set(options.filter { $0.value == nil }.map(\.name))
+        )
+        if parsed.helpRequested {
+            printUsage()
+        }
+        if let problem = parsed.problem {
+            fail(problem)
+        }
+        return parsed
+    }
+
+    /// Picks a group's subcommand from the first argument, and returns it with the rest.
+    ///
+    /// With no argument, prints the group's usage on standard error and exits 2; `--help`, `-h` or `help`
+    /// prints it on standard output and exits 0 (`help WORD...` prints a subcommand's); an unknown subcommand
+    /// is a usage error.
+    func subcommand(_ arguments: [String]) -> (CommandSpec, [String]) {
+        guard let first = arguments.first else {
+            Output.error(usage)
+            terminate(.usage)
+        }
+        if first == "help" {
+            var spec = self
+            for word in arguments.dropFirst() {
+                guard let next = spec.subcommands.first(where: { $0.word == word }) else {
+                    spec.fail(.init(message: "no command '\(word)'"))
+                }
+                spec = next
+            }
+            spec.printUsage()
+        }
+        if first == "--help" || first == "-h" {
+            printUsage()
+        }
+        guard let subcommand = subcommands.first(where: { $0.word == first }) else {
+            if first.hasPrefix("-") {
+                fail(.init(message: "unknown option \(first); a command comes first"))
+            }
+            let noun = name.isEmpty ? "command" : "\(name) command"
+            fail(.init(message: "unknown \(noun) '\(first)'"))
+        }
+        return (subcommand, Array(arguments.dropFirst()))
+    }
+
+    /// Prints the usage on standard output and exits 0.
+    func printUsage() -> Never {
+        Output.line(usage)
+        terminate(.success)
+    }
+
+    /// Reports a usage error in one line, `error: usage: <problem> (see iap <command> --help)`, and exits 2.
+    func fail(_ error: Arguments.UsageError) -> Never {
+        Output.error("error: usage: \(error.message) (see \(helpCommand))")
+        terminate(.usage)
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPStorageFile
+
+/// `iap ledger ingest`: verifies signed App Store data line by line and records it in the ledger, delivering each
+/// purchase exactly once.
+enum LedgerIngestCommand {
+    static let spec = CommandSpec(
+        name: "ledger ingest",
+        summary: "verify signed data line by line and record it, delivering each purchase once",
+        synopsis: [
+            "\(CommandLedger.synopsis) [--catalog FILE]",
+            "  [--root FILE.der]... [--bundle-id ID] [--environment ENV] [--app-apple-id N] [--strict-x509]",
+            "  [--user ID] [--compaction-threshold BYTES] [--grant-log FILE] [FILE|-]",
+        ],
+        discussion: """
+            Reads FILE (or standard input) one line at a time: a signed transaction, a signed renewal info, or a
+            notification's signedPayload (alone or as its {"signedPayload": ...} body). Each line is verified and
+            recorded; a purchase is delivered once, whatever repeats it. After each line is durable it prints
+            'ACK <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
+            deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected line prints
+            'REJECT <line-number> <error-code>' and ingestion goes on with the next line. Before it reads, it
+            delivers what an earlier run left due for a retry. A new ledger is created.
+
+            Exit status: 0 every line was acknowledged, 1 a line was rejected (every other line is still
+            processed) or the ledger itself failed (then it stops), 2 usage error.
+            """,
+        options: CommandLedger.options + [
+            .value("catalog", "FILE", "the product catalog (swift-iap JSON or .storekit); saved with the ledger")
+        ] + VerifyCommand.verifierOptions + [
+            .value(
+                "user",
+                "ID",
+                "deliver every purchase to this user (default: the user bound to its appAccountToken, else the token)"
+            ),
+            .value("compaction-threshold", "BYTES", "compact the file ledger's log past BYTES (>= 4096; --data only)"),
+            .value("grant-log", "FILE", "append 'grant KEY' or 'revoke KEY' for each fulfillment call, durably"),
+        ],
+        examples: [
+            "iap testdata transactions --count 4 --root-out root.der --catalog-out catalog.json > tx.jws",
+            "iap ledger ingest --data ./ledger --catalog catalog.json --root root.der tx.jws",
+        ]
+    )
+
+    static func run(_ arguments: [String]) async throws -> ExitCode {
+        let parsed = spec.parse(arguments)
+        if case .database = try CommandLedger.location(parsed), parsed.options["compaction-threshold"] != nil {
+            throw Arguments.UsageError(message: "--compaction-threshold applies to a --data ledger only")
+        }
+        let settings = try VerifyCommand.Settings(parsed)
+        let user = try parsed.value("user")
+        if user?.isEmpty == true {
+            throw Arguments.UsageError(message: "--user must not be empty")
+        }
+        var options = FileEntitlementStore.Options()
+        if let threshold = try parsed.value("compaction-threshold") {
+            guard let bytes = Int(threshold), bytes >= 4_096 else {
+                throw Arguments.UsageError(message: "--compaction-threshold takes a number of bytes, at least 4096")
+            }
+            options.compactionThreshold = bytes
+        }
+        let grantLog = try parsed.value("grant-log").map(GrantLog.init(path:))
+        let input = try parsed.singlePositional()
+        let descriptor = try Input.descriptor(input)
+        let verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
+        for note in settings.skippedChecks {
+            Output.error("note: \(note)")
+        }
+        // Take the ledger first: a second process must not replace the catalog the first one works with.
+        let ledger = try await CommandLedger.open(parsed, create: true, options: options)
+        let store = ledger.store
+        let products = try await ledger.catalog(parsed, save: true)
+        if products == nil {
+            Output.error(
+                "note: no catalog (--catalog, or one saved with the ledger in \(ledger.name)): every product is treated as a non-consumable"
+            )
+        }
+        let catalog: any ProductCatalog = products ?? NonConsumableCatalog()
+        // The file ledger's lock admits one process at a time, so a claim found at start belongs to a dead
+        // process: claims need not outlive the call that takes them. A database ledger is shared by every
+        // process that opens it, so there a claim holds for the default time, and a drain skips the deliveries
+        // other processes hold.
+        // Without --user, a transaction belongs to the user bound to its appAccountToken, else to the token.
+        let pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: catalog,
+            store: store,
+            hook: ClosureFulfillmentHook(
+                grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
+                revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
+            ),
+            retryPolicy: ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
+            unclaimedTokenPolicy: .tokenIsUser
+        )
+        let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
+        while true {
+            let report = await pipeline.drainDueRetries(limit: 1_000)
+            if let error = report.errors.first {
+                await store.close()
+                throw error
+            }
+            if report.delivered + report.deferred == 0 {
+                break
+            }
+        }
+
+        var reader = LineReader(descriptor: descriptor)
+        var number = 0
+        var rejected = 0
+        while let line = reader.next() {
+            number += 1
+            let answer = await ingestLine(
+                Input.token(fromText: line),
+                number: number,
+                verifier: verifier,
+                pipeline: pipeline,
+                processor: processor,
+                store: store,
+                user: user
+            )
+            Output.line(answer.line)
+            Output.flush()
+            if answer.rejected {
+                rejected += 1
+            }
+            if let failure = answer.storeFailure {
+                // The ledger itself is failing: stop rather than reject every following line.
+                Output.error("error: \(failure.code.rawValue): \(failure.message)")
+                await store.close()
+                return .rejected
+            }
+        }
+        if descriptor != 0 {
+            close(descriptor)
+        }
+        await store.close()
+        if rejected > 0 {
+            Output.error("error: \(rejected) of \(number) line\(number == 1 ? "" : "s") rejected")
+            return .rejected
+        }
+        return .success
+    }
+
+    /// One line of output, whether the line was rejected, and whether the ledger itself failed.
+    struct Answer {
+        let line: String
+        var rejected = false
+        var storeFailure: IAPError?
+    }
+
+    static func ingestLine(
+        _ token: String,
+        number: Int,
+        verifier: AppStoreSignedDataVerifier,
+        pipeline: DeliveryPipeline,
+        processor: NotificationProcessor,
+        store: any EntitlementStore,
+        user: String?
+    ) async -> Answer {
+        func reject(_ error: any Error) -> Answer {
+            let failure = IAPError.wrapping(error, as: .internalError, "unexpected failure")
+            let storeFailed = [IAPError.Code.storageFailure, .storageLocked, .storageCorrupted].contains(failure.code)
+            return Answer(
+                line: "REJECT \(number) \(failure.code.rawValue)",
+                rejected: true,
+                storeFailure: storeFailed ? failure : nil
+            )
+        }
+        func ack(_ text: String) -> Answer {
+            Answer(line: "ACK " + text)
+        }
+        do {
+            switch try verifier.detectKind(token) {
+            case .transaction:
+                let outcome = await pipeline.submit(signedTransaction: token, userId: user)
+                if case .rejected(let error) = outcome {
+                    return reject(error)
+                }
+                return ack("\(outcome.entry?.transactionId ?? "-") \(outcome.name)")
+            case .renewal:
+                let renewal = try verifier.renewalInfo(token)
+                let stored = try await store.storeRenewalInfo(renewal)
+                return ack("- \(stored ? "stored" : "stale")")
+            case .notification:
+                let notification = try verifier.notification(token)
+                let uuid = notification.payload.notificationUUID ?? "-"
+                switch await processor.process(notification, userId: user) {
+                case .processed(_, let delivery):
+                    if case .rejected(let error) = delivery {
+                        return reject(error)
+                    }
+                    return ack("\(uuid) \(delivery?.name ?? "processed")")
+                case .duplicate:
+                    return ack("\(uuid) duplicate")
+                case .unowned:
+                    return ack("\(uuid) unowned")
+                case .rejected(let error), .failed(let error):
+                    return reject(error)
+                }
+            case .appTransaction:
+                _ = try verifier.appTransaction(token)
+                return ack("- verified")
+            }
+        } catch {
+            return reject(error)
+        }
+    }
+}

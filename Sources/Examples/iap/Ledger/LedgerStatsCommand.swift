@@ -1,0 +1,48 @@
+import Foundation
+import IAPCore
+
+/// `iap ledger stats`: counts over the whole ledger.
+enum LedgerStatsCommand {
+    static let spec = CommandSpec(
+        name: "ledger stats",
+        summary: "counts over the whole ledger",
+        synopsis: ["\(CommandLedger.synopsis) [--json]"],
+        discussion: """
+            Counts the ledger's transactions, users, deliveries, retries waiting, dead letters and revocations,
+            one per line. With --json, one object {"transactions", "users", "delivered", "pendingRetries",
+            "deadLetters", "revoked"}.
+            """,
+        options: CommandLedger.options + [.flag("json", "print one JSON object")],
+        examples: ["iap ledger stats --data ./iap-demo-data/ledger"]
+    )
+
+    static func run(_ arguments: [String]) async throws -> ExitCode {
+        let parsed = spec.parse(arguments)
+        try parsed.noPositionals()
+        let ledger = try await CommandLedger.open(parsed)
+        let statistics: LedgerStatistics
+        do {
+            statistics = try await ledger.store.statistics()
+        } catch {
+            await ledger.store.close()
+            throw error
+        }
+        await ledger.store.close()
+        if parsed.has("json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            Output.write(try encoder.encode(statistics))
+            Output.write("\n")
+            return .success
+        }
+        Output.line("ledger \(ledger.name)")
+        for (label, count) in [
+            ("transactions", statistics.transactions), ("users", statistics.users),
+            ("delivered", statistics.delivered), ("pending retries", statistics.pendingRetries),
+            ("dead letters", statistics.deadLetters), ("revoked", statistics.revoked),
+        ] {
+            Output.line("  " + label.padding(toLength: 17, withPad: " ", startingAt: 0) + "\(count)")
+        }
+        return .success
+    }
+}
