@@ -22,6 +22,9 @@ The fence's info string may say more, in words separated by spaces:
                                      another package: SwiftUI, UIKit, StoreKit, Vapor, ...): not compiled.
                                      Keep such blocks to the glue; what they call is shown in a checked block.
 
+In a DocC catalog, where docc takes the info string for its own options, the words go in a comment on the line
+before the fence instead: `<!-- check-snippets: needs=StoreKit -->`.
+
 Any other warning fails the block, except that a value is never used (a snippet shows values for reading).
 Every `.product(name: "X", package: "swift-iap")` in any block, partial or not, must name a product of
 Package.swift.
@@ -44,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONTEXT_DIRS = [ROOT / "Documentation" / "Snippets", ROOT / "Snippets"]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*swift\b(?P<info>[^`]*)$")
 KNOWN_WORDS = {"partial", "library", "deprecated"}
+COMMENT = re.compile(r"^<!--\s*check-snippets:\s*(.*?)\s*-->$")
 # The system-library modules an imported module may need loaded, with their headers' flags.
 C_MODULES = {
     "CIAPOpenSSL": ("Sources/CIAPOpenSSL/module.modulemap", "libcrypto"),
@@ -83,6 +87,11 @@ def blocks_of(path: Path) -> list:
             index += 1
             continue
         indent, fence, info = match.group("indent"), match.group("fence"), match.group("info")
+        # docc reads a fence's info string as its own options, so a DocC page puts the words in a comment above.
+        previous = next((line for line in reversed(lines[:index]) if line.strip()), "")
+        comment = COMMENT.match(previous.strip())
+        if comment:
+            info = f"{info} {comment.group(1)}"
         body = []
         index += 1
         start = index + 1
