@@ -11,9 +11,10 @@ import IAPCore
 /// > Important: Nothing here verifies a signature. The receipt's PKCS#7 signature is **not** checked, exactly
 /// > as Apple's `ReceiptUtility` does not check it, so the identifier returned is whatever the sender put there:
 /// > attacker-controlled input. Never treat it as proof of purchase and never unlock anything because of it.
-/// > Use it only to ask the App Store Server API (``AppStoreServerAPIClient/transactionHistory(anyTransactionId:request:revision:)``),
-/// > verify the signed transactions that come back with `AppStoreSignedDataVerifier`, and deliver what those
-/// > say. See `Documentation/Migration.md`.
+/// > Use it only to ask the App Store Server API (IAPServerAPI's
+/// > `AppStoreServerAPIClient.transactionHistory(anyTransactionId:request:revision:)`), verify the signed
+/// > transactions that come back with `AppStoreSignedDataVerifier`, and deliver what those say. See
+/// > `Documentation/Migration.md`.
 ///
 /// ```swift
 /// if let id = try LegacyReceipt.transactionId(fromAppReceipt: receiptBase64) {

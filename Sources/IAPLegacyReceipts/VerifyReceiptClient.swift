@@ -15,7 +15,7 @@ public import IAPCore
 ///
 /// Apple deprecated `verifyReceipt`. Use it only to migrate: take the `original_transaction_id`s from its answer
 /// (``VerifyReceiptResponse/originalTransactionIds``) or from the receipt itself with ``LegacyReceipt``, and get
-/// the signed transactions from ``AppStoreServerAPIClient``. See `Documentation/Migration.md`.
+/// the signed transactions from IAPServerAPI's `AppStoreServerAPIClient`. See `Documentation/Migration.md`.
 @available(
     *,
     deprecated,

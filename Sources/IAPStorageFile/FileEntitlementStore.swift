@@ -36,7 +36,7 @@ public import IAPCore
 /// record, and the store refuses further writes until it is reopened.
 ///
 /// ## History cursors
-/// As ``InMemoryEntitlementStore``'s: `v1:` followed by the `sequence` of the last entry of the previous
+/// As IAPInMemory's `InMemoryEntitlementStore`'s: `v1:` followed by the `sequence` of the last entry of the previous
 /// page, in decimal without sign or leading zeros; the next page holds older entries. Any other string,
 /// including the empty one, throws ``IAPError`` with code `invalidArgument`.
 ///

@@ -32,7 +32,7 @@ public struct TransactionSubmissionResponse: Sendable, Hashable {
     }
 }
 
-/// The server half of ``HTTPDeliveryClient``, framework-agnostic: hand it the body of
+/// The server half of IAPApp's `HTTPDeliveryClient`, framework-agnostic: hand it the body of
 /// `POST /iap/v1/transactions`, send back its ``TransactionSubmissionResponse``.
 ///
 /// The body is `{"signedTransaction": "...", "userId": "...", "orderId": "..."}` (`userId` and `orderId` may be

@@ -1,0 +1,5 @@
+// includes: tokens
+// An App Store Server API client for the app (ServerAPI.md).
+import IAPServerAPI
+
+let client: AppStoreServerAPIClient = assumed()

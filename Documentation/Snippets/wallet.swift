@@ -1,0 +1,4 @@
+// The integrator's fulfillment hook: what grants and takes back (Delivery.md).
+import IAPCore
+
+let wallet: any FulfillmentHook = assumed()
