@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTesting
 import Testing
 
 @Suite("Notifications and their nested signed data")
@@ -354,24 +355,94 @@ struct KindDetectionTests {
         expectIAPError(.untrustedRoot) { try verifier.verify(token) }
     }
 
-    @Test("Asking for the wrong kind is deterministic and never accepts a notification as a transaction")
+    @Test("Asking for one kind and getting another is unexpectedPayload naming both, configured or not")
     func wrongKind() throws {
         let token = try minter.sign(Payloads.notification(data: Payloads.notificationData()))
-        // The notification has no top-level bundleId or environment, so a configured verifier refuses it.
-        for _ in 0..<2 {
-            expectIAPError(.bundleIdMismatch) { try minter.verifier().verify(token, as: .transaction) }
-            expectIAPError(.environmentMismatch) { try minter.verifier().verify(token, as: .renewal) }
-            expectIAPError(.bundleIdMismatch) { try minter.verifier().verify(token, as: .appTransaction) }
-        }
-        // With no expectations configured, it decodes to a transaction with no purchase in it.
         let open = try minter.verifier(bundleId: nil, environment: nil)
-        let decoded = try open.transaction(token)
-        #expect(decoded.transactionId == nil && decoded.productId == nil && decoded.bundleId == nil)
-        #expect(decoded.signedDate == Minted.signedDate)
-        #expect(try open.transaction(token) == decoded)
-        // A transaction asked for as a notification names no app.
-        expectIAPError(.bundleIdMismatch) {
-            try minter.verifier().verify(try minter.sign(Payloads.transaction()), as: .notification)
+        for verifier in [try minter.verifier(), open] {
+            for _ in 0..<2 {
+                let asTransaction = expectIAPError(.unexpectedPayload) { try verifier.verify(token, as: .transaction) }
+                #expect(asTransaction?.message == "expected a transaction, got a notification")
+                expectIAPError(.unexpectedPayload) { try verifier.verify(token, as: .renewal) }
+                let asApp = expectIAPError(.unexpectedPayload) { try verifier.verify(token, as: .appTransaction) }
+                #expect(asApp?.message == "expected an app transaction, got a notification")
+            }
+            let transaction = try minter.sign(Payloads.transaction())
+            let asNotification = expectIAPError(.unexpectedPayload) {
+                try verifier.verify(transaction, as: .notification)
+            }
+            #expect(asNotification?.message == "expected a notification, got a transaction")
+        }
+        // What it is, it is verified as.
+        #expect(try open.verify(token).kind == .notification)
+    }
+}
+
+@Suite("Safe configuration: identity checks left out only by name; several environments at once")
+struct VerifierConfigurationTests {
+    let minter: Minter
+
+    init() throws {
+        minter = try Minter()
+    }
+
+    func configuration(
+        bundleId: String? = Minted.bundleId,
+        environments: Set<AppStoreEnvironment> = [.sandbox],
+        appAppleId: Int64? = nil,
+        skipping: AppStoreSignedDataVerifier.SkippedChecks = []
+    ) -> AppStoreSignedDataVerifier.Configuration {
+        .init(
+            rootCertificates: [minter.pki.root],
+            bundleId: bundleId,
+            environments: environments,
+            appAppleId: appAppleId,
+            skippedChecks: skipping,
+            clock: ManualClock(now: Minted.signedDate)
+        )
+    }
+
+    @Test("no bundle id, no environment, or Production without its App Apple ID is refused unless named")
+    func omissionsMustBeNamed() throws {
+        let refusals: [(AppStoreSignedDataVerifier.Configuration, String)] = [
+            (configuration(bundleId: nil), "bundle id"),
+            (configuration(bundleId: ""), "bundle id"),
+            (configuration(environments: []), "environment"),
+            (configuration(environments: [.production]), "App Apple ID"),
+            (configuration(environments: [.production, .sandbox]), "App Apple ID"),
+        ]
+        for (configuration, named) in refusals {
+            let error = expectIAPError(.invalidConfiguration) {
+                try AppStoreSignedDataVerifier(configuration: configuration)
+            }
+            #expect(error?.message.contains(named) == true, "\(error?.message ?? "")")
+        }
+        _ = try AppStoreSignedDataVerifier(configuration: configuration(bundleId: nil, skipping: .bundleId))
+        _ = try AppStoreSignedDataVerifier(configuration: configuration(environments: [], skipping: .environment))
+        _ = try AppStoreSignedDataVerifier(
+            configuration: configuration(environments: [.production], skipping: .appAppleId)
+        )
+        _ = try AppStoreSignedDataVerifier(
+            configuration: configuration(environments: [.production], appAppleId: Minted.appAppleId)
+        )
+    }
+
+    @Test("a production server that also takes App Review's purchases accepts both, and each keeps its environment")
+    func productionAndSandbox() throws {
+        let verifier = try AppStoreSignedDataVerifier(
+            configuration: configuration(environments: [.production, .sandbox], appAppleId: Minted.appAppleId)
+        )
+        let sandbox = try verifier.transaction(try minter.sign(Payloads.transaction(environment: "Sandbox")))
+        #expect(sandbox.environment == .sandbox)
+        let production = try verifier.transaction(try minter.sign(Payloads.transaction(environment: "Production")))
+        #expect(production.environment == .production)
+        let error = expectIAPError(.environmentMismatch) {
+            try verifier.transaction(try minter.sign(Payloads.transaction(environment: "Xcode")))
+        }
+        #expect(error?.message.contains("Production or Sandbox") == true, "\(error?.message ?? "")")
+        let sandboxOnly = try AppStoreSignedDataVerifier(configuration: configuration())
+        expectIAPError(.environmentMismatch) {
+            try sandboxOnly.transaction(try minter.sign(Payloads.transaction(environment: "Production")))
         }
     }
 }

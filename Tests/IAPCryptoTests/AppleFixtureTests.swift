@@ -30,6 +30,7 @@ struct AppleFixtureTests {
                 bundleId: bundleId,
                 environment: environment,
                 appAppleId: appAppleId,
+                skippedChecks: .skipping(bundleId: bundleId, environment: environment, appAppleId: appAppleId),
                 strictX509: strictX509,
                 clock: clock
             )
@@ -153,7 +154,9 @@ struct AppleFixtureTests {
 
     @Test("A fixture is rejected against Apple's real root: untrustedRoot")
     func fixtureAgainstRealRoot() throws {
-        let verifier = try AppStoreSignedDataVerifier(configuration: .init(clock: clock))
+        let verifier = try AppStoreSignedDataVerifier(
+            configuration: .init(bundleId: nil, environment: nil, skippedChecks: .all, clock: clock)
+        )
         expectIAPError(.untrustedRoot) { try verifier.transaction(try Fixtures.token("mock-transactionInfo.jws")) }
     }
 }

@@ -292,11 +292,24 @@ struct AttackCatalogueTests {
         let token = try minter.sign(Payloads.transaction())
         let later = FixedClock(now: Instants.dec2026)
         let offline = try AppStoreSignedDataVerifier(
-            configuration: .init(rootCertificates: [minter.pki.root], clock: later)
+            configuration: .init(
+                rootCertificates: [minter.pki.root],
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                clock: later
+            )
         )
         #expect(try offline.transaction(token).transactionId == "2000000123456789")
         let online = try AppStoreSignedDataVerifier(
-            configuration: .init(rootCertificates: [minter.pki.root], validationTime: .now, clock: later)
+            configuration: .init(
+                rootCertificates: [minter.pki.root],
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                validationTime: .now,
+                clock: later
+            )
         )
         expectIAPError(.certificateExpired) { try online.transaction(token) }
     }

@@ -107,3 +107,14 @@ enum Bytes {
 
 /// The order of the P-256 group, big-endian.
 let p256Order = Bytes.fromHex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+
+extension AppStoreSignedDataVerifier.SkippedChecks {
+    /// The checks a test's verifier leaves out: those it gives no value for.
+    static func skipping(bundleId: String?, environment: AppStoreEnvironment?, appAppleId: Int64?) -> Self {
+        var skipped: Self = []
+        if bundleId == nil { skipped.insert(.bundleId) }
+        if environment == nil { skipped.insert(.environment) }
+        if appAppleId == nil { skipped.insert(.appAppleId) }
+        return skipped
+    }
+}

@@ -31,6 +31,7 @@ struct RealNotificationTests {
                 bundleId: bundleId,
                 environment: environment,
                 appAppleId: appAppleId,
+                skippedChecks: .skipping(bundleId: bundleId, environment: environment, appAppleId: appAppleId),
                 validationTime: validationTime,
                 strictX509: strictX509,
                 clock: lateClock
@@ -94,7 +95,15 @@ struct RealNotificationTests {
         arguments: [RealSamples.sandbox, RealSamples.production]
     )
     func expiredNow(name: String) throws {
-        let verifier = try AppStoreSignedDataVerifier(configuration: .init(validationTime: .now, clock: lateClock))
+        let verifier = try AppStoreSignedDataVerifier(
+            configuration: .init(
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                validationTime: .now,
+                clock: lateClock
+            )
+        )
         let error = expectIAPError(.certificateExpired) { try verifier.notification(try Fixtures.token(name)) }
         #expect(error?.message.contains("expired") == true)
         #expect(verifier.cachedChainCount == 0)
@@ -103,17 +112,34 @@ struct RealNotificationTests {
     @Test("A fixed validation instant inside the leaf's validity verifies; one after it does not")
     func fixedInstant() throws {
         let inside = try AppStoreSignedDataVerifier(
-            configuration: .init(validationTime: .fixed(Instants.jan2025))
+            configuration: .init(
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                validationTime: .fixed(Instants.jan2025)
+            )
         )
         #expect(throws: Never.self) { try inside.notification(Fixtures.token(Self.sandbox)) }
-        let after = try AppStoreSignedDataVerifier(configuration: .init(validationTime: .fixed(Instants.dec2026)))
+        let after = try AppStoreSignedDataVerifier(
+            configuration: .init(
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                validationTime: .fixed(Instants.dec2026)
+            )
+        )
         expectIAPError(.certificateExpired) { try after.notification(try Fixtures.token(Self.sandbox)) }
     }
 
     @Test("A real notification is rejected when only another root is trusted: untrustedRoot")
     func otherRoot() throws {
         let verifier = try AppStoreSignedDataVerifier(
-            configuration: .init(rootCertificates: [try Fixtures.certificate("testCA.der")])
+            configuration: .init(
+                rootCertificates: [try Fixtures.certificate("testCA.der")],
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all
+            )
         )
         expectIAPError(.untrustedRoot) { try verifier.notification(try Fixtures.token(Self.production)) }
     }
@@ -125,7 +151,9 @@ struct RealNotificationTests {
         var payload = try B64.jsonObject(Substring(parts[1]))
         payload["signedDate"] = 1_757_035_472_687
         let forged = [parts[0], try B64.url(json: payload), parts[2]].joined(separator: ".")
-        let verifier = try AppStoreSignedDataVerifier()
+        let verifier = try AppStoreSignedDataVerifier(
+            configuration: .init(bundleId: nil, environment: nil, skippedChecks: .all)
+        )
         expectIAPError(.signatureInvalid) { try verifier.notification(forged) }
     }
 }
@@ -150,8 +178,10 @@ struct XcodeSignedDataTests {
     func rejectedByDefault(name: String) throws {
         let token = try Fixtures.token(name)
         for verifier in [
-            try AppStoreSignedDataVerifier(),
-            try AppStoreSignedDataVerifier(configuration: .init(bundleId: Self.bundleId, environment: .production)),
+            try AppStoreSignedDataVerifier(configuration: .init(bundleId: nil, environment: nil, skippedChecks: .all)),
+            try AppStoreSignedDataVerifier(
+                configuration: .init(bundleId: Self.bundleId, environment: .production, appAppleId: 1_234_567_890)
+            ),
         ] {
             let error = expectIAPError(.unsignedEnvironmentRejected) { try verifier.verify(token) }
             #expect(error?.message.contains("Xcode") == true)
@@ -162,12 +192,16 @@ struct XcodeSignedDataTests {
     func configurationRequiresOptIn() throws {
         for environment in [AppStoreEnvironment.xcode, .localTesting] {
             let error = expectIAPError(.invalidConfiguration) {
-                try AppStoreSignedDataVerifier(configuration: .init(environment: environment))
+                try AppStoreSignedDataVerifier(
+                    configuration: .init(bundleId: "com.example.app", environment: environment)
+                )
             }
             #expect(error?.message.contains("acceptsXcodeSignedData") == true)
         }
         expectIAPError(.invalidConfiguration) {
-            try AppStoreSignedDataVerifier(configuration: .init(cacheCapacity: -1))
+            try AppStoreSignedDataVerifier(
+                configuration: .init(bundleId: nil, environment: nil, skippedChecks: .all, cacheCapacity: -1)
+            )
         }
     }
 
@@ -229,7 +263,9 @@ struct XcodeSignedDataTests {
         let minter = try Minter()
         let header = minter.header(["x5c": [B64.standard(minter.pki.leaf.derBytes)], "kid": "Apple_Xcode_Key"])
         let sandbox = try minter.sign(header: header, payload: Payloads.transaction())
-        let accepting = try AppStoreSignedDataVerifier(configuration: .init(acceptsXcodeSignedData: true))
+        let accepting = try AppStoreSignedDataVerifier(
+            configuration: .init(bundleId: nil, environment: nil, skippedChecks: .all, acceptsXcodeSignedData: true)
+        )
         expectIAPError(.unsignedEnvironmentRejected) { try accepting.transaction(sandbox) }
         // Without the kid and with a non-Xcode payload it is simply a chain of the wrong length.
         let plain = try minter.sign(

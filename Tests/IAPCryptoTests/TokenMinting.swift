@@ -83,6 +83,7 @@ struct Minter {
                 bundleId: bundleId,
                 environment: environment,
                 appAppleId: appAppleId,
+                skippedChecks: .skipping(bundleId: bundleId, environment: environment, appAppleId: appAppleId),
                 validationTime: validationTime,
                 cacheCapacity: cacheCapacity,
                 clock: FixedClock(now: Minted.signedDate)

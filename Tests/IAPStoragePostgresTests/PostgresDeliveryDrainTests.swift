@@ -19,7 +19,12 @@ struct PostgresDeliveryDrainTests {
             )
         )
         let verifier = try AppStoreSignedDataVerifier(
-            configuration: .init(rootCertificates: [pki.root], bundleId: "com.example.app", environment: .production)
+            configuration: .init(
+                rootCertificates: [pki.root],
+                bundleId: "com.example.app",
+                environment: .production,
+                appAppleId: 1_234_567_890
+            )
         )
         let catalog = try StaticProductCatalog(products: [
             CatalogProduct(productId: "coins.100", kind: .consumable, entitlements: [], unitsPerPurchase: 100)

@@ -30,7 +30,7 @@ struct SimulatedAppStorePurchaseTests {
         #expect(throws: IAPError(.bundleIdMismatch)) { try otherVerifier.notification(notifications[0]) }
 
         var production = harness.store.verifierConfiguration
-        production.environment = .production
+        production.environments = [.production]
         let productionVerifier = try AppStoreSignedDataVerifier(configuration: production)
         #expect(throws: IAPError(.environmentMismatch)) {
             try productionVerifier.transaction(transaction.signedTransaction)

@@ -6,6 +6,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPInMemory
 import IAPServerAPI
 import IAPTransportURLSession
 import Testing
@@ -295,6 +296,60 @@ struct EmulatorTests {
         } throws: { error in
             (error as? IAPError)?.apiError == .serverNotificationUrlNotFound
         }
+    }
+
+    @Test("a consumption request is answered from the ledger and the emulator takes the answer as Apple does")
+    func consumptionRequestAnswered() async throws {
+        let emulator = try EmulatorProcess()
+        defer { emulator.stop() }
+        let client = try emulator.client()
+        let verifier = try await emulator.verifier()
+        let ledger = InMemoryEntitlementStore()
+        let catalog = try StaticProductCatalog(products: [
+            CatalogProduct(productId: "coins.100", kind: .consumable, entitlements: [], unitsPerPurchase: 100)
+        ])
+        let pipeline = DeliveryPipeline(
+            verifier: verifier,
+            catalog: catalog,
+            store: ledger,
+            hook: RecordingFulfillmentHook()
+        )
+        let processor = NotificationProcessor(
+            verifier: verifier,
+            pipeline: pipeline,
+            store: ledger,
+            consumptionRequests: LedgerConsumptionResponder(store: ledger, clients: AppStoreServerAPIClients(client)) {
+                _ in ConsumptionFacts(customerConsented: true, unitsUsed: 100)
+            }
+        )
+        let purchase = try await emulator.purchase("coins.100")
+        _ = await pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
+
+        let asked = try await emulator.post(
+            "/emulator/v1/transactions/\(purchase.transactionId)/consumption-request",
+            json: #"{"reason":"UNSATISFIED_WITH_PURCHASE"}"#
+        )
+        #expect(asked.status == 200)
+        struct Notification: Decodable {
+            let notificationType: String
+            let signedPayload: String
+        }
+        let listed = try JSONDecoder().decode(
+            [Notification].self,
+            from: try await emulator.get("/emulator/v1/notifications").body
+        )
+        let request = try #require(listed.last { $0.notificationType == "CONSUMPTION_REQUEST" })
+        let response = await processor.handle(body: try JSONEncoder().encode(["signedPayload": request.signedPayload]))
+        #expect(response.status == 200)
+
+        let answers = try JSONDecoder().decode(
+            [ConsumptionRequest].self,
+            from: try await emulator.get("/emulator/v1/transactions/\(purchase.transactionId)/consumption").body
+        )
+        #expect(answers.count == 1)
+        #expect(answers.first?.deliveryStatus == .delivered)
+        #expect(answers.first?.consumptionPercentage == 100_000)
+        #expect(answers.first?.customerConsented == true)
     }
 
     @Test("with --data, a restarted emulator keeps its transactions, clock and root certificate")

@@ -108,6 +108,11 @@ struct APISession {
             }
             configuration.appAppleId = value
         }
+        if configuration.environments.contains(.production), configuration.appAppleId == nil {
+            throw Arguments.UsageError(
+                message: "--app-apple-id is required to verify Production data (App Store Connect, App Information)"
+            )
+        }
         do {
             verifier = try AppStoreSignedDataVerifier(configuration: configuration)
         } catch {

@@ -252,7 +252,8 @@ struct BenchmarkFixture {
         let configuration = AppStoreSignedDataVerifier.Configuration(
             rootCertificates: [pki.root],
             bundleId: "com.example.app",
-            environment: .production
+            environment: .production,
+            appAppleId: 1_234_567_890
         )
         warm = try AppStoreSignedDataVerifier(configuration: configuration)
         var noCache = configuration
@@ -261,7 +262,12 @@ struct BenchmarkFixture {
 
         appleToken = Self.appleSample
         appleCold = try AppStoreSignedDataVerifier(
-            configuration: .init(bundleId: "com.nineton.taller", environment: .production, cacheCapacity: 0)
+            configuration: .init(
+                bundleId: "com.nineton.taller",
+                environment: .production,
+                appAppleId: 6_450_284_872,
+                cacheCapacity: 0
+            )
         )
     }
 

@@ -181,7 +181,7 @@ enum VerifyCommand {
 
     /// The verifier configuration the options ask for.
     struct Settings {
-        var configuration = AppStoreSignedDataVerifier.Configuration()
+        var configuration = AppStoreSignedDataVerifier.Configuration(bundleId: nil, environment: nil)
         var kind: SignedDataKind?
         var skippedChecks: [String] = []
 
@@ -193,6 +193,7 @@ enum VerifyCommand {
             configuration.rootCertificates = roots
             configuration.bundleId = try arguments.value("bundle-id")
             if configuration.bundleId == nil {
+                configuration.skippedChecks.insert(.bundleId)
                 skippedChecks.append("no --bundle-id: the bundle id is not checked")
             }
             if let environment = try arguments.value("environment") {
@@ -203,12 +204,13 @@ enum VerifyCommand {
                             "--environment must be Production, Sandbox, Xcode or LocalTesting, not '\(environment)'"
                     )
                 }
-                configuration.environment = match
+                configuration.environments = [match]
                 if match == .xcode || match == .localTesting {
                     // Naming the Xcode environment is the explicit opt-in to data Xcode signed itself.
                     configuration.acceptsXcodeSignedData = true
                 }
             } else {
+                configuration.skippedChecks.insert(.environment)
                 skippedChecks.append("no --environment: the environment is not checked")
             }
             if let appAppleId = try arguments.value("app-apple-id") {
@@ -219,6 +221,7 @@ enum VerifyCommand {
                 }
                 configuration.appAppleId = value
             } else {
+                configuration.skippedChecks.insert(.appAppleId)
                 skippedChecks.append("no --app-apple-id: the App Apple ID is not checked")
             }
             if let at = try arguments.value("at") {

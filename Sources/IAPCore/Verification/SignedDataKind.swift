@@ -10,6 +10,18 @@ public enum SignedDataKind: String, Sendable, Hashable, CaseIterable, Codable {
     case appTransaction = "app-transaction"
 }
 
+extension SignedDataKind {
+    /// The kind in words: `transaction`, `renewal info`, `notification`, `app transaction`.
+    public var displayName: String {
+        switch self {
+        case .transaction: "transaction"
+        case .renewal: "renewal info"
+        case .notification: "notification"
+        case .appTransaction: "app transaction"
+        }
+    }
+}
+
 /// Verified signed data of any kind.
 public enum VerifiedSignedData: Sendable, Hashable {
     /// A verified transaction.

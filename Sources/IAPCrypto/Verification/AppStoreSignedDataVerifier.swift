@@ -44,17 +44,44 @@ public final class AppStoreSignedDataVerifier: Verifier {
         case fixed(Date)
     }
 
+    /// The identity checks a configuration leaves out, each named: verifying data without knowing which app or
+    /// environment it must be for is a choice a reviewer sees, never a default.
+    public struct SkippedChecks: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+
+        public init(rawValue: Int) {
+            self.rawValue = rawValue
+        }
+
+        /// Accept data of any bundle id (a tool that inspects data of any app).
+        public static let bundleId = SkippedChecks(rawValue: 1 << 0)
+        /// Accept data of any environment.
+        public static let environment = SkippedChecks(rawValue: 1 << 1)
+        /// Accept Production data without checking its App Apple ID.
+        public static let appAppleId = SkippedChecks(rawValue: 1 << 2)
+        /// No identity check at all: only the signature and the chain are checked (a tool that inspects data).
+        public static let all: SkippedChecks = [.bundleId, .environment, .appAppleId]
+    }
+
     /// What a verifier trusts and expects.
+    ///
+    /// A bundle id is required, and so is at least one environment; accepting Production requires the App Apple
+    /// ID, as Apple's own library does. Each can be left out only by naming it in ``skippedChecks``.
     public struct Configuration: Sendable {
         /// The trust anchors. Defaults to Apple Root CA - G3 alone.
         public var rootCertificates: [X509Certificate]
-        /// The app's bundle id; `nil` skips the check.
+        /// The app's bundle id; `nil` only with ``SkippedChecks/bundleId``.
         public var bundleId: String?
-        /// The App Store environment the data must come from; `nil` skips the check.
-        public var environment: AppStoreEnvironment?
-        /// The app's App Apple ID; `nil` skips the check. Checked where the payload carries it
-        /// (notifications and app transactions); required of Production notifications when set.
+        /// The App Store environments data may come from. A production server that also takes App Review's
+        /// purchases accepts `[.production, .sandbox]` and keeps the two apart by each transaction's environment.
+        /// Empty only with ``SkippedChecks/environment``.
+        public var environments: Set<AppStoreEnvironment>
+        /// The app's App Apple ID, required when ``environments`` holds Production (unless
+        /// ``SkippedChecks/appAppleId``). Checked where the payload carries it (notifications and app
+        /// transactions), and required of Production data that should carry it.
         public var appAppleId: Int64?
+        /// The identity checks deliberately left out.
+        public var skippedChecks: SkippedChecks
         /// Which instant chains are validated at.
         public var validationTime: ValidationTime
         /// Whether to accept data signed by Xcode's StoreKit Testing (environment `Xcode` or
@@ -69,13 +96,14 @@ public final class AppStoreSignedDataVerifier: Verifier {
         /// The clock read when the validation instant is "now".
         public var clock: any WallClock
 
-        /// Creates a configuration.
+        /// Creates a configuration that accepts several environments.
         ///
         /// - Parameters:
         ///   - rootCertificates: The trust anchors; `nil` means Apple Root CA - G3.
-        ///   - bundleId: The expected bundle id, or `nil` to skip the check.
-        ///   - environment: The expected environment, or `nil` to skip the check.
-        ///   - appAppleId: The expected App Apple ID, or `nil` to skip the check.
+        ///   - bundleId: The expected bundle id.
+        ///   - environments: The accepted environments.
+        ///   - appAppleId: The expected App Apple ID; required when Production is accepted.
+        ///   - skippedChecks: The identity checks deliberately left out.
         ///   - validationTime: Which instant chains are validated at.
         ///   - acceptsXcodeSignedData: Whether to accept Xcode-signed data.
         ///   - strictX509: Whether to apply strict X.509 checks.
@@ -83,9 +111,10 @@ public final class AppStoreSignedDataVerifier: Verifier {
         ///   - clock: The clock for "now".
         public init(
             rootCertificates: [X509Certificate]? = nil,
-            bundleId: String? = nil,
-            environment: AppStoreEnvironment? = nil,
+            bundleId: String?,
+            environments: Set<AppStoreEnvironment>,
             appAppleId: Int64? = nil,
+            skippedChecks: SkippedChecks = [],
             validationTime: ValidationTime = .signedDate,
             acceptsXcodeSignedData: Bool = false,
             strictX509: Bool = false,
@@ -94,13 +123,53 @@ public final class AppStoreSignedDataVerifier: Verifier {
         ) {
             self.rootCertificates = rootCertificates ?? []
             self.bundleId = bundleId
-            self.environment = environment
+            self.environments = environments
             self.appAppleId = appAppleId
+            self.skippedChecks = skippedChecks
             self.validationTime = validationTime
             self.acceptsXcodeSignedData = acceptsXcodeSignedData
             self.strictX509 = strictX509
             self.cacheCapacity = cacheCapacity
             self.clock = clock
+        }
+
+        /// Creates a configuration that accepts one environment.
+        ///
+        /// - Parameters:
+        ///   - rootCertificates: The trust anchors; `nil` means Apple Root CA - G3.
+        ///   - bundleId: The expected bundle id.
+        ///   - environment: The accepted environment; `nil` only with ``SkippedChecks/environment``.
+        ///   - appAppleId: The expected App Apple ID; required for Production.
+        ///   - skippedChecks: The identity checks deliberately left out.
+        ///   - validationTime: Which instant chains are validated at.
+        ///   - acceptsXcodeSignedData: Whether to accept Xcode-signed data.
+        ///   - strictX509: Whether to apply strict X.509 checks.
+        ///   - cacheCapacity: How many validated chains to remember.
+        ///   - clock: The clock for "now".
+        public init(
+            rootCertificates: [X509Certificate]? = nil,
+            bundleId: String?,
+            environment: AppStoreEnvironment?,
+            appAppleId: Int64? = nil,
+            skippedChecks: SkippedChecks = [],
+            validationTime: ValidationTime = .signedDate,
+            acceptsXcodeSignedData: Bool = false,
+            strictX509: Bool = false,
+            cacheCapacity: Int = 64,
+            clock: any WallClock = SystemClock()
+        ) {
+            self.init(
+                rootCertificates: rootCertificates,
+                bundleId: bundleId,
+                environments: environment.map { [$0] } ?? [],
+                appAppleId: appAppleId,
+                skippedChecks: skippedChecks,
+                validationTime: validationTime,
+                acceptsXcodeSignedData: acceptsXcodeSignedData,
+                strictX509: strictX509,
+                cacheCapacity: cacheCapacity,
+                clock: clock
+            )
         }
     }
 
@@ -118,14 +187,40 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// Creates a verifier.
     ///
     /// - Parameter configuration: What to trust and expect.
-    /// - Throws: ``IAPError`` with code `invalidConfiguration` when the configuration is contradictory,
-    ///   such as expecting the Xcode environment without accepting Xcode-signed data.
-    public init(configuration: Configuration = Configuration()) throws {
+    /// - Throws: ``IAPError`` with code `invalidConfiguration` when the configuration leaves a check out without
+    ///   naming it in ``Configuration/skippedChecks`` (no bundle id, no environment, Production without its App
+    ///   Apple ID), or is contradictory, such as expecting the Xcode environment without accepting Xcode-signed
+    ///   data.
+    public init(configuration: Configuration) throws {
         var configuration = configuration
         if configuration.rootCertificates.isEmpty {
             configuration.rootCertificates = [try AppleRootCertificates.appleRootCAG3()]
         }
-        if let environment = configuration.environment, Self.isUnsigned(environment),
+        let skipped = configuration.skippedChecks
+        if configuration.bundleId?.isEmpty ?? true, !skipped.contains(.bundleId) {
+            throw IAPError(
+                .invalidConfiguration,
+                "a bundle id is required: data of another app would be accepted; "
+                    + "name SkippedChecks.bundleId to verify data of any app knowingly"
+            )
+        }
+        if configuration.environments.isEmpty, !skipped.contains(.environment) {
+            throw IAPError(
+                .invalidConfiguration,
+                "at least one environment is required (Production, Sandbox or both); "
+                    + "name SkippedChecks.environment to accept any knowingly"
+            )
+        }
+        if configuration.environments.contains(.production), configuration.appAppleId == nil,
+            !skipped.contains(.appAppleId)
+        {
+            throw IAPError(
+                .invalidConfiguration,
+                "accepting Production data requires the app's App Apple ID (App Store Connect, App Information); "
+                    + "name SkippedChecks.appAppleId to leave the check out knowingly"
+            )
+        }
+        if let environment = configuration.environments.first(where: Self.isUnsigned),
             !configuration.acceptsXcodeSignedData
         {
             throw IAPError(
@@ -172,7 +267,12 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     public func transaction(_ token: String) throws -> TransactionPayload {
-        let payload = try verifiedPayload(token, as: TransactionPayload.self)
+        let payload = try verifiedPayload(token, as: TransactionPayload.self) { transaction, bytes in
+            // Every App Store transaction names itself; only a payload without an id can be another kind.
+            if transaction.transactionId?.isEmpty ?? true {
+                try Self.checkKind(bytes, expected: .transaction)
+            }
+        }
         try checkIdentity(bundleId: payload.bundleId, environment: payload.environment)
         return payload
     }
@@ -183,7 +283,9 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified renewal info.
     /// - Throws: ``IAPError`` naming the failed check.
     public func renewalInfo(_ token: String) throws -> RenewalInfoPayload {
-        let payload = try verifiedPayload(token, as: RenewalInfoPayload.self)
+        let payload = try verifiedPayload(token, as: RenewalInfoPayload.self) { _, bytes in
+            try Self.checkKind(bytes, expected: .renewal)
+        }
         // A renewal info carries no bundle id.
         try checkIdentity(bundleId: nil, environment: payload.environment, checksBundleId: false)
         return payload
@@ -195,7 +297,9 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified app transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     public func appTransaction(_ token: String) throws -> AppTransactionPayload {
-        let payload = try verifiedPayload(token, as: AppTransactionPayload.self)
+        let payload = try verifiedPayload(token, as: AppTransactionPayload.self) { _, bytes in
+            try Self.checkKind(bytes, expected: .appTransaction)
+        }
         try checkIdentity(bundleId: payload.bundleId, environment: payload.receiptType)
         try checkAppAppleId(payload.appAppleId, environment: payload.receiptType)
         return payload
@@ -207,7 +311,9 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified notification.
     /// - Throws: ``IAPError`` naming the failed check.
     public func notification(_ token: String) throws -> VerifiedNotification {
-        let payload = try verifiedPayload(token, as: NotificationPayload.self)
+        let payload = try verifiedPayload(token, as: NotificationPayload.self) { _, bytes in
+            try Self.checkKind(bytes, expected: .notification)
+        }
         let identity = Self.identity(of: payload)
         if configuration.bundleId != nil, identity.bundleId == nil {
             throw IAPError(.bundleIdMismatch, "the notification names no app (no data, summary, token or app data)")
@@ -280,9 +386,12 @@ public final class AppStoreSignedDataVerifier: Verifier {
 
     // MARK: - The pipeline
 
+    /// Verifies a token and decodes its payload; `checkKind` sees the decoded payload and its bytes once the
+    /// signature held, and throws when the payload is another kind of signed data than the one asked for.
     private func verifiedPayload<Payload: SignedPayload>(
         _ token: String,
-        as type: Payload.Type
+        as type: Payload.Type,
+        checkKind: (Payload, [UInt8]) throws -> Void
     ) throws -> Payload {
         var token = token
         return try token.withUTF8 { bytes in
@@ -293,6 +402,7 @@ public final class AppStoreSignedDataVerifier: Verifier {
             let checkedHeader = headerEntry == nil ? try jws.decodeHeader() : nil
             let payload = try decodePayload(jws.payload, as: type)
             try verifySignedBytes(jws, payload: payload, headerEntry: headerEntry, checkedHeader: checkedHeader)
+            try checkKind(payload, jws.payload)
             return payload
         }
     }
@@ -501,10 +611,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
                 "the data is for bundle id '\(bundleId ?? "none")', expected '\(expected)'"
             )
         }
-        if let expected = configuration.environment, environment != expected {
+        if !configuration.environments.isEmpty, !(environment.map(configuration.environments.contains) ?? false) {
             throw IAPError(
                 .environmentMismatch,
-                "the data is from the \(environment?.rawValue ?? "unnamed") environment, expected \(expected.rawValue)"
+                "the data is from the \(environment?.rawValue ?? "unnamed") environment, expected "
+                    + configuration.environments.map(\.rawValue).sorted().joined(separator: " or ")
             )
         }
     }
@@ -563,6 +674,27 @@ public final class AppStoreSignedDataVerifier: Verifier {
             default: nil
             }
         return environment.map(Self.isUnsigned) ?? false
+    }
+
+    /// Throws unless the payload is of the expected kind, naming both.
+    private static func checkKind(_ payload: [UInt8], expected: SignedDataKind) throws {
+        let found = try? SignedDataKindDetector.detect(payload: payload)
+        guard found == expected else {
+            try refuseKind(payload, expected: expected, found: found)
+            return
+        }
+    }
+
+    private static func refuseKind(_ payload: [UInt8], expected: SignedDataKind, found: SignedDataKind?) throws {
+        throw IAPError(
+            .unexpectedPayload,
+            "expected \(article(expected)) \(expected.displayName), got "
+                + (found.map { "\(article($0)) \($0.displayName)" } ?? "a payload of no App Store kind")
+        )
+    }
+
+    private static func article(_ kind: SignedDataKind) -> String {
+        kind == .appTransaction ? "an" : "a"
     }
 
     private static func kindName<Payload>(_ type: Payload.Type) -> String {

@@ -123,9 +123,15 @@ public struct SimulatedAppStoreServerAPI: Sendable {
                     .generalBadRequest,
                     message: "The emulator does not support renewal date extensions."
                 )
+            } else if let captures = route.match(("PUT", "v2/transactions/consumption/*")) {
+                try Self.checkTransactionId(captures[0])
+                guard let request = try? JSONDecoder().decode(ConsumptionRequest.self, from: request.body) else {
+                    return Self.apiError(.generalBadRequest, message: "The consumption information is not valid JSON.")
+                }
+                try await store.receiveConsumptionInformation(transactionId: captures[0], request)
+                return HTTPResponse(status: 202)
             } else if route.match(
                 ("PUT", "v1/transactions/consumption/*"),
-                ("PUT", "v2/transactions/consumption/*"),
                 ("PUT", "v1/transactions/*/appAccountToken")
             ) != nil {
                 let path = "/inApps/" + request.segments.joined(separator: "/")

@@ -414,6 +414,25 @@ public actor SimulatedAppStore {
         try update { try $0.requestConsumptionInformation(transactionId: transactionId, reason: reason) }
     }
 
+    /// The app answers a consumption request (Send Consumption Information, version 2), checked as the App Store
+    /// checks it: a known transaction, the customer's consent, a percentage from 0 to 100000, a known delivery status.
+    ///
+    /// - Parameters:
+    ///   - transactionId: The transaction of the refund request.
+    ///   - request: The answer.
+    /// - Throws: ``IAPError`` `apiError` with Apple's code (4040010, 4000035, 4000036) when Apple would refuse it.
+    public func receiveConsumptionInformation(transactionId: String, _ request: ConsumptionRequest) throws {
+        try update { try $0.receiveConsumptionInformation(transactionId: transactionId, request) }
+    }
+
+    /// Every consumption answer the app sent about a transaction, oldest first.
+    ///
+    /// - Parameter transactionId: The transaction.
+    /// - Returns: The answers.
+    public func consumptionInformation(transactionId: String) -> [ConsumptionRequest] {
+        engine.consumptionAnswers[transactionId] ?? []
+    }
+
     // MARK: - Notifications
 
     /// The signed notifications (`signedPayload` values) not yet drained, oldest first.

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPServerAPI
 
 extension SimulatedAppStoreEngine {
     /// Refunds a purchaser's transaction: sets the revocation fields, sends `REFUND`, revokes the subscription when
@@ -106,6 +107,31 @@ extension SimulatedAppStoreEngine {
             subscription: subscription(of: record),
             consumptionRequestReason: reason
         )
+    }
+
+    /// Takes the app's answer to a consumption request (Send Consumption Information), checked as Apple checks it.
+    mutating func receiveConsumptionInformation(transactionId: String, _ request: ConsumptionRequest) throws {
+        guard transactions[transactionId] != nil else {
+            throw Self.apiError(status: 404, code: 4_040_010, "Transaction id not found.")
+        }
+        guard request.customerConsented else {
+            throw Self.apiError(
+                status: 400,
+                code: 4_000_035,
+                "An error that indicates the customer consented field is invalid or doesn’t indicate that the customer consented."
+            )
+        }
+        if let percentage = request.consumptionPercentage, !(0...100_000).contains(percentage) {
+            throw Self.apiError(status: 400, code: 4_000_000, "Invalid consumptionPercentage.")
+        }
+        if let status = request.deliveryStatus, !DeliveryStatus.allKnown.contains(status) {
+            throw Self.apiError(
+                status: 400,
+                code: 4_000_036,
+                "An error that indicates the value in the delivery status field is invalid."
+            )
+        }
+        consumptionAnswers[transactionId, default: []].append(request)
     }
 
     /// Takes a family-shared transaction back: `FAMILY_REVOKE`, the member's mirror revoked, and `REVOKE`.

@@ -5,6 +5,7 @@
 #endif
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 
 /// The state and rules of ``SimulatedAppStore``.
 ///
@@ -35,6 +36,8 @@ struct SimulatedAppStoreEngine: Sendable {
     var purchaseFailures: [IAPError] = []
     var outbox: [String] = []
     var notificationHistory: [String] = []
+    /// The consumption information the app sent, by transaction id, oldest first.
+    var consumptionAnswers: [String: [ConsumptionRequest]] = [:]
 
     var nextTransactionNumber: UInt64
     var nextWebOrderLineItemNumber: UInt64

@@ -68,9 +68,22 @@ struct FuzzFixture: Sendable {
         let configuration: AppStoreSignedDataVerifier.Configuration
         switch profile {
         case .appleRoot:
-            configuration = .init(rootCertificates: [appleRoot], clock: clock)
+            configuration = .init(
+                rootCertificates: [appleRoot],
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                clock: clock
+            )
         case .fuzzRoots:
-            configuration = .init(rootCertificates: [pki.root, seedRoot], acceptsXcodeSignedData: true, clock: clock)
+            configuration = .init(
+                rootCertificates: [pki.root, seedRoot],
+                bundleId: nil,
+                environment: nil,
+                skippedChecks: .all,
+                acceptsXcodeSignedData: true,
+                clock: clock
+            )
         case .strictIdentity:
             configuration = .init(
                 rootCertificates: [pki.root, seedRoot, appleRoot],

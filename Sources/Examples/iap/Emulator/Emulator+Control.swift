@@ -19,6 +19,10 @@ extension Emulator {
         let percentage: Int32?
     }
 
+    private struct ConsumptionRequestBody: Decodable {
+        let reason: String?
+    }
+
     private struct AdvanceBody: Decodable {
         let seconds: Double
     }
@@ -107,6 +111,24 @@ extension Emulator {
                 )
                 return Self.json(Self.transactionAnswer(refunded))
             }
+        } else if let captures = route.match(("POST", "transactions/*/consumption-request")) {
+            let id = captures[0]
+            let body =
+                request.body.isEmpty
+                ? ConsumptionRequestBody(reason: nil)
+                : try? JSONDecoder().decode(ConsumptionRequestBody.self, from: request.body)
+            guard let body else {
+                return Self.controlError(400, "expected {\"reason\"?: \"UNINTENDED_PURCHASE\"|...} or no body")
+            }
+            return await change(request, replaying: replaying) {
+                try await store.requestConsumptionInformation(
+                    transactionId: id,
+                    reason: body.reason.map(ConsumptionRequestReason.init(rawValue:)) ?? .unintendedPurchase
+                )
+                return .json(200, Data("{}".utf8))
+            }
+        } else if let captures = route.match(("GET", "transactions/*/consumption")) {
+            return Self.json(await store.consumptionInformation(transactionId: captures[0]))
         } else if let captures = route.match(("POST", "subscriptions/*/*")) {
             let originalTransactionId = captures[0]
             let action = captures[1]

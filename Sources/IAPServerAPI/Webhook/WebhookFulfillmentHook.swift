@@ -1,0 +1,125 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+public import IAPCore
+
+/// A ``FulfillmentHook`` that POSTs each grant and take-back to the integrator's backend, so that a backend in any
+/// language can be the wallet.
+///
+/// Each call is `POST url` with `Content-Type: application/json`, `Idempotency-Key: <key>` and
+/// `X-IAP-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over "<t>.<body>">` (see ``WebhookSignature``); the
+/// body is a ``WebhookDelivery``.
+///
+/// - A 2xx or a 409 (the key was applied before) means applied.
+/// - Any other 4xx fails the delivery without hope (the receiver refused it): the pipeline dead-letters it after
+///   its attempts, so a person looks.
+/// - A 5xx, a timeout or a refused connection is a retryable failure: the pipeline's retry queue tries again with
+///   backoff, under the same idempotency key.
+///
+/// ```swift
+/// let hook = WebhookFulfillmentHook(
+///     url: URL(string: "https://wallet.internal/iap/deliveries")!,
+///     authenticator: try HMACSHA256(key: secret),
+///     transport: URLSessionTransport()
+/// )
+/// let pipeline = DeliveryPipeline(verifier: verifier, catalog: catalog, store: ledger, hook: hook)
+/// ```
+public struct WebhookFulfillmentHook: FulfillmentHook {
+    /// Where deliveries go.
+    public let url: URL
+    private let authenticator: any MessageAuthenticator
+    private let transport: any Transport
+    private let clock: any WallClock
+    private let timeout: Duration
+
+    /// Creates a hook.
+    ///
+    /// - Parameters:
+    ///   - url: The receiver's endpoint.
+    ///   - authenticator: HMAC-SHA256 keyed with the shared secret (`HMACSHA256` in `IAPCrypto`).
+    ///   - transport: What sends the requests.
+    ///   - clock: The signing time.
+    ///   - timeout: How long one request may take.
+    public init(
+        url: URL,
+        authenticator: some MessageAuthenticator,
+        transport: some Transport,
+        clock: some WallClock = SystemClock(),
+        timeout: Duration = .seconds(10)
+    ) {
+        self.url = url
+        self.authenticator = authenticator
+        self.transport = transport
+        self.clock = clock
+        self.timeout = timeout
+    }
+
+    public func grant(_ delivery: Delivery) async throws {
+        try await send(delivery)
+    }
+
+    public func revoke(_ delivery: Delivery) async throws {
+        try await send(delivery)
+    }
+
+    /// The request a delivery becomes, signed now.
+    ///
+    /// - Parameter delivery: The grant or take-back.
+    /// - Returns: The signed `POST`.
+    public func request(for delivery: Delivery) throws -> HTTPRequest {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = try encoder.encode(WebhookDelivery(delivery))
+        let timestamp = Int64(clock.now.timeIntervalSince1970.rounded(.down))
+        let signature = WebhookSignature(signing: body, at: timestamp, authenticator: authenticator)
+        return HTTPRequest(
+            method: "POST",
+            url: url,
+            headers: [
+                "Content-Type": "application/json",
+                "Idempotency-Key": delivery.idempotencyKey,
+                WebhookSignature.headerName: signature.header,
+            ],
+            body: body,
+            timeout: timeout
+        )
+    }
+
+    private func send(_ delivery: Delivery) async throws {
+        let request = try request(for: delivery)
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            var failure = IAPError.wrapping(
+                error,
+                as: .fulfillmentFailed,
+                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) could not be sent"
+            )
+            failure.isRetryable = true
+            throw failure
+        }
+        switch response.status {
+        case 200...299, 409:
+            return
+        case 400...499:
+            var failure = IAPError(
+                .fulfillmentFailed,
+                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) was refused with HTTP "
+                    + "\(response.status)"
+            )
+            failure.httpStatus = response.status
+            throw failure
+        default:
+            var failure = IAPError(
+                .fulfillmentFailed,
+                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) answered HTTP \(response.status)",
+                isRetryable: true
+            )
+            failure.httpStatus = response.status
+            throw failure
+        }
+    }
+}
