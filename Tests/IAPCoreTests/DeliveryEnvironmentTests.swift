@@ -143,9 +143,7 @@ struct DeliveryEnvironmentTests {
 
         let strict = try Self.pipeline(shop, policy: .refuse)
         shop.clock.advance(by: .seconds(60))
-        var refunded = purchase
-        refunded.revocationDate = shop.clock.now
-        refunded.signedDate = shop.clock.now
+        let refunded = DeliveryRaceTests.refunded(purchase, at: shop.clock.now)
         #expect(await strict.deliver(refunded, userId: nil).name == "revoked")
         #expect(shop.wallet.balance("reviewer") == 0)
     }

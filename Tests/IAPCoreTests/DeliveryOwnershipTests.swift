@@ -11,15 +11,7 @@ struct DeliveryOwnershipTests {
     static let namespace = UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10") ?? UUID()
 
     static func pipeline(_ shop: Shop, check: TokenOwnershipCheck? = nil) -> DeliveryPipeline {
-        DeliveryPipeline(
-            verifier: shop.verifier,
-            catalog: shop.catalog,
-            store: shop.store,
-            hook: shop.wallet,
-            clock: shop.clock,
-            retryPolicy: RetryPolicy(jitter: 0),
-            tokenOwnership: check
-        )
+        shop.pipeline(tokenOwnership: check)
     }
 
     static func token(for user: String) -> String {
@@ -122,9 +114,7 @@ struct DeliveryOwnershipTests {
 
         // Without a user, newer data is applied to what the ledger holds (here a refund), whoever owns it.
         shop.clock.advance(by: .seconds(60))
-        var refunded = purchase
-        refunded.revocationDate = shop.clock.now
-        refunded.signedDate = shop.clock.now
+        let refunded = DeliveryRaceTests.refunded(purchase, at: shop.clock.now)
         #expect(await pipeline.deliver(refunded, userId: nil).name == "revoked")
         #expect(shop.wallet.balance("alice") == 0)
 

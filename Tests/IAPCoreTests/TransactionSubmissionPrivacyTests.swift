@@ -20,15 +20,7 @@ struct TransactionSubmissionPrivacyTests {
 
         init(authentication: TransactionSubmissionHandler.Authentication = .required) throws {
             shop = try Shop()
-            pipeline = DeliveryPipeline(
-                verifier: shop.verifier,
-                catalog: shop.catalog,
-                store: shop.store,
-                hook: shop.wallet,
-                clock: shop.clock,
-                retryPolicy: RetryPolicy(jitter: 0),
-                events: events
-            )
+            pipeline = shop.pipeline(events: events)
             handler = TransactionSubmissionHandler(pipeline: pipeline, authentication: authentication)
         }
 
