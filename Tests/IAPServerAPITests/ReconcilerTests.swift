@@ -215,17 +215,25 @@ struct ReconcilerTests {
         #expect(first.discrepancy == 1)
         #expect(setup.alarms.items.isEmpty)
 
-        _ = try await setup.buyAndLose("coins.100", user: "alice")
-        _ = try await setup.buyAndLose("coins.100", user: "alice")
+        let lost = [
+            try await setup.buyAndLose("coins.100", user: "alice"),
+            try await setup.buyAndLose("coins.100", user: "alice"),
+        ]
         let second = try await reconciler.reconcile(userId: "alice")
         #expect(second.discrepancy == 2)
         let alarms = setup.alarms.items
         #expect(alarms.count == 1)
         #expect(alarms.first?.customer == "alice")
         #expect(alarms.first?.appleCount == 2)
-        #expect(alarms.first?.deliveredCount == 0)
         #expect(alarms.first?.difference == 2)
         #expect(alarms.first?.threshold == 1)
+        // The alarm names what the ledger had missed, each with what the run did about it.
+        #expect(alarms.first?.discrepancies.map(\.transactionId) == lost.map(\.transactionId))
+        #expect(alarms.first?.discrepancies.allSatisfy { $0.kind == .notRecorded && $0.repair == "delivered" } == true)
+        #expect(
+            alarms.first?.discrepancies.first?.description
+                == "\(lost[0].transactionId) (coins.100 of alice) was not in the ledger: delivered now"
+        )
     }
 
     @Test func theWholeLedgerWalkReportsProgressAndHonoursTheRateLimit() async throws {

@@ -114,10 +114,9 @@ struct DemoStory {
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
             wallClock: clock,
             alarm: { alarm in
-                timeline.detail(
-                    "ALARM: Apple lists \(alarm.appleCount) transactions of \(alarm.customer), the ledger had "
-                        + "\(alarm.deliveredCount) delivered (threshold \(alarm.threshold)); someone should look"
-                )
+                for discrepancy in alarm.discrepancies {
+                    timeline.detail("ALARM: \(discrepancy)")
+                }
             }
         )
         support = OrderLookup(
