@@ -120,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPTransportURLSessionTests",
-            dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession"]
+            dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession", "IAPTestSupport"]
         ),
         .testTarget(name: "IAPInMemoryTests", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory"]),
         .testTarget(

@@ -16,6 +16,12 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
         public var outcome: String
         /// The error code and message, for a failure.
         public var error: String?
+        /// The product, when the transaction verified.
+        public var productId: String?
+        /// For a transaction delivered now: the user it was granted to.
+        public var userId: String?
+        /// For a transaction delivered now: the units the fulfillment hook was asked to grant (consumable units, or 1).
+        public var units: Int64?
 
         /// Creates an outcome.
         public init(transactionId: String, outcome: String, error: String? = nil) {
@@ -37,6 +43,9 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
     public var userId: String?
     /// Per transaction, what happened.
     public var outcomes: [Outcome]
+    /// The path grants took: how the delivery pipeline's fulfillment hook reaches the customer, such as
+    /// `webhook wallet.example.com` or `ledger-only` (the ledger is the entitlement source); `nil` when not told.
+    public var fulfillment: String?
 
     /// Creates an entry.
     ///
