@@ -22,8 +22,8 @@ struct ReconcilerTests {
         let alarms = Recorder<ReconciliationAlarm>()
         let sleeper = ImmediateClock()
 
-        init() throws {
-            world = try World()
+        init(environment: AppStoreEnvironment = .sandbox) throws {
+            world = try World(environment: environment)
             connection = try SimulatedAppStoreTransport.connect(to: world.appStore)
             pipeline = world.pipeline()
         }
@@ -506,7 +506,7 @@ struct ReconcilerTests {
                 try await base.verifyAppTransaction(signedAppTransaction)
             }
         }
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         let reconciler = Reconciler(
             client: setup.connection.client,

@@ -145,17 +145,20 @@ public struct OrderLookup: Sendable {
             }
             report.transactions[index].redelivery = outcome.name
             report.transactions[index].redeliveryError = error
-            var audited = SupportAuditEntry.Outcome(
-                transactionId: report.transactions[index].transactionId,
-                outcome: outcome.name,
-                error: error
-            )
-            audited.productId = transaction.productId
+            var granted: LedgerEntry?
             if case .delivered(let entry) = outcome {
-                audited.userId = entry.userId
-                audited.units = entry.grantedUnits
+                granted = entry
             }
-            outcomes.append(audited)
+            outcomes.append(
+                SupportAuditEntry.Outcome(
+                    transactionId: report.transactions[index].transactionId,
+                    outcome: outcome.name,
+                    error: error,
+                    productId: transaction.productId,
+                    userId: granted?.userId,
+                    units: granted?.grantedUnits
+                )
+            )
             // Only the report's description: a ledger that cannot be read now leaves the state found before.
             if let entry = try? await store.entry(transactionId: report.transactions[index].transactionId) {
                 describe(entry, in: &report.transactions[index])

@@ -24,10 +24,28 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
         public var units: Int64?
 
         /// Creates an outcome.
-        public init(transactionId: String, outcome: String, error: String? = nil) {
+        ///
+        /// - Parameters:
+        ///   - transactionId: The transaction id.
+        ///   - outcome: The delivery outcome's name, or `requested`.
+        ///   - error: The error code and message of a failure.
+        ///   - productId: The product.
+        ///   - userId: For a transaction delivered now, its user.
+        ///   - units: For a transaction delivered now, the units granted.
+        public init(
+            transactionId: String,
+            outcome: String,
+            error: String? = nil,
+            productId: String? = nil,
+            userId: String? = nil,
+            units: Int64? = nil
+        ) {
             self.transactionId = transactionId
             self.outcome = outcome
             self.error = error
+            self.productId = productId
+            self.userId = userId
+            self.units = units
         }
     }
 
