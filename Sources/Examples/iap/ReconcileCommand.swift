@@ -168,11 +168,15 @@ enum ReconcileCommand {
                 Output.write(try encoder.encode(summary))
                 Output.write("\n")
             } else {
+                func count(_ number: Int, _ noun: String, _ plural: String? = nil) -> String {
+                    "\(number) " + (number == 1 ? noun : plural ?? noun + "s")
+                }
                 Output.line(
-                    "\(summary.families) purchase famil\(summary.families == 1 ? "y" : "ies"), "
-                        + "\(summary.transactions) transactions from Apple: \(summary.deliveredNow) delivered now, "
-                        + "\(summary.takenBackNow) taken back now, \(summary.renewalInfosUpdated) renewal states "
-                        + "updated, \(summary.failed) failed, \(summary.alarms) alarm\(summary.alarms == 1 ? "" : "s")"
+                    count(summary.families, "purchase family", "purchase families") + ", "
+                        + count(summary.transactions, "transaction") + " from Apple: "
+                        + "\(summary.deliveredNow) delivered now, \(summary.takenBackNow) taken back now, "
+                        + count(summary.renewalInfosUpdated, "renewal state") + " updated, "
+                        + "\(summary.failed) failed, " + count(summary.alarms, "alarm")
                 )
             }
             terminate(summary.failed > 0 ? .rejected : .success)
