@@ -28,8 +28,15 @@ struct ReconcilerTests {
             pipeline = world.pipeline()
         }
 
-        func reconciler(threshold: Int = 0, requestsPerSecond: Double = 0, pageSize: Int = 500) -> Reconciler {
+        /// A reconciler over the shop, with the setup's checkpoints unless it is given others.
+        func reconciler(
+            threshold: Int = 0,
+            requestsPerSecond: Double = 0,
+            pageSize: Int = 500,
+            checkpoints: (any ReconciliationCheckpointStore)? = nil
+        ) -> Reconciler {
             let alarms = self.alarms
+            let checkpoints: any ReconciliationCheckpointStore = checkpoints ?? self.checkpoints
             return Reconciler(
                 client: connection.client,
                 verifier: world.verifier,

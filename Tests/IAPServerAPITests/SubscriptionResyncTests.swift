@@ -153,18 +153,7 @@ struct SubscriptionResyncTests {
         #expect(summary.discrepancies == 0)
         #expect(summary.alarms == 0)
         // Another night, from scratch (no checkpoint): the ledger still knew it, so still no alarm.
-        let alarms = setup.alarms
-        let fresh = Reconciler(
-            client: setup.connection.client,
-            verifier: setup.world.verifier,
-            pipeline: setup.pipeline,
-            store: setup.world.ledger,
-            checkpoints: InMemoryReconciliationCheckpointStore(),
-            configuration: .init(requestsPerSecond: 0),
-            clock: setup.sleeper,
-            wallClock: setup.world.clock,
-            alarm: { alarm in alarms.append(alarm) }
-        )
+        let fresh = setup.reconciler(checkpoints: InMemoryReconciliationCheckpointStore())
         let again = try await fresh.reconcile(transactionId: waiting.transactionId)
         #expect(again.awaitingOwner == [waiting.transactionId])
         #expect(again.discrepancies.isEmpty)

@@ -215,6 +215,23 @@ final class EmulatorProcess: Sendable {
         return root
     }
 
+    /// Saves a swift-iap catalog of the emulator's coins (100 a purchase), premium and pro.monthly next to its key, for
+    /// the `--catalog` of `iap ledger ingest`.
+    func saveCatalog() throws -> URL {
+        let catalog = directory.appending(path: "catalog.json")
+        try Data(
+            #"""
+            {"version": 1, "products": [
+                {"productId": "coins.100", "type": "consumable", "entitlements": [], "unitsPerPurchase": 100},
+                {"productId": "premium", "type": "nonConsumable", "entitlements": ["premium"]},
+                {"productId": "pro.monthly", "type": "autoRenewable", "subscriptionGroupId": "pro",
+                 "entitlements": ["pro"], "duration": "P1M"}
+            ]}
+            """#.utf8
+        ).write(to: catalog)
+        return catalog
+    }
+
     /// Buys a product for an account with an appAccountToken.
     func purchase(_ productId: String, account: String, token: String) async throws -> Purchase {
         let response = try await post(

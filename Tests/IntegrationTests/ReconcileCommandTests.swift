@@ -21,17 +21,7 @@ struct ReconcileCommandTests {
             emulator = try EmulatorProcess(extraArguments: ["--grace-period-days", "16"])
             root = try await emulator.saveRootCertificate()
             data = emulator.directory.appending(path: "ledger")
-            catalog = emulator.directory.appending(path: "catalog.json")
-            try Data(
-                #"""
-                {"version": 1, "products": [
-                    {"productId": "coins.100", "type": "consumable", "entitlements": [], "unitsPerPurchase": 100},
-                    {"productId": "premium", "type": "nonConsumable", "entitlements": ["premium"]},
-                    {"productId": "pro.monthly", "type": "autoRenewable", "subscriptionGroupId": "pro",
-                     "entitlements": ["pro"], "duration": "P1M"}
-                ]}
-                """#.utf8
-            ).write(to: catalog)
+            catalog = try emulator.saveCatalog()
         }
 
         /// Buys for alice and records the purchase in the ledger, as her app's submission would.

@@ -23,15 +23,7 @@ struct SupportCommandTests {
             emulator = try EmulatorProcess(environment: .production)
             root = try await emulator.saveRootCertificate()
             data = emulator.directory.appending(path: "ledger")
-            catalog = emulator.directory.appending(path: "catalog.json")
-            try Data(
-                #"""
-                {"version": 1, "products": [
-                    {"productId": "coins.100", "type": "consumable", "entitlements": [], "unitsPerPurchase": 100},
-                    {"productId": "premium", "type": "nonConsumable", "entitlements": ["premium"]}
-                ]}
-                """#.utf8
-            ).write(to: catalog)
+            catalog = try emulator.saveCatalog()
         }
 
         /// Buys a product for a customer whose app account token is `token`.
