@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// The fast transaction decoder must agree with `JSONDecoder` on every input it accepts, and hand
@@ -115,22 +116,5 @@ struct FastTransactionDecoderTests {
             #expect(full == fast, "disagreement on \(String(decoding: bytes, as: UTF8.self))")
         }
         #expect(accepted > 100, "the mutations should leave many payloads in the fast path's shape")
-    }
-}
-
-/// A small deterministic generator for reproducible mutation tests.
-struct SplitMix64 {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
