@@ -18,7 +18,7 @@ enum FastRecordDecoder {
     /// Decodes an operation, or returns `nil` to ask for `JSONDecoder`.
     static func decode(_ body: UnsafeRawBufferPointer) -> JournalOperation? {
         var scanner = JSONScanner(body)
-        guard scanner.consume(UInt8(ascii: "{")), let name = scanner.string(), let kind = Kind.keys[name],
+        guard scanner.consume(UInt8(ascii: "{")), let name = scanner.string(), let kind = Kind.named(name),
             scanner.consume(UInt8(ascii: ":")), let entry = ledgerEntry(from: &scanner),
             scanner.consume(UInt8(ascii: "}")), scanner.isAtEnd
         else { return nil }
@@ -30,10 +30,15 @@ enum FastRecordDecoder {
     }
 
     /// The operations that carry an entry.
-    private enum Kind: CaseIterable {
+    private enum Kind: Int, CaseIterable {
         case entry, insert, replace
 
-        static let keys = JSONKeyTable(allCases)
+        private static let keys = JSONKeyTable(allCases.map { "\($0)" })
+
+        /// The kind whose JSON key is `bytes`.
+        static func named(_ bytes: UnsafeRawBufferPointer) -> Kind? {
+            keys.index(of: bytes).flatMap(Kind.init(rawValue:))
+        }
     }
 
     /// The keys of a ledger entry, as its synthesized `Codable` conformance names them.
@@ -42,7 +47,12 @@ enum FastRecordDecoder {
         case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt
         case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits
 
-        static let keys = JSONKeyTable(allCases)
+        private static let keys = JSONKeyTable(allCases.map { "\($0)" })
+
+        /// The field whose JSON key is `bytes`.
+        static func named(_ bytes: UnsafeRawBufferPointer) -> Field? {
+            keys.index(of: bytes).flatMap(Field.init(rawValue:))
+        }
 
         /// The fields a record must hold: all but the optional ones, which `JSONDecoder` lets it leave out.
         static let requiredMask: Int =
@@ -66,7 +76,7 @@ enum FastRecordDecoder {
         var seen = 0
         repeat {
             // Unknown keys are left to JSONDecoder (which would ignore them); so are repeated ones.
-            guard let key = scanner.string(), scanner.consume(UInt8(ascii: ":")), let field = Field.keys[key],
+            guard let key = scanner.string(), scanner.consume(UInt8(ascii: ":")), let field = Field.named(key),
                 seen & (1 << field.rawValue) == 0, read(field, into: &entry, from: &scanner)
             else { return nil }
             seen |= 1 << field.rawValue

@@ -49,13 +49,16 @@ import Testing
     }
 
     @Test func keyTablesFindOnlyTheirKeys() {
-        enum Key: CaseIterable { case transactionId, productId }
-        let keys = JSONKeyTable(Key.allCases)
-        func lookUp(_ name: String) -> Key? { Array(name.utf8).withUnsafeBytes { keys[$0] } }
-        #expect(lookUp("productId") == .productId)
-        #expect(lookUp("transactionId") == .transactionId)
+        let keys = JSONKeyTable(["transactionId", "productId", "bundleId", "type"])
+        func lookUp(_ name: String) -> Int? { Array(name.utf8).withUnsafeBytes { keys.index(of: $0) } }
+        #expect(lookUp("transactionId") == 0)
+        #expect(lookUp("productId") == 1)
+        #expect(lookUp("bundleId") == 2)
+        #expect(lookUp("type") == 3)
         #expect(lookUp("productid") == nil)
+        #expect(lookUp("typ") == nil)
         #expect(lookUp("") == nil)
         #expect(lookUp(String(repeating: "x", count: 200)) == nil)
+        #expect(JSONKeyTable([]).index(of: UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
     }
 }

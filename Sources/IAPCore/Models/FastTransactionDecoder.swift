@@ -37,7 +37,7 @@ package enum FastTransactionDecoder {
         }
         repeat {
             guard scanner.skipWhitespace(), let key = scanner.string() else { return nil }
-            let field = Field.keys[key]
+            let field = Field.named(key)
             if let field {
                 // A repeated field is left to the full decoder; unknown keys are ignored, repeated or not.
                 guard seen & (1 << field.rawValue) == 0 else { return nil }
@@ -91,8 +91,12 @@ package enum FastTransactionDecoder {
         case advancedCommerceInfo
         case commitmentInfo
 
-        /// The fields by their JSON keys.
-        static let keys = JSONKeyTable(allCases)
+        private static let keys = JSONKeyTable(allCases.map { "\($0)" })
+
+        /// The field whose JSON key is `bytes`.
+        static func named(_ bytes: UnsafeRawBufferPointer) -> Field? {
+            keys.index(of: bytes).flatMap(Field.init(rawValue:))
+        }
     }
 
     private static func assign(_ value: Value, to field: Field, in payload: inout TransactionPayload) -> Bool {

@@ -158,32 +158,56 @@ package struct JSONScanner {
 }
 
 /// The keys of a JSON object that a fast decoder knows, found by their bytes without building a `String` or
-/// hashing: each key is the name of a case of `Key` (`"\(key)"`).
-package struct JSONKeyTable<Key: Sendable>: Sendable {
-    private let byLength: [[(name: [UInt8], key: Key)]]
-
-    /// Creates the table of `keys`, each named by its description.
-    package init(_ keys: some Sequence<Key>) {
-        var table = [[(name: [UInt8], key: Key)]](repeating: [], count: 64)
-        for key in keys {
-            let name = Array("\(key)".utf8)
-            precondition(name.count < table.count, "a JSON key of the fast decoders is at most 63 bytes")
-            table[name.count].append((name, key))
-        }
-        byLength = table
+/// hashing: `index(of:)` gives the position of the key in the list the table was made from.
+///
+/// Every name lives in one byte array, and the names of one length sit next to each other, so a lookup compares
+/// a few candidates with `memcmp` and retains nothing.
+package struct JSONKeyTable: Sendable {
+    /// Where a name starts in ``names``, and its position in the list.
+    private struct Slot: Sendable {
+        let offset: Int
+        let index: Int
     }
 
-    /// The key whose name is `bytes`, or `nil`.
-    package subscript(bytes: UnsafeRawBufferPointer) -> Key? {
-        guard bytes.count > 0, bytes.count < byLength.count, let base = bytes.baseAddress else { return nil }
-        for candidate in byLength[bytes.count] {
-            let matches = candidate.name.withUnsafeBytes { name in
-                name.baseAddress.map { memcmp($0, base, bytes.count) == 0 } ?? false
-            }
-            if matches {
-                return candidate.key
+    /// Every name, one after the other.
+    private let names: [UInt8]
+    /// The names, by length.
+    private let slots: [Slot]
+    /// The slots of the names of length `n` are `slots[firstSlot[n]..<firstSlot[n + 1]]`.
+    private let firstSlot: [Int]
+
+    /// Creates the table of `keys`, whose positions ``index(of:)`` gives.
+    package init(_ keys: [String]) {
+        let longest = keys.map(\.utf8.count).max() ?? 0
+        var names: [UInt8] = []
+        var slots: [Slot] = []
+        var firstSlot: [Int] = []
+        for length in 0...longest {
+            firstSlot.append(slots.count)
+            for (index, key) in keys.enumerated() where key.utf8.count == length {
+                slots.append(Slot(offset: names.count, index: index))
+                names += key.utf8
             }
         }
-        return nil
+        firstSlot.append(slots.count)
+        self.names = names
+        self.slots = slots
+        self.firstSlot = firstSlot
+    }
+
+    /// The position of the key whose name is `bytes`, or `nil`.
+    package func index(of bytes: UnsafeRawBufferPointer) -> Int? {
+        let length = bytes.count
+        guard length > 0, length + 1 < firstSlot.count, let key = bytes.baseAddress else { return nil }
+        let candidates = firstSlot[length]..<firstSlot[length + 1]
+        return names.withUnsafeBytes { names -> Int? in
+            guard let base = names.baseAddress else { return nil }
+            return slots.withUnsafeBufferPointer { slots -> Int? in
+                for slot in slots[candidates] where memcmp(base + slot.offset, key, length) == 0 {
+                    return slot.index
+                }
+                return nil
+            }
+        }
     }
 }
