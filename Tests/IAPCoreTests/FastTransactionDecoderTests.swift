@@ -101,15 +101,7 @@ struct FastTransactionDecoderTests {
         let alphabet = Array(#"{}[]:,"\ -+.0123456789eEtrufalsn x"#.utf8)
         var accepted = 0
         for _ in 0..<20_000 {
-            var bytes = original
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(bytes.count))
-                switch generator.next() % 3 {
-                case 0: bytes[position] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                case 1: bytes.remove(at: position)
-                default: bytes.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: position)
-                }
-            }
+            let bytes = generator.mutate(original, alphabet: alphabet)
             guard let fast = bytes.withUnsafeBytes({ FastTransactionDecoder.decode($0) }) else { continue }
             accepted += 1
             let full = try? AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: Data(bytes))

@@ -80,15 +80,7 @@ import Testing
         let alphabet = Array(#"{}[]:,"\ -+.0123456789eEtrufalsn x"#.utf8)
         var accepted = 0
         for round in 0..<20_000 {
-            var bytes = records[round % records.count]
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(bytes.count))
-                switch generator.next() % 3 {
-                case 0: bytes[position] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                case 1: bytes.remove(at: position)
-                default: bytes.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: position)
-                }
-            }
+            let bytes = generator.mutate(records[round % records.count], alphabet: alphabet)
             guard let fast = bytes.withUnsafeBytes({ FastRecordDecoder.decode($0) }) else { continue }
             accepted += 1
             let full = try? AppStoreJSON.makeDecoder().decode(JournalOperation.self, from: Data(bytes))

@@ -15,3 +15,20 @@ package struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension SplitMix64 {
+    /// `bytes` after one to three random edits (a byte replaced, removed or inserted), the new bytes drawn from
+    /// `alphabet`: how the fast decoders' tests make input near the shapes they accept.
+    package mutating func mutate(_ bytes: [UInt8], alphabet: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        for _ in 0...(next() % 3) where !bytes.isEmpty {
+            let position = Int(next() % UInt64(bytes.count))
+            switch next() % 3 {
+            case 0: bytes[position] = alphabet[Int(next() % UInt64(alphabet.count))]
+            case 1: bytes.remove(at: position)
+            default: bytes.insert(alphabet[Int(next() % UInt64(alphabet.count))], at: position)
+            }
+        }
+        return bytes
+    }
+}
