@@ -103,7 +103,7 @@ struct AppStoreServerAPITokenProviderTests {
         for lifetime: Duration in [.seconds(61), .seconds(20 * 60)] {
             let provider = try provider(clock: clock, lifetime: lifetime)
             let exp = try DecodedJWS(try provider.currentToken()).int("exp")
-            #expect(exp == 1_698_148_900 + lifetime.components.seconds)
+            #expect(exp == 1_698_148_900 + lifetime.wholeSeconds)
         }
     }
 

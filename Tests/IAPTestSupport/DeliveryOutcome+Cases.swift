@@ -17,6 +17,10 @@ extension DeliveryOutcome {
         if case .pending = self { true } else { false }
     }
 
+    package var isAwaitingOwner: Bool {
+        if case .awaitingOwner = self { true } else { false }
+    }
+
     package var isDeferred: Bool {
         if case .deferred = self { true } else { false }
     }
