@@ -11,7 +11,6 @@
     public import Foundation
 #endif
 import IAPCore
-import Synchronization
 
 /// A ``PurchaseOutboxStorage`` in one small file, replaced atomically on every save.
 ///
@@ -78,7 +77,7 @@ public struct FilePurchaseOutboxStorage: PurchaseOutboxStorage {
     }
 
     /// Serializes the saves of this process: they all write through the same temporary file.
-    private static let saveLock = Mutex(())
+    private static let saveLock = LockedValue(())
 
     private func replace(with data: Data) throws {
         let directory = Self.directory(of: path)

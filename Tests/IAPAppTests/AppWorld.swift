@@ -4,7 +4,6 @@ import IAPCore
 import IAPCrypto
 import IAPInMemory
 import IAPTesting
-import Synchronization
 import Testing
 
 /// The app side and the server side of a shop, with the simulated App Store between them: devices
@@ -144,7 +143,7 @@ struct AppWorld {
 
 /// A switch a test flips while another task reads it.
 final class Switch: Sendable {
-    private let state = Mutex(false)
+    private let state = LockedValue(false)
 
     var isOn: Bool { state.withLock { $0 } }
 
@@ -248,7 +247,7 @@ struct RefundSheetStoreClient: StoreClient {
 
 /// A value set once by the test and read by a task it started.
 final class Box<Value: Sendable>: Sendable {
-    private let state = Mutex<Value?>(nil)
+    private let state = LockedValue<Value?>(nil)
 
     var value: Value? { state.withLock { $0 } }
 

@@ -1,15 +1,14 @@
 import Foundation
 import IAPCore
 import IAPCrypto
-import Synchronization
 import Testing
 
 /// A wall clock a test moves by hand.
 final class MovableClock: WallClock {
-    private let instant: Mutex<Date>
+    private let instant: LockedValue<Date>
 
     init(_ start: Date) {
-        instant = Mutex(start)
+        instant = LockedValue(start)
     }
 
     var now: Date { instant.withLock { $0 } }

@@ -5,7 +5,6 @@
 #endif
 public import IAPApp
 import IAPCore
-import Synchronization
 
 /// A ``PurchaseOutboxStorage`` in memory, for tests: keep one and hand it to a new coordinator to simulate an app
 /// restart; ``failSaves(_:after:)`` simulates a full disk.
@@ -17,13 +16,13 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
         var saves = 0
     }
 
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// Creates a storage, empty or holding `data`.
     ///
     /// - Parameter data: The bytes to start with.
     public init(data: Data? = nil) {
-        state = Mutex(State(data: data))
+        state = LockedValue(State(data: data))
     }
 
     /// The bytes saved last.
