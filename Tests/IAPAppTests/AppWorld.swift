@@ -26,9 +26,14 @@ struct AppWorld {
     /// The server, reached over HTTP in process; `hang` makes it never answer.
     let transport: InProcessTransport
     let hang = Switch()
+    /// The server's sessions: when it holds a token, requests without it are answered 401 (or 403).
+    let sessions = SessionGate()
     let directory: String
 
-    init(serverBundleId: String = AppWorld.bundleId) throws {
+    init(
+        serverBundleId: String = AppWorld.bundleId,
+        configure: (inout SimulatedAppStore.Configuration) -> Void = { _ in }
+    ) throws {
         catalog = try StaticProductCatalog(products: [
             CatalogProduct(productId: Self.coins, kind: .consumable, entitlements: [], unitsPerPurchase: 100),
             CatalogProduct(productId: Self.premium, kind: .nonConsumable, entitlements: ["pro"]),
@@ -47,9 +52,11 @@ struct AppWorld {
                 duration: SubscriptionPeriod(value: 1, unit: .month)
             ),
         ])
+        var storeConfiguration = SimulatedAppStore.Configuration(bundleId: Self.bundleId)
+        configure(&storeConfiguration)
         appStore = try SimulatedAppStore(
             products: catalog.products,
-            configuration: .init(bundleId: Self.bundleId),
+            configuration: storeConfiguration,
             clock: clock
         )
         var serverConfiguration = appStore.verifierConfiguration
@@ -66,9 +73,13 @@ struct AppWorld {
         let handler = TransactionSubmissionHandler(pipeline: pipeline)
         self.handler = handler
         let hang = self.hang
+        let sessions = self.sessions
         transport = InProcessTransport { request in
             if hang.isOn {
                 try await Task.sleep(for: .seconds(600))
+            }
+            if let refusal = sessions.refusal(of: request) {
+                return refusal
             }
             let response = await handler.handle(body: request.body ?? Data())
             return HTTPResponse(
@@ -91,6 +102,18 @@ struct AppWorld {
             transport: transport,
             headers: ["Authorization": "Bearer app-token"]
         )
+    }
+
+    /// A client whose headers come from `provider`, called for every request.
+    func delivery(headers provider: @escaping HTTPDeliveryClient.HeaderProvider) -> HTTPDeliveryClient {
+        HTTPDeliveryClient(baseURL: URL(string: "https://api.example.com/")!, transport: transport, headers: provider)
+    }
+
+    /// The submissions the server received, decoded.
+    var submissions: [TransactionSubmission] {
+        transport.requests.compactMap { request in
+            request.body.flatMap { try? JSONDecoder().decode(TransactionSubmission.self, from: $0) }
+        }
     }
 
     static let configuration = PurchaseCoordinator.Configuration(
@@ -118,7 +141,7 @@ struct AppWorld {
             configuration: Self.configuration,
             clock: clock
         )
-        try await coordinator.start(signedInUser: user)
+        await coordinator.start(signedInUser: user)
         return coordinator
     }
 
@@ -138,6 +161,28 @@ struct AppWorld {
 
     var revokes: [Delivery] {
         wallet.applied.values.filter { $0.action == .revoke }
+    }
+}
+
+/// The server's sign-in: once it requires a token, a request without `Authorization: Bearer <token>` is answered
+/// with the refusal status (401 for an expired session, 403 for a forbidden one).
+final class SessionGate: Sendable {
+    private let state = LockedValue<(token: String?, status: Int)>((nil, 401))
+
+    /// Requires `token` from now on, refusing others with `status`; `nil` accepts every request.
+    func require(_ token: String?, refusingWith status: Int = 401) {
+        state.withLock { $0 = (token, status) }
+    }
+
+    /// The refusal of a request without the required token, or `nil` to let it through.
+    func refusal(of request: HTTPRequest) -> HTTPResponse? {
+        let (token, status) = state.withLock { $0 }
+        guard let token, request.headers["Authorization"] != "Bearer \(token)" else { return nil }
+        return HTTPResponse(
+            status: status,
+            headers: ["Content-Type": "application/json"],
+            body: Data(#"{"error":"the session has expired"}"#.utf8)
+        )
     }
 }
 
@@ -195,8 +240,8 @@ struct ScriptedUpdatesStoreClient: StoreClient {
         try await device.products(for: productIds)
     }
 
-    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
-        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, options: options)
     }
 
     func transactionUpdates() -> AsyncStream<String> { updates }
@@ -208,6 +253,24 @@ struct ScriptedUpdatesStoreClient: StoreClient {
     func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
 
     func sync() async throws { try await device.sync() }
+
+    func unfinishedTransactions() async throws -> [String] { try await device.unfinishedTransactions() }
+
+    func latestTransaction(for productId: String) async throws -> String? {
+        try await device.latestTransaction(for: productId)
+    }
+
+    func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
+        try await device.subscriptionStatuses(groupId: groupId)
+    }
+
+    func appTransaction(refresh: Bool) async throws -> String { try await device.appTransaction(refresh: refresh) }
+
+    func showManageSubscriptions(groupId: String?) async throws {
+        try await device.showManageSubscriptions(groupId: groupId)
+    }
+
+    func presentOfferCodeRedemption() async throws { try await device.presentOfferCodeRedemption() }
 
     func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
         try await device.requestRefund(transactionId: transactionId)
@@ -224,8 +287,8 @@ struct RefundSheetStoreClient: StoreClient {
         try await device.products(for: productIds)
     }
 
-    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
-        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
+    func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, options: options)
     }
 
     func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
@@ -237,6 +300,24 @@ struct RefundSheetStoreClient: StoreClient {
     func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
 
     func sync() async throws { try await device.sync() }
+
+    func unfinishedTransactions() async throws -> [String] { try await device.unfinishedTransactions() }
+
+    func latestTransaction(for productId: String) async throws -> String? {
+        try await device.latestTransaction(for: productId)
+    }
+
+    func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
+        try await device.subscriptionStatuses(groupId: groupId)
+    }
+
+    func appTransaction(refresh: Bool) async throws -> String { try await device.appTransaction(refresh: refresh) }
+
+    func showManageSubscriptions(groupId: String?) async throws {
+        try await device.showManageSubscriptions(groupId: groupId)
+    }
+
+    func presentOfferCodeRedemption() async throws { try await device.presentOfferCodeRedemption() }
 
     func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
         let status = try await device.requestRefund(transactionId: transactionId)
