@@ -33,7 +33,8 @@ let package = Package(
         // MARK: - App side (links no C module)
         .target(name: "IAPApp", dependencies: ["IAPCore"]),
         // The StoreKit 2 adapter; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
-        .target(name: "IAPStoreKit", dependencies: ["IAPApp"]),
+        // Scripts/typecheck-storekit.sh type-checks it on Linux against the documented StoreKit API.
+        .target(name: "IAPStoreKit", dependencies: ["IAPCore", "IAPApp"]),
 
         // MARK: - Backends
         .systemLibrary(
