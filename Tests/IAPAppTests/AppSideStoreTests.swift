@@ -148,4 +148,25 @@ struct AppSideStoreTests {
         _ = await plain.purchase(productId: AppWorld.premium, for: "bob")
         #expect(world.submissions.last?.signedAppTransaction == nil)
     }
+
+    @Test("with SKIncludeConsumableInAppPurchaseHistory, a new device's history shows finished consumables")
+    func consumableHistory() async throws {
+        let world = try AppWorld()
+        let phone = try await world.launch(
+            on: SimulatedStoreClient(store: world.appStore, account: "alice"),
+            outbox: InMemoryPurchaseOutboxStorage()
+        )
+        guard case .delivered(let coins) = await phone.purchase(productId: AppWorld.coins, for: "alice") else {
+            Issue.record("the coins were not delivered")
+            return
+        }
+        // A new device, whose cache is empty: without the key, StoreKit does not list the finished consumable.
+        let tablet = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let without = try await world.launch(on: tablet, outbox: InMemoryPurchaseOutboxStorage())
+        #expect(try await without.history().items.isEmpty)
+        await tablet.setIncludesFinishedConsumables(true)
+        let with = try await world.launch(on: tablet, outbox: InMemoryPurchaseOutboxStorage())
+        #expect(try await with.history().items.map(\.transactionId) == [coins.transactionId])
+        #expect(try await with.latestTransaction(for: AppWorld.coins)?.transactionId == coins.transactionId)
+    }
 }

@@ -41,6 +41,7 @@ public actor SimulatedStoreClient: StoreClient {
     private var offerCodeRedemptions: [(productId: String, offerId: String)] = []
     private var offerCodeSheets = 0
     private var lastOptions: StorePurchaseOptions?
+    private var includesFinishedConsumables = false
 
     /// Creates a device signed in to an account.
     ///
@@ -107,6 +108,14 @@ public actor SimulatedStoreClient: StoreClient {
     ///   - offerId: The offer code's offer id.
     public func redeemOfferCodeInNextSheet(productId: String, offerId: String) {
         offerCodeRedemptions.append((productId, offerId))
+    }
+
+    /// Makes the device an app with `SKIncludeConsumableInAppPurchaseHistory` set in its Info.plist on iOS 18
+    /// or later: ``allTransactions()`` and ``latestTransaction(for:)`` then include finished consumables.
+    ///
+    /// - Parameter included: Whether finished consumables are listed.
+    public func setIncludesFinishedConsumables(_ included: Bool) {
+        includesFinishedConsumables = included
     }
 
     /// The manage-subscriptions sheets shown, in order, with the group each was for (`nil` for all).
@@ -208,18 +217,15 @@ public actor SimulatedStoreClient: StoreClient {
             .map(\.transaction.signedTransaction)
     }
 
-    /// The account's most recent transaction of a product, finished consumables left out, as StoreKit's
-    /// `Transaction.latest(for:)`.
+    /// The account's most recent transaction of a product, as StoreKit's `Transaction.latest(for:)`: finished
+    /// consumables are left out as in ``allTransactions()``.
     ///
     /// - Parameter productId: The product.
     /// - Returns: The signed transaction, or `nil` when the account never bought it.
     /// - Throws: ``IAPError`` if signing fails.
     public func latestTransaction(for productId: String) async throws -> String? {
         try await store.accountTransactions(ofAccount: account)
-            .filter {
-                $0.transaction.payload.productId == productId
-                    && !($0.isFinished && $0.transaction.payload.type == .consumable)
-            }
+            .filter { $0.transaction.payload.productId == productId && isListed($0) }
             .max {
                 ($0.transaction.payload.purchaseDate ?? .distantPast)
                     < ($1.transaction.payload.purchaseDate ?? .distantPast)
@@ -261,14 +267,21 @@ public actor SimulatedStoreClient: StoreClient {
         return try await store.appTransaction(ofAccount: account)
     }
 
-    /// The account's transactions, finished consumables left out, as StoreKit's `Transaction.all`.
+    /// The account's transactions, as StoreKit's `Transaction.all`: finished consumables are left out (unless
+    /// refunded, or listed with ``setIncludesFinishedConsumables(_:)``).
     ///
     /// - Returns: Signed transactions (JWS), oldest first.
     /// - Throws: ``IAPError`` if signing fails.
     public func allTransactions() async throws -> [String] {
-        try await store.accountTransactions(ofAccount: account)
-            .filter { !($0.isFinished && $0.transaction.payload.type == .consumable) }
-            .map(\.transaction.signedTransaction)
+        try await store.accountTransactions(ofAccount: account).filter(isListed).map(\.transaction.signedTransaction)
+    }
+
+    /// Whether StoreKit lists a transaction in `Transaction.all` and `latest(for:)`: a finished consumable only
+    /// with ``setIncludesFinishedConsumables(_:)`` (or once refunded).
+    private func isListed(_ item: SimulatedAppStore.AccountTransaction) -> Bool {
+        let payload = item.transaction.payload
+        return includesFinishedConsumables || !(item.isFinished && payload.type == .consumable)
+            || payload.revocationDate != nil
     }
 
     /// The latest transaction of each product the account is entitled to now, as StoreKit's
