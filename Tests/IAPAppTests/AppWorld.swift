@@ -219,9 +219,56 @@ func eventually(
     throw CancellationError()
 }
 
+/// A test's device that forwards every call to a simulated device, but for the calls it overrides.
+protocol ForwardingStoreClient: StoreClient {
+    var device: SimulatedStoreClient { get }
+}
+
+extension ForwardingStoreClient {
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, options: options)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
+
+    func unfinishedTransactions() async throws -> [String] { try await device.unfinishedTransactions() }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func latestTransaction(for productId: String) async throws -> String? {
+        try await device.latestTransaction(for: productId)
+    }
+
+    func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
+        try await device.subscriptionStatuses(groupId: groupId)
+    }
+
+    func appTransaction(refresh: Bool) async throws -> String { try await device.appTransaction(refresh: refresh) }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        try await device.requestRefund(transactionId: transactionId)
+    }
+
+    func showManageSubscriptions(groupId: String?) async throws {
+        try await device.showManageSubscriptions(groupId: groupId)
+    }
+
+    func presentOfferCodeRedemption() async throws { try await device.presentOfferCodeRedemption() }
+}
+
 /// A device whose updates the test sends itself, to order them against other calls; everything else is the
 /// simulated device's.
-struct ScriptedUpdatesStoreClient: StoreClient {
+struct ScriptedUpdatesStoreClient: ForwardingStoreClient {
     let device: SimulatedStoreClient
     let updates: AsyncStream<String>
     let continuation: AsyncStream<String>.Continuation
@@ -236,88 +283,14 @@ struct ScriptedUpdatesStoreClient: StoreClient {
         continuation.yield(signedTransaction)
     }
 
-    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
-        try await device.products(for: productIds)
-    }
-
-    func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
-        try await device.purchase(productId: productId, options: options)
-    }
-
     func transactionUpdates() -> AsyncStream<String> { updates }
-
-    func allTransactions() async throws -> [String] { try await device.allTransactions() }
-
-    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
-
-    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
-
-    func sync() async throws { try await device.sync() }
-
-    func unfinishedTransactions() async throws -> [String] { try await device.unfinishedTransactions() }
-
-    func latestTransaction(for productId: String) async throws -> String? {
-        try await device.latestTransaction(for: productId)
-    }
-
-    func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
-        try await device.subscriptionStatuses(groupId: groupId)
-    }
-
-    func appTransaction(refresh: Bool) async throws -> String { try await device.appTransaction(refresh: refresh) }
-
-    func showManageSubscriptions(groupId: String?) async throws {
-        try await device.showManageSubscriptions(groupId: groupId)
-    }
-
-    func presentOfferCodeRedemption() async throws { try await device.presentOfferCodeRedemption() }
-
-    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
-        try await device.requestRefund(transactionId: transactionId)
-    }
 }
 
 /// A device whose refund sheet stays open while `whileSheetIsOpen` runs; everything else is the simulated
 /// device's.
-struct RefundSheetStoreClient: StoreClient {
+struct RefundSheetStoreClient: ForwardingStoreClient {
     let device: SimulatedStoreClient
     let whileSheetIsOpen: @Sendable (String) async throws -> Void
-
-    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
-        try await device.products(for: productIds)
-    }
-
-    func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
-        try await device.purchase(productId: productId, options: options)
-    }
-
-    func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
-
-    func allTransactions() async throws -> [String] { try await device.allTransactions() }
-
-    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
-
-    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
-
-    func sync() async throws { try await device.sync() }
-
-    func unfinishedTransactions() async throws -> [String] { try await device.unfinishedTransactions() }
-
-    func latestTransaction(for productId: String) async throws -> String? {
-        try await device.latestTransaction(for: productId)
-    }
-
-    func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
-        try await device.subscriptionStatuses(groupId: groupId)
-    }
-
-    func appTransaction(refresh: Bool) async throws -> String { try await device.appTransaction(refresh: refresh) }
-
-    func showManageSubscriptions(groupId: String?) async throws {
-        try await device.showManageSubscriptions(groupId: groupId)
-    }
-
-    func presentOfferCodeRedemption() async throws { try await device.presentOfferCodeRedemption() }
 
     func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
         let status = try await device.requestRefund(transactionId: transactionId)

@@ -20,11 +20,9 @@ struct SweepTests {
         return try UnverifiedTransaction(signedTransaction: signed).transactionId
     }
 
-    @Test("a sweep submits the unfinished transactions the outbox does not hold, and finishes them once delivered")
-    func recoversUnfinished() async throws {
-        let world = try AppWorld()
-        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
-        // The updates are the test's, so that only the sweep can find the purchase.
+    /// Launches the app on a device whose updates are the test's (and send nothing), so that only a sweep finds
+    /// what the store holds.
+    func launchWithoutUpdates(_ world: AppWorld, _ phone: SimulatedStoreClient) async -> PurchaseCoordinator {
         let app = PurchaseCoordinator(
             store: ScriptedUpdatesStoreClient(device: phone),
             delivery: world.delivery(),
@@ -33,6 +31,14 @@ struct SweepTests {
             clock: world.clock
         )
         await app.start(signedInUser: "alice")
+        return app
+    }
+
+    @Test("a sweep submits the unfinished transactions the outbox does not hold, and finishes them once delivered")
+    func recoversUnfinished() async throws {
+        let world = try AppWorld()
+        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let app = await launchWithoutUpdates(world, phone)
         let outside = try await buyOutside(phone, AppWorld.premium)
         #expect(await app.pendingDeliveries().isEmpty)
         #expect(try await !world.isFinished(outside))
@@ -57,15 +63,8 @@ struct SweepTests {
         let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
         let first = try await buyOutside(phone, AppWorld.coins)
         let second = try await buyOutside(phone, AppWorld.season)
-        let app = PurchaseCoordinator(
-            store: ScriptedUpdatesStoreClient(device: phone),
-            delivery: world.delivery(),
-            outbox: InMemoryPurchaseOutboxStorage(),
-            configuration: AppWorld.configuration,
-            clock: world.clock
-        )
         // The updates of this device send nothing: only the sweep can find the two purchases.
-        await app.start(signedInUser: "alice")
+        _ = await launchWithoutUpdates(world, phone)
         #expect(try await world.isFinished(first))
         #expect(try await world.isFinished(second))
         #expect(Set(world.grants.map(\.transactionId)) == [first, second])
