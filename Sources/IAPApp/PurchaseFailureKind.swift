@@ -27,7 +27,7 @@ public enum PurchaseFailureKind: String, Sendable, Hashable, CaseIterable {
         switch error.code {
         case .userCancelled:
             return .userCancelled
-        case .authenticationRequired:
+        case .authenticationRequired, .unauthenticated, .userMismatch:
             return .authenticationRequired
         case .refundAlreadyRequested:
             return .alreadyRequested

@@ -70,7 +70,8 @@ struct AppWorld {
             clock: clock,
             retryPolicy: RetryPolicy(jitter: 0)
         )
-        let handler = TransactionSubmissionHandler(pipeline: pipeline)
+        // The test world's server authenticates nobody: the app's body names the user.
+        let handler = TransactionSubmissionHandler(pipeline: pipeline, authentication: .trustBodyUserId)
         self.handler = handler
         let hang = self.hang
         let sessions = self.sessions
@@ -81,7 +82,7 @@ struct AppWorld {
             if let refusal = sessions.refusal(of: request) {
                 return refusal
             }
-            let response = await handler.handle(body: request.body ?? Data())
+            let response = await handler.handle(body: request.body ?? Data(), authenticatedUserId: nil)
             return HTTPResponse(
                 status: response.status,
                 headers: ["Content-Type": TransactionSubmissionResponse.contentType],

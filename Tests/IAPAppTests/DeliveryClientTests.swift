@@ -191,6 +191,8 @@ struct DeliveryClientTests {
         #expect(PurchaseFailureKind.classify(IAPError(.signatureInvalid)) == .verification)
         #expect(PurchaseFailureKind.classify(IAPError(.ownershipConflict)) == .unknown)
         #expect(PurchaseFailureKind.classify(IAPError(.authenticationRequired)) == .authenticationRequired)
+        #expect(PurchaseFailureKind.classify(IAPError(.unauthenticated)) == .authenticationRequired)
+        #expect(PurchaseFailureKind.classify(IAPError(.userMismatch)) == .authenticationRequired)
         #expect(PurchaseFailureKind.classify(IAPError(.refundAlreadyRequested)) == .alreadyRequested)
         #expect(PurchaseFailureKind.classify(IAPError(.refundRequestFailed, isRetryable: true)) == .retryable)
         #expect(PurchaseFailureKind.classify(IAPError(.offerInvalid)) == .configuration)

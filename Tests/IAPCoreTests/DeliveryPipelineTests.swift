@@ -187,8 +187,12 @@ struct DeliveryPipelineTests {
         let anonymous = shop.transaction("coins.100")
         let signed = try shop.sign(anonymous)
         let waiting = await pipeline.submit(signedTransaction: signed, userId: nil)
-        #expect(waiting.name == "pending")
-        #expect(waiting.entry?.deliveryState == .awaitingOwner)
+        guard case .awaitingOwner(let entry) = waiting else {
+            Issue.record("expected awaitingOwner, got \(waiting)")
+            return
+        }
+        #expect(!waiting.shouldFinishTransaction)
+        #expect(entry.deliveryState == .awaitingOwner)
         #expect(waiting.entry?.userId == DeliveryPipeline.unownedPrefix + (anonymous.transactionId ?? ""))
         #expect(shop.wallet.calls.count == 2)
         let claimed = await pipeline.submit(signedTransaction: signed, userId: "bob")

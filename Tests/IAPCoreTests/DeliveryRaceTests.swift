@@ -79,9 +79,12 @@ struct DeliveryRaceTests {
         let purchase = shop.transaction("pro.lifetime", token: token)
         let pipeline = shop.pipeline()
 
-        let early = await pipeline.process(purchase, userId: nil)  // the notification
-        #expect(early.name == "pending")
-        #expect(early.entry?.deliveryState == .awaitingOwner)
+        let early = await pipeline.deliver(purchase, userId: nil)  // the notification
+        guard case .awaitingOwner(let entry) = early else {
+            Issue.record("expected awaitingOwner, got \(early)")
+            return
+        }
+        #expect(entry.deliveryState == .awaitingOwner)
         #expect(shop.wallet.calls.isEmpty)
         #expect(await pipeline.drainDueRetries().delivered == 0)
 
@@ -97,7 +100,7 @@ struct DeliveryRaceTests {
         let original = try shop.sign(purchase)
         let pipeline = shop.pipeline()
 
-        let notified = await pipeline.process(
+        let notified = await pipeline.deliver(
             Self.refunded(purchase, at: shop.clock.now.addingTimeInterval(60)),
             userId: nil
         )
@@ -143,7 +146,7 @@ struct DeliveryRaceTests {
             return
         }
         #expect(error.code == .ownershipConflict)
-        let notified = await pipeline.process(renewal, userId: nil)
+        let notified = await pipeline.deliver(renewal, userId: nil)
         #expect(notified.name == "delivered")
         #expect(notified.entry?.userId == "alice")
     }

@@ -238,6 +238,12 @@ public final class AppStoreSignedDataVerifier: Verifier {
         self.decoder = AppStoreJSON.makeDecoder()
     }
 
+    /// The environments of ``Configuration/environments``, or `nil` when the configuration names none and so checks
+    /// no environment (``SkippedChecks/environment``).
+    public var acceptedEnvironments: Set<AppStoreEnvironment>? {
+        configuration.environments.isEmpty ? nil : configuration.environments
+    }
+
     /// The number of chains in the cache.
     public var cachedChainCount: Int { cache.count }
 
