@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "swift-iap",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The floor: Swift's `Clock` and `Duration`, which the package sleeps and times out with, need iOS 16 and
+    // macOS 13. Anything newer is behind `if #available` (Scripts/typecheck-storekit.sh checks the StoreKit adapter).
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "IAPCore", targets: ["IAPCore"]),
         .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
@@ -31,7 +33,8 @@ let package = Package(
         // MARK: - App side (links no C module)
         .target(name: "IAPApp", dependencies: ["IAPCore"]),
         // The StoreKit 2 adapter; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
-        .target(name: "IAPStoreKit", dependencies: ["IAPApp"]),
+        // Scripts/typecheck-storekit.sh type-checks it on Linux against the documented StoreKit API.
+        .target(name: "IAPStoreKit", dependencies: ["IAPCore", "IAPApp"]),
 
         // MARK: - Backends
         .systemLibrary(

@@ -22,7 +22,7 @@ ALLOWED = {
     "IAPServerAPI": {"IAPCore"},
     "IAPLegacyReceipts": {"IAPCore"},
     "IAPApp": {"IAPCore"},
-    "IAPStoreKit": {"IAPApp"},
+    "IAPStoreKit": {"IAPCore", "IAPApp"},
     "IAPCrypto": {"IAPCore", "CIAPOpenSSL"},
     "IAPStorageFile": {"IAPCore", "IAPServerAPI"},
     "IAPStoragePostgres": {"IAPCore", "IAPServerAPI", "CIAPLibPQ"},

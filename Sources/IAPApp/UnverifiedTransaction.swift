@@ -26,16 +26,11 @@ public struct UnverifiedTransaction: Sendable, Hashable {
     /// - Throws: ``IAPError`` `.malformedSignedData` when it is not three base64url parts with a JSON transaction
     ///   payload that names a transaction id and a product id.
     public init(signedTransaction: String) throws {
-        let parts = signedTransaction.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64.decodeURL(parts[1]) else {
-            throw IAPError(.malformedSignedData, "the signed transaction is not a compact JWS")
-        }
-        let payload: TransactionPayload
-        do {
-            payload = try AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: Data(bytes))
-        } catch {
-            throw IAPError(.malformedSignedData, "the signed transaction's payload is not a transaction: \(error)")
-        }
+        let payload = try UnverifiedPayload.decode(
+            TransactionPayload.self,
+            from: signedTransaction,
+            what: "transaction"
+        )
         guard let transactionId = payload.transactionId, !transactionId.isEmpty else {
             throw IAPError(.malformedSignedData, "the signed transaction has no transactionId")
         }
@@ -52,5 +47,4 @@ public struct UnverifiedTransaction: Sendable, Hashable {
     public var appAccountToken: String? {
         payload.appAccountToken.flatMap(AppAccountToken.normalized)
     }
-
 }

@@ -6,7 +6,6 @@ import IAPServerAPI
 import IAPStorageFile
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 @Suite("Reconciler")
@@ -594,7 +593,7 @@ struct ReconcilerTests {
 
 /// Collects what a callback hands over, across tasks.
 final class Recorder<Item: Sendable>: Sendable {
-    private let storage = Mutex<[Item]>([])
+    private let storage = LockedValue<[Item]>([])
 
     func append(_ item: Item) {
         storage.withLock { $0.append(item) }

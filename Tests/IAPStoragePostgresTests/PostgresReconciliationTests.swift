@@ -6,7 +6,6 @@ import IAPServerAPI
 import IAPStoragePostgres
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 /// The reconciler's whole-ledger walk over a PostgreSQL ledger: the family listing the walk needs, and a lost
@@ -29,7 +28,7 @@ struct PostgresReconciliationTests {
         )
         let first = try await PostgresTestServer.store()
         let second = try await PostgresTestServer.store(schema: first.configuration.schema)
-        let grants = Mutex<[String: Int]>([:])
+        let grants = LockedValue<[String: Int]>([:])
         let hook = ClosureFulfillmentHook(
             grant: { delivery in grants.withLock { $0[delivery.idempotencyKey, default: 0] += 1 } },
             revoke: { _ in }

@@ -3,7 +3,6 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTransportURLSession
-import Synchronization
 
 /// An `iap emulate` child process on an ephemeral loopback port, for tests.
 ///
@@ -99,7 +98,7 @@ final class EmulatorProcess: Sendable {
 
     /// Reads up to the first newline, giving up after 30 seconds.
     private static func firstLine(of handle: FileHandle) -> String? {
-        let result = Mutex<String?>(nil)
+        let result = LockedValue<String?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var bytes: [UInt8] = []

@@ -4,7 +4,6 @@
     import Foundation
 #endif
 public import IAPCore
-import Synchronization
 
 /// Signs App Store Server API bearer tokens with an App Store Connect in-app purchase key (`.p8`).
 ///
@@ -31,7 +30,7 @@ public final class AppStoreServerAPITokenProvider: BearerTokenProvider {
 
     private let signer: JWSSigner
     private let clock: any WallClock
-    private let cached = Mutex<(token: String, expires: Date)?>(nil)
+    private let cached = LockedValue<(token: String, expires: Date)?>(nil)
 
     /// Creates a token provider.
     ///

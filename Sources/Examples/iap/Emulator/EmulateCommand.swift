@@ -10,7 +10,6 @@ import IAPCrypto
 import IAPInMemory
 import IAPTesting
 import IAPTransportURLSession
-import Synchronization
 
 /// `iap emulate`: a local App Store on loopback, serving the simulated App Store over HTTP/1.1.
 enum EmulateCommand {
@@ -255,8 +254,8 @@ enum EmulateCommand {
 /// `@unchecked Sendable`: the dispatch sources are set up in `init` and only retained afterwards.
 private final class StopSignal: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
-    private let continuation = Mutex<CheckedContinuation<Int32, Never>?>(nil)
-    private let received = Mutex<Int32?>(nil)
+    private let continuation = LockedValue<CheckedContinuation<Int32, Never>?>(nil)
+    private let received = LockedValue<Int32?>(nil)
 
     init() {
         var sources: [any DispatchSourceSignal] = []

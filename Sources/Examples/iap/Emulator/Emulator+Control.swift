@@ -3,7 +3,6 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTesting
-import Synchronization
 
 extension Emulator {
     private struct PurchaseBody: Decodable {

@@ -4,7 +4,6 @@ import IAPCrypto
 import IAPInMemory
 import IAPServerAPI
 import IAPTesting
-import Synchronization
 
 /// The local App Store behind `iap emulate`: a ``SimulatedAppStore`` answering the App Store Server API and the
 /// emulator's control endpoints over HTTP.
@@ -34,7 +33,7 @@ final class Emulator: Sendable {
     let dispatcher: NotificationDispatcher
     let journal: EmulatorJournal?
     let lock = OperationLock()
-    let fault = Mutex<Fault?>(nil)
+    let fault = LockedValue<Fault?>(nil)
 
     /// Creates the emulator around a store.
     ///

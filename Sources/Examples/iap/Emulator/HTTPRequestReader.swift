@@ -143,7 +143,7 @@ struct HTTPRequestReader {
             .failure(Rejection(status: status, reason: reason))
         }
         guard head.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) || $0 == 13 || $0 == 10 || $0 >= 128 }),
-            let text = String(validating: head, as: UTF8.self)
+            let text = String(validUTF8: head)
         else {
             return reject("the request head holds bytes that are not allowed")
         }

@@ -5,7 +5,7 @@
 #endif
 import Dispatch
 import Foundation
-import Synchronization
+import IAPCore
 
 /// A small HTTP/1.1 server over POSIX sockets, for the emulator: one request per connection.
 ///
@@ -29,7 +29,7 @@ final class HTTPServer: Sendable {
     private let listener: Int32
     private let limits: HTTPRequestReader.Limits
     private let handler: Handler
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     private struct State {
         var active = 0
@@ -219,5 +219,5 @@ final class HTTPServer: Sendable {
 
 /// Where a handler's answer crosses from its task to the connection's thread.
 private final class ResponseBox: Sendable {
-    let value = Mutex<HTTPServerResponse?>(nil)
+    let value = LockedValue<HTTPServerResponse?>(nil)
 }
