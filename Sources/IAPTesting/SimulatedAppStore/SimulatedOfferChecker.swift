@@ -158,13 +158,13 @@ struct SimulatedOfferChecker {
     ) throws -> Claims {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 16 * 1024 }),
-            let headerBytes = ServerAPITokenChecker.base64URLDecode(segments[0]),
-            let claimBytes = ServerAPITokenChecker.base64URLDecode(segments[1]),
-            let signature = ServerAPITokenChecker.base64URLDecode(segments[2])
+            let headerBytes = Base64.decodeURL(segments[0]),
+            let claimBytes = Base64.decodeURL(segments[1]),
+            let signature = Base64.decodeURL(segments[2])
         else {
             throw IAPError(.offerInvalid, "the \(audience) signature is not a compact JWS")
         }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerBytes), header.alg == "ES256",
+        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)), header.alg == "ES256",
             let keyId = header.kid, let key = keys[keyId]
         else {
             throw IAPError(.offerInvalid, "the \(audience) signature is not ES256 with a known key id")
@@ -173,7 +173,7 @@ struct SimulatedOfferChecker {
         guard signature.count == 64, key.isValidSignature(Array(signature), for: signingInput) else {
             throw IAPError(.offerInvalid, "the \(audience) signature does not verify")
         }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: claimBytes) else {
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimBytes)) else {
             throw IAPError(.offerInvalid, "the \(audience) claims are not JSON")
         }
         guard claims.aud == audience, claims.bid == configuration.bundleId, claims.productId == productId else {
