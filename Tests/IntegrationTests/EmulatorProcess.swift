@@ -21,6 +21,7 @@ final class EmulatorProcess: Sendable {
     let key: P256PrivateKey
     let directory: URL
     private let process: Process
+    private let logFile: URL
     let transport = URLSessionTransport()
 
     /// Starts the emulator and waits for its `listening on` line (and its `control token:` line, unless
@@ -69,6 +70,7 @@ final class EmulatorProcess: Sendable {
         self.key = key
         self.directory = directory
         self.process = process
+        self.logFile = logFile
     }
 
     /// Stops the emulator with SIGTERM and waits for it to exit.
@@ -77,6 +79,11 @@ final class EmulatorProcess: Sendable {
             process.terminate()
         }
         process.waitUntilExit()
+    }
+
+    /// What the emulator wrote to standard error so far.
+    func standardError() throws -> String {
+        try String(contentsOf: logFile, encoding: .utf8)
     }
 
     /// Whether the process is still running.

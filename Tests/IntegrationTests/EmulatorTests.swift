@@ -429,6 +429,12 @@ final class RawConnection {
         }
     }
 
+    /// Sends `text` without waiting for an answer.
+    func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
     /// Sends `text` and reads until the server closes the connection.
     static func exchange(port: Int, _ text: String) throws -> String {
         let connection = try RawConnection(port: port)
