@@ -52,15 +52,6 @@ struct HTTPServerLifecycleTests {
         }
     }
 
-    private func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @Test("concurrent requests to async handlers each get their own answer")
     func concurrentAsyncHandlers() async throws {
         let ledger = Ledger()

@@ -16,16 +16,6 @@ struct HTTPServerLimitsTests {
         return router
     }
 
-    /// Waits until `condition` holds, for at most `timeout`.
-    private func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @Test("a body larger than the cap is 413: at once for a Content-Length, when it passes the cap when chunked")
     func bodyCap() async throws {
         var configuration = HTTPServer.Configuration()

@@ -16,3 +16,15 @@ func withServer<Result>(
         throw error
     }
 }
+
+/// Waits until `condition` holds, checking every 10 ms, for at most `timeout`.
+///
+/// - Returns: Whether it held.
+func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}

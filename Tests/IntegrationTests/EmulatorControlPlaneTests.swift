@@ -288,7 +288,7 @@ struct EmulatorControlPlaneTests {
             return try await group.reduce(into: 0) { $0 += $1 == 200 ? 1 : 0 }
         }
         #expect(served == 100)
-        slow.forEach { $0.close() }
+        for connection in slow { connection.close() }
 
         let small = try EmulatorProcess(extraArguments: ["--max-connections", "8"])
         defer { small.stop() }
@@ -304,7 +304,7 @@ struct EmulatorControlPlaneTests {
         #expect(busy.status == 503)
         #expect(busy.header("Retry-After") == "1")
         #expect(ContinuousClock.now - started < .seconds(2))
-        holders.forEach { $0.close() }
+        for holder in holders { holder.close() }
         try await Task.sleep(for: .milliseconds(200))
         #expect(try await small.get("/emulator/v1/clock").status == 200)
     }

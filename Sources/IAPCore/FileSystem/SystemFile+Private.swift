@@ -26,18 +26,17 @@ extension SystemFile {
     /// - Throws: ``IAPError`` `.storageFailure` when a component cannot be created, or when `path` itself is a
     ///   symbolic link or not a directory.
     package static func createPrivateDirectory(_ path: String) throws {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            var status = stat()
-            if stat(prefix, &status) == 0 {
-                continue
+        var existing = stat()
+        if stat(path, &existing) != 0 {
+            let slash = path.lastIndex(of: "/")
+            if let slash, slash > path.startIndex {
+                try createPrivateDirectory(String(path[..<slash]))
             }
-            guard mkdir(prefix, privateDirectoryMode) == 0 || errno == EEXIST else {
-                throw failure("create directory", prefix)
+            guard mkdir(path, privateDirectoryMode) == 0 || errno == EEXIST else {
+                throw failure("create directory", path)
             }
             // mkdir's mode went through the umask, which may have left out more than group and others.
-            _ = chmod(prefix, privateDirectoryMode)
+            _ = chmod(path, privateDirectoryMode)
         }
         var status = stat()
         guard lstat(path, &status) == 0 else { throw failure("inspect", path) }

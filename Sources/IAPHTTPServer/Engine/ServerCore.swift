@@ -334,10 +334,9 @@ final class ServerCore: Sendable {
                 connection.aborted = true
                 connection.control.abort()
                 if !connection.overflow {
-                    let what = connection.request.map { $0.headSeen ? "\($0.method) request" : "request head" }
-                    expired.append(
-                        "\(what ?? "request line") from \(connection.remoteAddress ?? "?") cut off: too slow"
-                    )
+                    // Only what the lock guards is read here: the head's fields belong to the connection's thread.
+                    let what = connection.request == nil ? "a connection" : "a request"
+                    expired.append("\(what) from \(connection.remoteAddress ?? "?") cut off: it took too long")
                 }
             }
         }

@@ -1,3 +1,5 @@
+import IAPCore
+
 /// The parts of a request target (`/users/a%20b/history?limit=5`): the path, its decoded segments, the query.
 struct HTTPRequestTarget: Sendable {
     /// The path as sent, without the query.
@@ -70,7 +72,7 @@ struct HTTPRequestTarget: Sendable {
                 let high = text.index(after: index)
                 guard high < text.endIndex else { return nil }
                 let low = text.index(after: high)
-                guard low < text.endIndex, let first = hexValue(text[high]), let second = hexValue(text[low]) else {
+                guard low < text.endIndex, let first = Hex.value(text[high]), let second = Hex.value(text[low]) else {
                     return nil
                 }
                 bytes.append(first << 4 | second)
@@ -81,14 +83,5 @@ struct HTTPRequestTarget: Sendable {
             index = text.index(after: index)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
