@@ -26,8 +26,8 @@ import IAPCore
 /// | a handler that throws or answers something unsendable | `500` |
 /// | a request still arriving at its deadline, or idle for ``Configuration/idleTimeout`` | the connection is closed |
 ///
-/// Error bodies are `{"error": "<neutral message>"}`. What went wrong in detail goes to
-/// ``Configuration/events``, never to the client.
+/// The answers the module writes carry `{"error": "<neutral message>"}`; libmicrohttpd's own (`400`, `414`, `431`)
+/// a short text of its own. What went wrong in detail goes to ``Configuration/events``, never to the client.
 public final class HTTPServer: Sendable {
     /// The configuration it runs with.
     public let configuration: Configuration
