@@ -181,6 +181,13 @@ struct HTTPServerLifecycleTests {
         #expect(throws: IAPError.self) {
             try HTTPServer(configuration: HTTPServer.Configuration(host: "example.com"), router: router)
         }
+        // A server released without shutdown() stops and frees its port.
+        var dropped: HTTPServer? = try HTTPServer(router: router)
+        let freed = try #require(dropped?.port)
+        dropped = nil
+        try await withServer(HTTPServer.Configuration(port: freed), router: router) { server in
+            #expect(server.port == freed)
+        }
         var invalid = HTTPServer.Configuration()
         invalid.maximumConnections = 0
         #expect(throws: IAPError.self) { try HTTPServer(configuration: invalid, router: router) }

@@ -44,7 +44,7 @@ final class ServerCore: Sendable {
     private let clock = ContinuousClock()
     private let timer: Timer
 
-    /// The deadline timer, set up in `init`, scheduled once and cancelled once.
+    /// The deadline timer: resumed in `init`, scheduled once by ``startSweeping()``, cancelled once.
     private struct Timer: @unchecked Sendable {
         let source: any DispatchSourceTimer
     }
@@ -53,6 +53,9 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.router = router
         timer = Timer(source: DispatchSource.makeTimerSource(queue: DispatchQueue(label: "IAPHTTPServer.deadlines")))
+        // Resumed at once, unscheduled: a dispatch source must not be released while suspended, and a core whose
+        // daemon failed to start is released without ever sweeping.
+        timer.source.resume()
     }
 
     /// Starts checking deadlines, a few times per shortest limit.
@@ -61,13 +64,12 @@ final class ServerCore: Sendable {
         let tick = min(max(shortest / 10, .milliseconds(50)), .milliseconds(500))
         let nanoseconds =
             Int(tick.components.seconds) * 1_000_000_000 + Int(tick.components.attoseconds / 1_000_000_000)
+        timer.source.setEventHandler { [weak self] in self?.sweep() }
         timer.source.schedule(
             deadline: .now(),
             repeating: .nanoseconds(nanoseconds),
             leeway: .nanoseconds(nanoseconds / 4)
         )
-        timer.source.setEventHandler { [weak self] in self?.sweep() }
-        timer.source.resume()
     }
 
     /// Stops checking deadlines.
