@@ -50,11 +50,7 @@ public struct HTTPDeliveryClient: DeliveryClient {
     /// - Throws: ``IAPError`` `transportFailure`, `timeout` or `cancelled` (retryable) when no answer arrived;
     ///   `invalidConfiguration` when ``baseURL`` cannot take the path.
     public func submit(_ submission: TransactionSubmission) async throws -> TransactionSubmissionResult {
-        var base = baseURL.absoluteString
-        while base.hasSuffix("/") {
-            base.removeLast()
-        }
-        guard let url = URL(string: base + Self.path) else {
+        guard let url = baseURL.appending(encodedPath: Self.path) else {
             throw IAPError(.invalidConfiguration, "the delivery base URL '\(baseURL)' cannot take \(Self.path)")
         }
         let encoder = JSONEncoder()

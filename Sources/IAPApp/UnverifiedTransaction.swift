@@ -27,12 +27,12 @@ public struct UnverifiedTransaction: Sendable, Hashable {
     ///   payload that names a transaction id and a product id.
     public init(signedTransaction: String) throws {
         let parts = signedTransaction.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Self.base64URLDecode(parts[1]) else {
+        guard parts.count == 3, let bytes = Base64.decodeURL(parts[1]) else {
             throw IAPError(.malformedSignedData, "the signed transaction is not a compact JWS")
         }
         let payload: TransactionPayload
         do {
-            payload = try AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: data)
+            payload = try AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: Data(bytes))
         } catch {
             throw IAPError(.malformedSignedData, "the signed transaction's payload is not a transaction: \(error)")
         }
@@ -53,24 +53,4 @@ public struct UnverifiedTransaction: Sendable, Hashable {
         payload.appAccountToken.flatMap(AppAccountToken.normalized)
     }
 
-    private static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = String(
-            text.map { character -> Character in
-                switch character {
-                case "-": "+"
-                case "_": "/"
-                default: character
-                }
-            }
-        )
-        guard !base64.contains("=") else { return nil }
-        let remainder = base64.utf8.count % 4
-        if remainder == 1 {
-            return nil
-        }
-        if remainder > 0 {
-            base64 += String(repeating: "=", count: 4 - remainder)
-        }
-        return Data(base64Encoded: base64)
-    }
 }

@@ -80,8 +80,11 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let storageAuthenticationFailed = Code("storageAuthenticationFailed")
         /// The store's schema was migrated by a newer version of swift-iap than this one, which must not write it.
         public static let storageSchemaTooNew = Code("storageSchemaTooNew")
-        /// The appAccountToken is bound to another user.
+        /// The purchase belongs to another user: its appAccountToken is bound to (or, by a
+        /// ``TokenOwnershipCheck``, derived from) another user, or the ledger records it for another user.
         public static let ownershipConflict = Code("ownershipConflict")
+        /// A sandbox purchase reached a production server whose ``SandboxPolicy`` is ``SandboxPolicy/refuse``.
+        public static let sandboxPurchaseRefused = Code("sandboxPurchaseRefused")
         /// The integrator's fulfillment hook failed.
         public static let fulfillmentFailed = Code("fulfillmentFailed")
         /// The record does not exist.
@@ -110,6 +113,10 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let malformedRequest = Code("malformedRequest")
         /// The server refused to deliver the purchase; the code of its answer is in the message.
         public static let deliveryRejected = Code("deliveryRejected")
+        /// The request carries no authenticated user where the server requires one.
+        public static let unauthenticated = Code("unauthenticated")
+        /// The user the request names is not the user it is authenticated as.
+        public static let userMismatch = Code("userMismatch")
 
         // MARK: Network
 

@@ -64,14 +64,15 @@ struct AppWorld {
             clock: clock,
             retryPolicy: RetryPolicy(jitter: 0)
         )
-        let handler = TransactionSubmissionHandler(pipeline: pipeline)
+        // The test world's server authenticates nobody: the app's body names the user.
+        let handler = TransactionSubmissionHandler(pipeline: pipeline, authentication: .trustBodyUserId)
         self.handler = handler
         let hang = self.hang
         transport = InProcessTransport { request in
             if hang.isOn {
                 try await Task.sleep(for: .seconds(600))
             }
-            let response = await handler.handle(body: request.body ?? Data())
+            let response = await handler.handle(body: request.body ?? Data(), authenticatedUserId: nil)
             return HTTPResponse(
                 status: response.status,
                 headers: ["Content-Type": TransactionSubmissionResponse.contentType],

@@ -153,9 +153,7 @@ struct DeliveryClientTests {
     func unverifiedClaims() throws {
         let payload =
             #"{"transactionId":"2000000000000009","productId":"coins","appAccountToken":"6F1B7C7E-3F52-4A8E-9A1E-0C2D9F6B5A10","purchaseDate":1767225600000}"#
-        let segment = Data(payload.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let segment = Base64.encodeURL(payload.utf8)
         let claims = try UnverifiedTransaction(signedTransaction: "eyJhbGciOiJFUzI1NiJ9.\(segment).c2ln")
         #expect(claims.transactionId == "2000000000000009")
         #expect(claims.productId == "coins")

@@ -45,14 +45,20 @@ struct Shop {
         store = FaultInjectingEntitlementStore(wrapping: memory)
     }
 
-    func pipeline(retryPolicy: RetryPolicy = RetryPolicy(jitter: 0)) -> DeliveryPipeline {
+    func pipeline(
+        retryPolicy: RetryPolicy = RetryPolicy(jitter: 0),
+        tokenOwnership: TokenOwnershipCheck? = nil,
+        events: any EventSink = DiscardingEventSink()
+    ) -> DeliveryPipeline {
         DeliveryPipeline(
             verifier: verifier,
             catalog: catalog,
             store: store,
             hook: wallet,
             clock: clock,
-            retryPolicy: retryPolicy
+            retryPolicy: retryPolicy,
+            tokenOwnership: tokenOwnership,
+            events: events
         )
     }
 

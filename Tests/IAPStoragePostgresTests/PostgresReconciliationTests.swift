@@ -47,7 +47,7 @@ struct PostgresReconciliationTests {
                 try await appStore.purchase(productId: "remove.ads", account: user, appAccountToken: token).transaction
             )
             let outcome = await pipelines[0].submit(signedTransaction: bought.signedTransaction, userId: user)
-            #expect(outcome.name == "delivered")
+            #expect(outcome.isDelivered)
             let coins = try #require(
                 try await appStore.purchase(productId: "coins.100", account: user, appAccountToken: token).transaction
             )

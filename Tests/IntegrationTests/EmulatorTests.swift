@@ -173,7 +173,7 @@ struct EmulatorTests {
             let aud: String
             let bid: String
         }
-        let signer = JWSSigner(key: emulator.key, keyID: EmulatorProcess.keyId, type: "JWT")
+        let signer = JWSSigner(key: emulator.key, keyId: EmulatorProcess.keyId, type: "JWT")
         let now = Int64(SystemClock().now.timeIntervalSince1970)
         let expired = try signer.sign(
             Claims(

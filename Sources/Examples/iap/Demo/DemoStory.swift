@@ -473,6 +473,7 @@ struct DemoStory {
         case .delivered(let entry): "delivered \(entry.productId) to \(entry.userId)"
         case .alreadyDelivered(let entry): "already delivered to \(entry.userId), nothing granted again"
         case .pending: "another deliverer is on it"
+        case .awaitingOwner: "recorded; nothing is granted until its owner presents it"
         case .deferred(let entry, let error):
             "grant failed (\(error.message)); a retry is scheduled"
                 + (entry.nextAttemptAt.map { " for \(timeline.stamp($0, seconds: true))" } ?? "")
