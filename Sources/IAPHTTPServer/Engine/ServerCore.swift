@@ -239,11 +239,8 @@ final class ServerCore: Sendable {
         }
         request.body = []
         let (handler, routed) = router.resolve(message)
-        return state.withLock { state -> Decision in
-            if state.stopping {
-                request.phase = .queued
-                return .respond(Self.unavailable, close: true)
-            }
+        let started = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
             request.phase = .handling
             request.route = routed.route
             request.connection.control.suspend()
@@ -251,8 +248,9 @@ final class ServerCore: Sendable {
                 let response = await run(handler, routed)
                 finish(request, response)
             }
-            return .wait
+            return true
         }
+        return started ? .wait : answerNow(request, Self.unavailable)
     }
 
     /// Runs a handler and turns what it returns or throws into an answer the library can send.
