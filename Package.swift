@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
         .library(name: "IAPStoragePostgres", targets: ["IAPStoragePostgres"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
+        .library(name: "IAPHTTPServer", targets: ["IAPHTTPServer"]),
         .library(name: "IAPInMemory", targets: ["IAPInMemory"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
@@ -51,6 +52,13 @@ let package = Package(
         ),
         .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
+        // The HTTP server side: routes and async handlers on GNU libmicrohttpd; only its MicroHTTPD/ files import it.
+        .systemLibrary(
+            name: "CIAPMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
+        .target(name: "IAPHTTPServer", dependencies: ["IAPCore", "CIAPMicroHTTPD"]),
 
         // MARK: - Test kit
         // In-memory stores, clocks, fault injection and the conformance suites: no C module, builds for iOS.
@@ -66,7 +74,7 @@ let package = Package(
             name: "iap",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres",
-                "IAPTransportURLSession", "IAPInMemory", "IAPTesting",
+                "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer",
             ],
             path: "Sources/Examples/iap"
         ),
@@ -124,6 +132,10 @@ let package = Package(
         .testTarget(
             name: "IAPTransportURLSessionTests",
             dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession"]
+        ),
+        .testTarget(
+            name: "IAPHTTPServerTests",
+            dependencies: ["IAPCore", "IAPHTTPServer", "IAPInMemory", "IAPTransportURLSession"]
         ),
         .testTarget(name: "IAPInMemoryTests", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory"]),
         .testTarget(

@@ -27,6 +27,7 @@ ALLOWED = {
     "IAPStorageFile": {"IAPCore", "IAPServerAPI"},
     "IAPStoragePostgres": {"IAPCore", "IAPServerAPI", "CIAPLibPQ"},
     "IAPTransportURLSession": {"IAPCore"},
+    "IAPHTTPServer": {"IAPCore", "IAPServerAPI", "CIAPMicroHTTPD"},
     "IAPInMemory": {"IAPCore", "IAPApp", "IAPServerAPI"},
     "IAPTesting": {"IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPCrypto"},
 }
