@@ -117,6 +117,18 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let unauthenticated = Code("unauthenticated")
         /// The user the request names is not the user it is authenticated as.
         public static let userMismatch = Code("userMismatch")
+        /// The app's server wants the customer to sign in again (it answered 401 or 403, or the app had no
+        /// credentials to send); the purchase is kept and delivered after the next sign-in.
+        public static let authenticationRequired = Code("authenticationRequired")
+        /// The App Store refused a subscription offer: an unknown or inactive offer id, a signature that does not
+        /// verify or has expired, missing offer parameters, or an offer price that is no longer valid.
+        public static let offerInvalid = Code("offerInvalid")
+        /// The customer is not eligible for the subscription offer.
+        public static let offerIneligible = Code("offerIneligible")
+        /// The App Store already has a refund request for this purchase.
+        public static let refundAlreadyRequested = Code("refundAlreadyRequested")
+        /// The App Store could not take the refund request (an unknown transaction, or a failure on its side).
+        public static let refundRequestFailed = Code("refundRequestFailed")
 
         // MARK: Network
 

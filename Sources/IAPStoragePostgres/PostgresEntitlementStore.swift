@@ -521,7 +521,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// - Parameter json: The catalog's JSON (UTF-8); not checked here: parse it before saving.
     /// - Throws: ``IAPError`` with code `invalidArgument` when it is not UTF-8 text, or if the store fails.
     public func saveCatalog(_ json: Data) async throws {
-        guard let text = String(validating: json, as: UTF8.self) else {
+        guard let text = String(validUTF8: json) else {
             throw IAPError(.invalidArgument, "a catalog must be UTF-8 JSON")
         }
         try await pool.run { connection in

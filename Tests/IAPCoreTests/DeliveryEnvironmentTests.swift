@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPInMemory
+import IAPTestSupport
 import Testing
 
 /// A production server that also takes App Review's sandbox purchases: each entry keeps its environment, and the
@@ -86,7 +87,7 @@ struct DeliveryEnvironmentTests {
             userId: "alice"
         )
 
-        #expect(first.name == "delivered" && again.name == "alreadyDelivered" && paid.name == "delivered")
+        #expect(first.isDelivered && again.isAlreadyDelivered && paid.isDelivered)
         #expect(shop.wallet.balance("reviewer") == 100)
         #expect(shop.wallet.calls.map(\.isFlagged) == [true, false])
         let flagged = events.events(named: "delivery.sandboxFlagged")
@@ -120,7 +121,7 @@ struct DeliveryEnvironmentTests {
             signedTransaction: try shop.sign(Self.production(&shop, "pro.lifetime")),
             userId: "alice"
         )
-        #expect(paid.name == "delivered")
+        #expect(paid.isDelivered)
 
         // The app sees a rejection with a neutral message, and does not finish the transaction.
         let handler = TransactionSubmissionHandler(pipeline: pipeline)
@@ -144,7 +145,7 @@ struct DeliveryEnvironmentTests {
         let strict = try Self.pipeline(shop, policy: .refuse)
         shop.clock.advance(by: .seconds(60))
         let refunded = DeliveryRaceTests.refunded(purchase, at: shop.clock.now)
-        #expect(await strict.deliver(refunded, userId: nil).name == "revoked")
+        #expect(await strict.deliver(refunded, userId: nil).isRevoked)
         #expect(shop.wallet.balance("reviewer") == 0)
     }
 
@@ -157,7 +158,7 @@ struct DeliveryEnvironmentTests {
             signedTransaction: try shop.sign(shop.transaction("coins.100")),
             userId: "qa"
         )
-        #expect(outcome.name == "delivered")
+        #expect(outcome.isDelivered)
         #expect(events.events.isEmpty)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPInMemory
+import IAPTestSupport
 import Testing
 
 /// Whose a purchase is: derived tokens checked before anyone claims them, pre-registered tokens, the pipeline's own
@@ -35,7 +36,7 @@ struct DeliveryOwnershipTests {
         #expect(await shop.memory.statistics().transactions == 0)
 
         let owner = await pipeline.submit(signedTransaction: signed, userId: "alice")
-        #expect(owner.name == "delivered")
+        #expect(owner.isDelivered)
         #expect(shop.wallet.balance("alice") == 100)
         #expect(shop.wallet.balance("mallory") == 0)
     }
@@ -46,11 +47,11 @@ struct DeliveryOwnershipTests {
         let purchase = shop.transaction("pro.lifetime", token: Self.token(for: "alice"))
 
         let notified = await pipeline.deliver(purchase, userId: nil)  // the App Store told the server first
-        #expect(notified.name == "awaitingOwner")
+        #expect(notified.isAwaitingOwner)
         let stolen = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "mallory")
-        #expect(stolen.name == "rejected")
+        #expect(stolen.isRejected)
         let claimed = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice")
-        #expect(claimed.name == "delivered")
+        #expect(claimed.isDelivered)
         #expect(shop.wallet.calls.map(\.userId) == ["alice"])
     }
 
@@ -60,14 +61,14 @@ struct DeliveryOwnershipTests {
 
         // A random token per order, never registered: whoever presents the transaction first gets it.
         let unregistered = try shop.sign(shop.transaction("pro.lifetime", token: UUID().uuidString))
-        #expect(await pipeline.submit(signedTransaction: unregistered, userId: "mallory").name == "delivered")
+        #expect(await pipeline.submit(signedTransaction: unregistered, userId: "mallory").isDelivered)
 
         // The same kind of token, bound to its user when the order was made: the thief is refused.
         let orderToken = UUID().uuidString.lowercased()
         #expect(try await shop.memory.bind(appAccountToken: orderToken, to: "alice") == .bound)
         let registered = try shop.sign(shop.transaction("pro.lifetime", token: orderToken))
-        #expect(await pipeline.submit(signedTransaction: registered, userId: "mallory").name == "rejected")
-        #expect(await pipeline.submit(signedTransaction: registered, userId: "alice").name == "delivered")
+        #expect(await pipeline.submit(signedTransaction: registered, userId: "mallory").isRejected)
+        #expect(await pipeline.submit(signedTransaction: registered, userId: "alice").isDelivered)
     }
 
     @Test func aBindingMadeBeforeTheCheckStaysValid() async throws {
@@ -76,12 +77,12 @@ struct DeliveryOwnershipTests {
         let legacyToken = UUID().uuidString.lowercased()  // random, from an app version before derived tokens
         _ = try await shop.memory.bind(appAccountToken: legacyToken, to: "alice")
         let signed = try shop.sign(shop.transaction("coins.100", token: legacyToken))
-        #expect(await pipeline.submit(signedTransaction: signed, userId: "alice").name == "delivered")
+        #expect(await pipeline.submit(signedTransaction: signed, userId: "alice").isDelivered)
 
         let custom = Self.pipeline(shop, check: TokenOwnershipCheck { _, userId in userId.hasPrefix("staff-") })
         let other = try shop.sign(shop.transaction("coins.100", token: UUID().uuidString))
-        #expect(await custom.submit(signedTransaction: other, userId: "bob").name == "rejected")
-        #expect(await custom.submit(signedTransaction: other, userId: "staff-7").name == "delivered")
+        #expect(await custom.submit(signedTransaction: other, userId: "bob").isRejected)
+        #expect(await custom.submit(signedTransaction: other, userId: "staff-7").isDelivered)
     }
 
     @Test func userIdsInThePipelinesOwnNamespaceAreRefusedAsInput() async throws {
@@ -102,7 +103,7 @@ struct DeliveryOwnershipTests {
             #expect(error.code == .invalidArgument)
         }
         #expect(shop.wallet.calls.isEmpty)
-        #expect(await pipeline.deliver(anonymous, userId: "bob").name == "delivered")
+        #expect(await pipeline.deliver(anonymous, userId: "bob").isDelivered)
         #expect(throws: Never.self) { try DeliveryPipeline.validate(userId: "bob") }
     }
 
@@ -110,17 +111,17 @@ struct DeliveryOwnershipTests {
         var shop = try Shop()
         let pipeline = Self.pipeline(shop)
         let purchase = shop.transaction("coins.100")  // no token: only the ledger knows the owner
-        #expect(await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice").name == "delivered")
+        #expect(await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice").isDelivered)
 
         // Without a user, newer data is applied to what the ledger holds (here a refund), whoever owns it.
         shop.clock.advance(by: .seconds(60))
         let refunded = DeliveryRaceTests.refunded(purchase, at: shop.clock.now)
-        #expect(await pipeline.deliver(refunded, userId: nil).name == "revoked")
+        #expect(await pipeline.deliver(refunded, userId: nil).isRevoked)
         #expect(shop.wallet.balance("alice") == 0)
 
         // With a user, the ledger's owner is checked: another user is refused, the owner is answered.
-        #expect(await pipeline.deliver(refunded, userId: "mallory").name == "rejected")
-        #expect(await pipeline.deliver(refunded, userId: "alice").name == "revoked")
+        #expect(await pipeline.deliver(refunded, userId: "mallory").isRejected)
+        #expect(await pipeline.deliver(refunded, userId: "alice").isRevoked)
         #expect(shop.wallet.calls.count == 2)
     }
 
@@ -129,13 +130,13 @@ struct DeliveryOwnershipTests {
         let pipeline = Self.pipeline(shop)
         let token = UUID().uuidString.lowercased()
         let purchase = shop.transaction("pro.lifetime", token: token)
-        #expect(await pipeline.deliver(purchase, userId: nil).name == "awaitingOwner")
+        #expect(await pipeline.deliver(purchase, userId: nil).isAwaitingOwner)
 
         // The app registers the token later (another purchase of the same user, or an explicit bind) ...
         _ = try await shop.memory.bind(appAccountToken: token, to: "alice")
         // ... and the App Store's retried notification delivers it to that user.
         let redelivered = await pipeline.deliver(purchase, userId: nil)
-        #expect(redelivered.name == "delivered")
+        #expect(redelivered.isDelivered)
         #expect(redelivered.entry?.userId == "alice")
         #expect(shop.wallet.calls.map(\.userId) == ["alice"])
     }

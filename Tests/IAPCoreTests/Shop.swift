@@ -3,7 +3,6 @@ import IAPCore
 import IAPCrypto
 import IAPInMemory
 import IAPTesting
-import Synchronization
 
 /// A shop: a test PKI that signs like the App Store, a verifier trusting it, a catalog, a ledger and a wallet.
 struct Shop {

@@ -1,5 +1,5 @@
 package import Foundation
-import Synchronization
+import IAPCore
 
 #if canImport(Glibc)
     import Glibc
@@ -30,7 +30,7 @@ package final class LoopbackServer: Sendable {
     package let port: UInt16
     private let listener: Int32
     private let handler: @Sendable (Request) -> Reply
-    private let recorded = Mutex<[Request]>([])
+    private let recorded = LockedValue<[Request]>([])
 
     package init(handler: @escaping @Sendable (Request) -> Reply) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

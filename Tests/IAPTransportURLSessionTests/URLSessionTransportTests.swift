@@ -3,7 +3,6 @@ import IAPCore
 import IAPServerAPI
 import IAPTestSupport
 import IAPTransportURLSession
-import Synchronization
 import Testing
 
 #if canImport(Glibc)

@@ -100,39 +100,6 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
 }
 
 extension LedgerEntry {
-    private enum CodingKeys: String, CodingKey {
-        case transactionId, originalTransactionId, userId, productId, transaction, orderId, deliveryState
-        case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt, revocationDelivered
-        case grantGeneration, grantAttempted, grantedUnits, sequence, revision
-    }
-
-    /// Decodes an entry; fields added in later versions take their defaults when absent, so a ledger
-    /// written by an older version still opens.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        transactionId = try container.decode(String.self, forKey: .transactionId)
-        originalTransactionId = try container.decode(String.self, forKey: .originalTransactionId)
-        userId = try container.decode(String.self, forKey: .userId)
-        productId = try container.decode(String.self, forKey: .productId)
-        transaction = try container.decode(TransactionPayload.self, forKey: .transaction)
-        orderId = try container.decodeIfPresent(String.self, forKey: .orderId)
-        deliveryState = try container.decode(DeliveryState.self, forKey: .deliveryState)
-        deliveryAttempts = try container.decodeIfPresent(Int.self, forKey: .deliveryAttempts) ?? 0
-        nextAttemptAt = try container.decodeIfPresent(Date.self, forKey: .nextAttemptAt)
-        lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
-        recordedAt = try container.decode(Date.self, forKey: .recordedAt)
-        deliveredAt = try container.decodeIfPresent(Date.self, forKey: .deliveredAt)
-        revokedAt = try container.decodeIfPresent(Date.self, forKey: .revokedAt)
-        revocationDelivered = try container.decodeIfPresent(Bool.self, forKey: .revocationDelivered) ?? false
-        grantGeneration = try container.decodeIfPresent(Int.self, forKey: .grantGeneration) ?? 0
-        grantAttempted = try container.decodeIfPresent(Bool.self, forKey: .grantAttempted) ?? (deliveredAt != nil)
-        grantedUnits = try container.decodeIfPresent(Int64.self, forKey: .grantedUnits)
-        sequence = try container.decode(Int64.self, forKey: .sequence)
-        revision = try container.decode(Int64.self, forKey: .revision)
-    }
-}
-
-extension LedgerEntry {
     /// The App Store environment the transaction was made in (`Production`, `Sandbox`, ...), as its signed data
     /// says; `nil` when the verifier did not check it and the data names none.
     ///

@@ -427,7 +427,7 @@ public final class AppStoreSignedDataVerifier: Verifier {
         }
 
         let header = try checkedHeader ?? jws.decodeHeader()
-        if header.certificateChain.count == 1, header.keyID == "Apple_Xcode_Key" || isUnsignedEnvironment(payload) {
+        if header.certificateChain.count == 1, header.keyId == "Apple_Xcode_Key" || isUnsignedEnvironment(payload) {
             try verifyXcodeSigned(jws, header: header, payload: payload)
             return
         }

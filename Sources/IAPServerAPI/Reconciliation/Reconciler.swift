@@ -288,8 +288,7 @@ public actor Reconciler {
     ///
     /// - Parameter progress: Called after each family with done/total.
     /// - Returns: The totals.
-    /// - Throws: ``IAPError`` when the ledger cannot be listed (`unsupportedOperation` for a store without
-    ///   ``EntitlementStore/originalTransactionIds(cursor:limit:)``), or `cancelled`.
+    /// - Throws: ``IAPError`` when the ledger cannot be listed, or `cancelled`.
     public func reconcileLedger(
         progress: (@Sendable (ReconciliationProgress) async -> Void)? = nil
     ) async throws -> LedgerReconciliationSummary {

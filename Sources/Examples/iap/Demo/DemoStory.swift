@@ -375,7 +375,7 @@ struct DemoStory {
             configuration: configuration,
             clock: clock
         )
-        try await app.start(signedInUser: "dave")
+        await app.start(signedInUser: "dave")
         link.setReachable(false)
         timeline.event("dave", "buys coins.100 in an app built on PurchaseCoordinator; the server cannot be reached")
         switch await app.purchase(productId: "coins.100", for: "dave") {
@@ -399,12 +399,12 @@ struct DemoStory {
             configuration: configuration,
             clock: clock
         )
-        try await relaunched.start(signedInUser: "dave")
+        await relaunched.start(signedInUser: "dave")
         // The launch drains the outbox; the updates listener may hand over the same unfinished transaction at once.
-        var waiting = try await relaunched.pendingDeliveries()
+        var waiting = await relaunched.pendingDeliveries()
         for _ in 0..<200 where !waiting.isEmpty {
             try await Task.sleep(for: .milliseconds(10))
-            waiting = try await relaunched.pendingDeliveries()
+            waiting = await relaunched.pendingDeliveries()
         }
         await relaunched.stop()
         var outcome: [String] = []
