@@ -3,7 +3,6 @@ import IAPCore
 import IAPInMemory
 import IAPServerAPI
 import IAPStorageFile
-import Synchronization
 
 /// `iap reconcile`: the reconciler as a command for cron.
 enum ReconcileCommand {
@@ -322,7 +321,7 @@ enum ReconcileCommand {
 
 /// Counts the alarms a run raised.
 private final class AlarmCounter: Sendable {
-    private let counted = Mutex(0)
+    private let counted = LockedValue(0)
 
     func add() {
         counted.withLock { $0 += 1 }

@@ -11,7 +11,6 @@
     import Foundation
 #endif
 public import IAPCore
-import Synchronization
 
 /// An ``EventSink`` that appends each ``IAPEvent`` to a file as one JSON object per line, for a log shipper, `jq` or
 /// a person with `tail -f`.
@@ -31,7 +30,7 @@ public final class JSONLinesEventSink: EventSink {
     /// The file.
     public let path: String
     private let descriptor: Int32
-    private let dropped = Mutex(0)
+    private let dropped = LockedValue(0)
 
     /// Opens (creating) the file for appending.
     ///
