@@ -131,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPTransportURLSessionTests",
-            dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession"]
+            dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession", "IAPTestSupport"]
         ),
         .testTarget(
             name: "IAPHTTPServerTests",

@@ -2,7 +2,8 @@
 # Crash test of the file ledger: ingests thousands of signed transactions with `iap ledger ingest`, kills it
 # with SIGKILL at random points many times, restarts it on the same input each time, and then asserts:
 #   - every transaction that was ever ACKed is in the ledger and delivered;
-#   - nothing is recorded or delivered twice (one entry per transaction id, one grant per entry);
+#   - nothing is recorded or delivered twice (one entry per transaction id, one grant per entry): every grant goes
+#     to a webhook receiver (--grant-url), which checks each signature and logs each idempotency key it was sent;
 #   - `iap ledger check` passes.
 #
 #   Scripts/crash-test.sh                  the full run: 5000 transactions, 40 kills
@@ -25,18 +26,55 @@ if [ -z "${IAP:-}" ]; then
     IAP="$(swift build --show-bin-path)/iap"
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/iap-crash.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+receiver=""
+trap 'if [ -n "$receiver" ]; then kill "$receiver" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+
+# The wallet: a webhook receiver on loopback that checks every X-IAP-Signature (HMAC-SHA256 over "<t>.<body>",
+# keyed by the secret file without its trailing newline) and logs "grant KEY" or "revoke KEY" for each request.
+printf 'crash-test-shared-secret-of-32-bytes\n' > "$work/secret"
+chmod 600 "$work/secret"
+python3 - "$work/secret" "$work/grants.log" "$work/receiver.port" <<'PY' &
+import hashlib, hmac, http.server, json, sys
+secret = open(sys.argv[1], "rb").read().rstrip(b"\n")
+log = open(sys.argv[2], "a")
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        parts = dict(p.split("=", 1) for p in self.headers.get("X-IAP-Signature", "").split(",") if "=" in p)
+        expected = hmac.new(secret, parts.get("t", "").encode() + b"." + body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, parts.get("v1", "")):
+            log.write("bad-signature -\n")
+            status = 401
+        else:
+            log.write(f"{json.loads(body)['type']} {self.headers['Idempotency-Key']}\n")
+            status = 200
+        log.flush()
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+with open(sys.argv[3] + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+import os
+os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+server.serve_forever()
+PY
+receiver=$!
+for _ in $(seq 1 200); do [ -s "$work/receiver.port" ] && break; sleep 0.05; done
+grant_url="http://127.0.0.1:$(cat "$work/receiver.port")/iap/deliveries"
 
 echo "==> $transactions signed transactions"
 "$IAP" testdata transactions --count "$transactions" --root-out "$work/root.der" \
     --catalog-out "$work/catalog.json" > "$work/tokens.txt"
 
 # Run as a direct child (not a shell function in a subshell), so that SIGKILL hits the ingesting process.
-# A small compaction threshold makes kills land around compactions too; the grant log records every
-# idempotency key handed to the fulfillment hook, durably, so a second grant would show.
+# A small compaction threshold makes kills land around compactions too; the receiver logs every idempotency key
+# the fulfillment hook sent, so a second grant would show.
 ingest=("$IAP" ledger ingest --data "$work/ledger" --catalog "$work/catalog.json" --root "$work/root.der"
     --bundle-id com.example.app --environment Sandbox --compaction-threshold 262144
-    --grant-log "$work/grants.log" "$work/tokens.txt")
+    --grant-url "$grant_url" --grant-secret-file "$work/secret" "$work/tokens.txt")
 
 echo "==> $kills runs killed with SIGKILL at random points"
 for run in $(seq 1 "$kills"); do
@@ -91,7 +129,10 @@ if undelivered:
 regranted = [e["transactionId"] for e in entries if e.get("grantGeneration", 0) != 0]
 if regranted:
     failures.append(f"{len(regranted)} transactions were granted more than once")
-grants = collections.Counter(line.split()[1] for line in open(f"{work}/grants.log") if line.startswith("grant "))
+lines = [line.split() for line in open(f"{work}/grants.log") if line.strip()]
+if any(kind == "bad-signature" for kind, _ in lines):
+    failures.append("the webhook receiver got requests with a bad signature")
+grants = collections.Counter(key for kind, key in lines if kind == "grant")
 if set(grants) != set(ids):
     failures.append(f"the hook was asked to grant {len(grants)} keys for {len(set(ids))} transactions")
 # A key may reach the hook twice only when a kill landed between the hook and the ledger recording it.

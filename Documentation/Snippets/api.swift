@@ -3,3 +3,4 @@
 import IAPServerAPI
 
 let client: AppStoreServerAPIClient = assumed()
+let sandboxClient: AppStoreServerAPIClient = assumed()  // the same app, Sandbox environment

@@ -396,3 +396,89 @@ import Testing
         #expect(periodError.message.contains("'monthly'"))
     }
 }
+
+/// A swift-iap catalog that names a `.storekit` file: the pack sizes and entitlements a `.storekit` file cannot say.
+@Suite struct StoreKitUnitsTests {
+    /// A directory with the v5 fixture as `Products.storekit` and a catalog naming it.
+    private static func directory(catalog: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-catalog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(contentsOf: Fixture.url("revenuecat-UnitTestsConfiguration.v5", fileExtension: "storekit"))
+            .write(to: directory.appending(path: "Products.storekit"))
+        try Data(catalog.utf8).write(to: directory.appending(path: "catalog.json"))
+        return directory
+    }
+
+    @Test func aBareStoreKitConsumableCountsOneUnitAndSaysSo() throws {
+        let catalog = try StaticProductCatalog(
+            jsonData: Data(contentsOf: Fixture.url("revenuecat-UnitTestsConfiguration.v5", fileExtension: "storekit"))
+        )
+        #expect(catalog[productId: "com.revenuecat.consumable"]?.unitsPerPurchase == 1)
+        #expect(catalog.warnings.count == 1)
+        #expect(catalog.warnings.first?.contains("'com.revenuecat.consumable'") == true)
+        #expect(catalog.warnings.first?.contains("unitsPerPurchase") == true)
+    }
+
+    @Test func aCatalogNamingTheStoreKitFileGivesPackSizesAndEntitlements() throws {
+        let directory = try Self.directory(
+            catalog: """
+                {"version": 1, "storekit": "Products.storekit", "products": [
+                    {"productId": "com.revenuecat.consumable", "unitsPerPurchase": 100, "entitlements": ["coins"]},
+                    {"productId": "lifetime", "type": "nonConsumable", "entitlements": ["premium"]}
+                ]}
+                """
+        )
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let catalog = try StaticProductCatalog(contentsOf: directory.appending(path: "catalog.json"))
+
+        let coins = try #require(catalog[productId: "com.revenuecat.consumable"])
+        #expect(coins.unitsPerPurchase == 100)
+        #expect(coins.entitlements == ["coins"])
+        #expect(catalog[productId: "lifetime"]?.entitlements == ["premium"])
+        // Everything else comes from the .storekit file, settings included; nothing to warn about.
+        #expect(catalog.count == 7)
+        #expect(catalog[productId: "com.revenuecat.monthly_4.99.1_week_intro"]?.kind == .autoRenewable)
+        #expect(catalog.storeKitSettings != nil)
+        #expect(catalog.warnings.isEmpty)
+
+        // Saved in the swift-iap format, it stands alone and loads to the same products.
+        let saved = try StaticProductCatalog(jsonData: try catalog.jsonRepresentation())
+        #expect(saved.products == catalog.products)
+    }
+
+    @Test func aConsumableTheCatalogLeavesUnsizedIsWarnedOf() throws {
+        let directory = try Self.directory(
+            catalog: #"{"version": 1, "storekit": "Products.storekit", "products": []}"#
+        )
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let catalog = try StaticProductCatalog(contentsOf: directory.appending(path: "catalog.json"))
+        #expect(catalog.warnings.count == 1)
+        #expect(catalog.warnings.first?.contains("Products.storekit") == true)
+    }
+
+    @Test(arguments: [
+        (#"{"productId": "nope", "unitsPerPurchase": 5}"#, "'nope', which Products.storekit does not have"),
+        (#"{"productId": "lifetime", "type": "consumable"}"#, "'lifetime' is consumable; Products.storekit says"),
+        (#"{"productId": "com.revenuecat.consumable", "unitsPerPurchase": 0}"#, "unitsPerPurchase 0"),
+    ])
+    func aWrongOverlayIsRefusedNamingTheProduct(_ entry: String, _ message: String) throws {
+        let directory = try Self.directory(
+            catalog: #"{"version": 1, "storekit": "Products.storekit", "products": [\#(entry)]}"#
+        )
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let error = try #require(throws: IAPError.self) {
+            try StaticProductCatalog(contentsOf: directory.appending(path: "catalog.json"))
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message.contains(message), "\(error.message)")
+    }
+
+    @Test func fromBytesAloneTheStoreKitFileCannotBeFoundAndTheErrorSaysHow() throws {
+        let error = try #require(throws: IAPError.self) {
+            try StaticProductCatalog(jsonData: Data(#"{"version": 1, "storekit": "P.storekit", "products": []}"#.utf8))
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message.contains("load it from its file"))
+    }
+}

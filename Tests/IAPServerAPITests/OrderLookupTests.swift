@@ -23,7 +23,7 @@ struct OrderLookupTests {
     }
 
     @Test func aLookupShowsOwnerStateAndDeliveryWithoutChangingAnything() async throws {
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         try await setup.world.appStore.refund(transactionId: pro.transactionId)
@@ -51,7 +51,7 @@ struct OrderLookupTests {
     }
 
     @Test func redeliveryDeliversOnceEvenWhenRunTwiceAndIsAudited() async throws {
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         let orderId = try #require(lost.orderId)
@@ -74,12 +74,27 @@ struct OrderLookupTests {
             ]
         )
         #expect(entries.allSatisfy { $0.actor == "agent-7" && $0.orderId == orderId && $0.at == setup.world.clock.now })
-        #expect(entries[1].outcomes == [.init(transactionId: lost.transactionId, outcome: "delivered")])
-        #expect(entries[3].outcomes == [.init(transactionId: lost.transactionId, outcome: "alreadyDelivered")])
+        // What was granted, to whom, and how many units; a second run grants nothing.
+        #expect(
+            entries[1].outcomes == [
+                .init(
+                    transactionId: lost.transactionId,
+                    outcome: "delivered",
+                    productId: "coins.100",
+                    userId: "alice",
+                    units: 100
+                )
+            ]
+        )
+        #expect(
+            entries[3].outcomes == [
+                .init(transactionId: lost.transactionId, outcome: "alreadyDelivered", productId: "coins.100")
+            ]
+        )
     }
 
     @Test func aStoreFailureAfterADeliveryStillEndsInTheAuditLog() async throws {
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         let outage = FaultInjectingEntitlementStore(wrapping: setup.world.ledger)
@@ -115,7 +130,7 @@ struct OrderLookupTests {
     }
 
     @Test func anOrderWaitingForItsOwnerGoesToTheUserTheAgentNamesThroughTheOneEntry() async throws {
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         let purchase = try await setup.buyAndLose("pro.lifetime", user: "alice")
         // The App Store's notification came first: recorded, given to nobody.
         _ = try await setup.world.deliverNotifications(to: setup.pipeline)
@@ -138,7 +153,7 @@ struct OrderLookupTests {
     }
 
     @Test func anInvalidOrderIdIsAClearAnswerNotAnError() async throws {
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         let audit = InMemorySupportAuditLog()
         let report = try await lookup(setup, auditLog: audit).redeliver(orderId: "NOSUCHORDER", actor: "agent-7")
         #expect(!report.found)

@@ -21,14 +21,21 @@ struct ReconcilerTests {
         let alarms = Recorder<ReconciliationAlarm>()
         let sleeper = ImmediateClock()
 
-        init() throws {
-            world = try World()
+        init(environment: AppStoreEnvironment = .sandbox) throws {
+            world = try World(environment: environment)
             connection = try SimulatedAppStoreTransport.connect(to: world.appStore)
             pipeline = world.pipeline()
         }
 
-        func reconciler(threshold: Int = 0, requestsPerSecond: Double = 0, pageSize: Int = 500) -> Reconciler {
+        /// A reconciler over the shop, with the setup's checkpoints unless it is given others.
+        func reconciler(
+            threshold: Int = 0,
+            requestsPerSecond: Double = 0,
+            pageSize: Int = 500,
+            checkpoints: (any ReconciliationCheckpointStore)? = nil
+        ) -> Reconciler {
             let alarms = self.alarms
+            let checkpoints: any ReconciliationCheckpointStore = checkpoints ?? self.checkpoints
             return Reconciler(
                 client: connection.client,
                 verifier: world.verifier,
@@ -214,17 +221,25 @@ struct ReconcilerTests {
         #expect(first.discrepancy == 1)
         #expect(setup.alarms.items.isEmpty)
 
-        _ = try await setup.buyAndLose("coins.100", user: "alice")
-        _ = try await setup.buyAndLose("coins.100", user: "alice")
+        let lost = [
+            try await setup.buyAndLose("coins.100", user: "alice"),
+            try await setup.buyAndLose("coins.100", user: "alice"),
+        ]
         let second = try await reconciler.reconcile(userId: "alice")
         #expect(second.discrepancy == 2)
         let alarms = setup.alarms.items
         #expect(alarms.count == 1)
         #expect(alarms.first?.customer == "alice")
         #expect(alarms.first?.appleCount == 2)
-        #expect(alarms.first?.deliveredCount == 0)
         #expect(alarms.first?.difference == 2)
         #expect(alarms.first?.threshold == 1)
+        // The alarm names what the ledger had missed, each with what the run did about it.
+        #expect(alarms.first?.discrepancies.map(\.transactionId) == lost.map(\.transactionId))
+        #expect(alarms.first?.discrepancies.allSatisfy { $0.kind == .notRecorded && $0.repair == "delivered" } == true)
+        #expect(
+            alarms.first?.discrepancies.first?.description
+                == "\(lost[0].transactionId) (coins.100 of alice) was not in the ledger: delivered now"
+        )
     }
 
     @Test func theWholeLedgerWalkReportsProgressAndHonoursTheRateLimit() async throws {
@@ -501,7 +516,7 @@ struct ReconcilerTests {
                 try await base.verifyAppTransaction(signedAppTransaction)
             }
         }
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         let reconciler = Reconciler(
             client: setup.connection.client,

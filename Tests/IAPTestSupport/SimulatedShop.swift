@@ -15,7 +15,8 @@ package struct SimulatedShop {
     package let ledger = InMemoryEntitlementStore()
     package let wallet = RecordingFulfillmentHook()
 
-    package init() throws {
+    /// Creates the shop; its App Store signs for `environment` (Look Up Order ID exists in Production only).
+    package init(environment: AppStoreEnvironment = .sandbox) throws {
         catalog = try StaticProductCatalog(products: [
             CatalogProduct(productId: "coins.100", kind: .consumable, entitlements: [], unitsPerPurchase: 100),
             CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"]),
@@ -30,7 +31,7 @@ package struct SimulatedShop {
         ])
         appStore = try SimulatedAppStore(
             products: catalog.products,
-            configuration: .init(gracePeriodDays: 16),
+            configuration: .init(environment: environment, gracePeriodDays: 16),
             clock: clock
         )
         verifier = try AppStoreSignedDataVerifier(configuration: appStore.verifierConfiguration)

@@ -8,9 +8,11 @@ import Testing
 
 @Suite("Simulated App Store transport")
 struct SimulatedAppStoreTransportTests {
-    static func store() throws -> SimulatedAppStore {
+    /// A store in Production, where Look Up Order ID exists.
+    static func store(environment: AppStoreEnvironment = .production) throws -> SimulatedAppStore {
         try SimulatedAppStore(
             products: [CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"])],
+            configuration: .init(environment: environment),
             clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
         )
     }
@@ -46,6 +48,18 @@ struct SimulatedAppStoreTransportTests {
         #expect(invalid.status == .invalid)
     }
 
+    @Test func lookUpOrderIdExistsInProductionOnly() async throws {
+        let store = try Self.store(environment: .sandbox)
+        let purchase = try #require(try await store.purchase(productId: "pro.lifetime", account: "alice").transaction)
+        let connection = try SimulatedAppStoreTransport.connect(to: store)
+        // Apple's sandbox has no order ids: it answers 404, and so does a sandbox store.
+        await #expect {
+            try await connection.client.lookUpOrderId(try #require(purchase.orderId))
+        } throws: { error in
+            (error as? IAPError)?.httpStatus == 404
+        }
+    }
+
     @Test func aTokenSignedWithAnotherKeyIsRefusedWith401() async throws {
         let store = try Self.store()
         let connection = try SimulatedAppStoreTransport.connect(to: store)
@@ -57,7 +71,7 @@ struct SimulatedAppStoreTransportTests {
             bundleId: store.configuration.bundleId
         )
         let client = try AppStoreServerAPIClient(
-            environment: .sandbox,
+            environment: .production,
             baseURL: URL(string: "https://simulated-app-store.invalid"),
             transport: connection.transport,
             tokenProvider: tokens

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPServerAPI
+import IAPTestSupport
 import IAPTransportURLSession
 import Testing
 

@@ -23,7 +23,7 @@ struct CommandHelpTests {
             ["ledger", "ingest"],
             ledger + [
                 "catalog", "root", "bundle-id", "environment", "app-apple-id", "strict-x509", "user",
-                "compaction-threshold", "grant-log",
+                "compaction-threshold", "events", "grant-url", "grant-secret-file", "ledger-only",
             ]
         ),
         (["ledger", "entitlements"], ledger + ["user", "at", "catalog", "json"]),
@@ -71,7 +71,18 @@ struct CommandHelpTests {
         (["support"], []),
         (
             ["support", "lookup-order"],
-            ledger + ["catalog", "json", "redeliver", "operator", "user", "audit", "grant-log"] + session
+            ledger + [
+                "catalog", "json", "redeliver", "operator", "user", "audit", "grant-url", "grant-secret-file",
+                "ledger-only",
+            ] + session
+        ),
+        (
+            ["reconcile"],
+            ledger + [
+                "catalog", "issuer-id", "key-id", "auth-key", "bundle-id", "environment", "api-url", "root",
+                "app-apple-id", "user", "all", "subscriptions", "grant-url", "grant-secret-file", "ledger-only", "json",
+                "checkpoints", "alarm-threshold", "requests-per-second", "events",
+            ]
         ),
     ]
 
@@ -118,7 +129,9 @@ struct CommandHelpTests {
             let run = try CLI.iap(arguments)
             #expect(run.status == 0)
             #expect(run.stdout.hasPrefix("usage: iap <command>"))
-            for command in ["demo", "verify", "decode", "ledger", "testdata", "bench", "api", "emulate", "support"] {
+            for command in [
+                "demo", "verify", "decode", "ledger", "testdata", "bench", "api", "emulate", "support", "reconcile",
+            ] {
                 #expect(run.stdoutLines.contains { $0.hasPrefix("  \(command) ") }, "\(command) is not listed")
             }
         }

@@ -142,7 +142,10 @@ struct CommandLineContractTests {
 
         let input = (tokens + ["not a token"]).joined(separator: "\n") + "\n"
         let ingest = try Self.iap(
-            ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--user", "alice"],
+            [
+                "ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--user", "alice",
+                "--ledger-only",
+            ],
             input: Data(input.utf8)
         )
         #expect(ingest.status == 1)
@@ -153,7 +156,7 @@ struct CommandLineContractTests {
         #expect(ingest.stdoutLines.last == "REJECT 9 malformedSignedData")
 
         let again = try Self.iap(
-            ["ledger", "ingest", "--data", data, "--root", root, "--user", "alice"],
+            ["ledger", "ingest", "--data", data, "--root", root, "--user", "alice", "--ledger-only"],
             input: Data((tokens[0] + "\n").utf8)
         )
         #expect(again.stdoutLines == ["ACK 2000000000000001 alreadyDelivered"])
@@ -218,7 +221,7 @@ struct CommandLineContractTests {
 
         func ingest(_ lines: [String], _ extra: [String] = []) throws -> Run {
             try CommandLineContractTests.iap(
-                ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root] + extra,
+                ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"] + extra,
                 input: Data((lines.joined(separator: "\n") + "\n").utf8)
             )
         }

@@ -19,6 +19,8 @@ final class EmulatorProcess: Sendable {
     let controlToken: String
     let key: P256PrivateKey
     let directory: URL
+    /// The environment the emulator signs for: Sandbox, or Production (Look Up Order ID answers there only).
+    let environment: AppStoreEnvironment
     private let process: Process
     private let logFile: URL
     let transport = URLSessionTransport()
@@ -30,7 +32,13 @@ final class EmulatorProcess: Sendable {
     ///   - extraArguments: More `iap emulate` options, such as `--notify-url`.
     ///   - key: The App Store Connect key; a new one by default.
     ///   - directory: Where the `.p8` and the logs go; a new temporary directory by default.
-    init(extraArguments: [String] = [], key: P256PrivateKey? = nil, directory: URL? = nil) throws {
+    ///   - environment: `.sandbox` (the default) or `.production`.
+    init(
+        extraArguments: [String] = [],
+        key: P256PrivateKey? = nil,
+        directory: URL? = nil,
+        environment: AppStoreEnvironment = .sandbox
+    ) throws {
         let key = try key ?? P256PrivateKey()
         let directory =
             directory ?? FileManager.default.temporaryDirectory.appending(path: "iap-emulate-\(UUID().uuidString)")
@@ -43,7 +51,8 @@ final class EmulatorProcess: Sendable {
         process.arguments =
             [
                 "emulate", "--port", "0", "--bundle-id", Self.bundleId, "--app-apple-id", String(Self.appAppleId),
-                "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key", keyFile.path,
+                "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key", keyFile.path, "--environment",
+                environment.rawValue,
             ] + extraArguments
         let output = Pipe()
         process.standardOutput = output
@@ -68,6 +77,7 @@ final class EmulatorProcess: Sendable {
         self.controlToken = token
         self.key = key
         self.directory = directory
+        self.environment = environment
         self.process = process
         self.logFile = logFile
     }
@@ -151,7 +161,7 @@ final class EmulatorProcess: Sendable {
         options: AppStoreServerAPIClient.Options = .init(initialBackoff: .milliseconds(20), jitter: 0)
     ) throws -> AppStoreServerAPIClient {
         try AppStoreServerAPIClient(
-            environment: .sandbox,
+            environment: environment,
             baseURL: baseURL,
             transport: URLSessionTransport(),
             tokenProvider: try tokenProvider(key: key, bundleId: bundleId),
@@ -169,7 +179,7 @@ final class EmulatorProcess: Sendable {
             configuration: .init(
                 rootCertificates: [try X509Certificate(derEncoded: Array(response.body))],
                 bundleId: Self.bundleId,
-                environment: .sandbox,
+                environment: environment,
                 appAppleId: Self.appAppleId,
                 strictX509: true
             )
@@ -200,6 +210,60 @@ final class EmulatorProcess: Sendable {
         try await transport.send(
             HTTPRequest(method: "GET", url: baseURL.appending(path: path), headers: headers(for: path))
         )
+    }
+
+    /// The options of an `iap` command that talks to this emulator: the App Store Connect key, the app, its
+    /// environment, and the emulator's root certificate saved as `root` (leave `root` out to test without it).
+    ///
+    /// - Parameters:
+    ///   - urlOption: The option that names the server: `--base-url`, or `--api-url` for `iap reconcile`.
+    ///   - root: The emulator's root certificate on disk (``saveRootCertificate()``), or `nil`.
+    func commandOptions(urlOption: String = "--base-url", root: URL?) -> [String] {
+        [
+            "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key",
+            directory.appending(path: "AuthKey_\(Self.keyId).p8").path, "--bundle-id", Self.bundleId,
+            "--environment", environment.rawValue, urlOption, baseURL.absoluteString, "--app-apple-id",
+            String(Self.appAppleId),
+        ] + (root.map { ["--root", $0.path] } ?? [])
+    }
+
+    /// Saves the emulator's root certificate next to its key, for the `--root` of a command.
+    func saveRootCertificate() async throws -> URL {
+        let root = directory.appending(path: "root.der")
+        try await get("/emulator/v1/root-certificate").body.write(to: root)
+        return root
+    }
+
+    /// Saves a swift-iap catalog of the emulator's coins (100 a purchase), premium and pro.monthly next to its key, for
+    /// the `--catalog` of `iap ledger ingest`.
+    func saveCatalog() throws -> URL {
+        let catalog = directory.appending(path: "catalog.json")
+        try Data(
+            #"""
+            {"version": 1, "products": [
+                {"productId": "coins.100", "type": "consumable", "entitlements": [], "unitsPerPurchase": 100},
+                {"productId": "premium", "type": "nonConsumable", "entitlements": ["premium"]},
+                {"productId": "pro.monthly", "type": "autoRenewable", "subscriptionGroupId": "pro",
+                 "entitlements": ["pro"], "duration": "P1M"}
+            ]}
+            """#.utf8
+        ).write(to: catalog)
+        return catalog
+    }
+
+    /// Buys a product for an account with an appAccountToken.
+    func purchase(_ productId: String, account: String, token: String) async throws -> Purchase {
+        let response = try await post(
+            "/emulator/v1/purchases",
+            json: #"{"productId":"\#(productId)","account":"\#(account)","appAccountToken":"\#(token)"}"#
+        )
+        guard response.status == 200 else {
+            throw IAPError(
+                .internalError,
+                "purchase answered \(response.status): \(String(decoding: response.body, as: UTF8.self))"
+            )
+        }
+        return try JSONDecoder().decode(Purchase.self, from: response.body)
     }
 
     /// The answer of a purchase.

@@ -17,7 +17,7 @@ import Testing
 struct EmulatorTests {
     @Test("a purchase is served by Get Transaction Info and Look Up Order ID, signed as Apple signs")
     func purchaseAndOrderLookup() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try EmulatorProcess(environment: .production)
         defer { emulator.stop() }
         let client = try emulator.client()
         let verifier = try await emulator.verifier()
@@ -44,6 +44,18 @@ struct EmulatorTests {
             _ = try await client.transactionInfo(transactionId: "9999999999")
         } throws: { error in
             (error as? IAPError)?.apiError == .transactionIdNotFound && (error as? IAPError)?.httpStatus == 404
+        }
+    }
+
+    @Test("Look Up Order ID exists in Production only: a sandbox emulator answers it 404, as Apple's sandbox does")
+    func orderLookupIsProductionOnly() async throws {
+        let emulator = try EmulatorProcess()
+        defer { emulator.stop() }
+        let purchase = try await emulator.purchase("premium")
+        await #expect {
+            _ = try await emulator.client().lookUpOrderId(try #require(purchase.orderId))
+        } throws: { error in
+            (error as? IAPError)?.httpStatus == 404
         }
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import IAPCore
+import IAPCrypto
+import IAPServerAPI
 import IAPTestSupport
 import Testing
 
@@ -35,7 +37,20 @@ struct PostgresLedgerProcessTests {
         let root = directory.appending(path: "root.der").path
         let catalog = directory.appending(path: "catalog.json").path
         let input = directory.appending(path: "transactions.jws")
-        let grants = directory.appending(path: "grants.log")
+        // The wallet: a webhook receiver that checks every signature and keeps every idempotency key it was sent.
+        let secret = "a-shared-secret-of-32-bytes-long"
+        let secretFile = directory.appending(path: "grant-secret")
+        let hmac = try HMACSHA256(key: Array(secret.utf8))
+        let wallet = try LoopbackServer { request in
+            guard let header = request.headers["x-iap-signature"],
+                let signature = try? WebhookSignature(header: header),
+                signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now)
+            else {
+                return .respond(status: 401, headers: [:], body: Data())
+            }
+            return .respond(status: 200, headers: [:], body: Data())
+        }
+        defer { wallet.stop() }
         let count = 400
         let generated = try CommandLineContractTests.iap([
             "testdata", "transactions", "--count", String(count), "--users", "20", "--root-out", root,
@@ -43,11 +58,13 @@ struct PostgresLedgerProcessTests {
         ])
         #expect(generated.status == 0)
         try Data(generated.stdout.utf8).write(to: input)
+        try Data((secret + "\n").utf8).write(to: secretFile)
 
         let ledger = ["--database", url, "--schema", schema]
         let ingest =
             ["ledger", "ingest"] + ledger + [
-                "--catalog", catalog, "--root", root, "--grant-log", grants.path, input.path,
+                "--catalog", catalog, "--root", root, "--grant-url", wallet.url.appending(path: "iap").absoluteString,
+                "--grant-secret-file", secretFile.path, input.path,
             ]
         let processes = try (0..<2).map {
             try Self.start(ingest, output: directory.appending(path: "ingest-\($0).out"))
@@ -64,10 +81,11 @@ struct PostgresLedgerProcessTests {
             #expect(answers.count == count)
             #expect(answers.allSatisfy { $0.hasPrefix("ACK ") })
         }
-        let granted = try String(contentsOf: grants, encoding: .utf8).split(separator: "\n").map(String.init)
+        let granted = wallet.requests.compactMap { $0.headers["idempotency-key"] }
+        #expect(wallet.requests.count == count)
         #expect(granted.count == count)
         #expect(Set(granted).count == count, "some purchases were granted twice")
-        #expect(granted.allSatisfy { $0.hasPrefix("grant ") })
+        #expect(wallet.requests.allSatisfy { $0.method == "POST" && $0.target == "/iap" })
 
         let stats = try CommandLineContractTests.json(
             try CommandLineContractTests.iap(["ledger", "stats"] + ledger + ["--json"]).stdout

@@ -1,59 +1,58 @@
 import Foundation
 import IAPCore
+import IAPCrypto
+import IAPServerAPI
+import IAPTestSupport
 import Testing
 
-/// `iap support lookup-order` end to end: the tool against `iap emulate`, as a support agent runs it.
+/// `iap support lookup-order` end to end: the tool against `iap emulate` (in Production, where Look Up Order ID
+/// exists), as a support agent runs it.
 @Suite("iap support lookup-order")
 struct SupportCommandTests {
     typealias CLI = CommandLineContractTests
 
-    /// An emulator, its root certificate on disk, and a ledger in which alice's first purchase is recorded.
+    /// An emulator, its root certificate on disk, and a ledger directory.
     struct Desk {
         let emulator: EmulatorProcess
         let root: URL
         let data: URL
+        /// The products, saved with the ledger by the first ingest.
+        let catalog: URL
 
         init() async throws {
-            emulator = try EmulatorProcess()
-            root = emulator.directory.appending(path: "root.der")
-            try await emulator.get("/emulator/v1/root-certificate").body.write(to: root)
+            emulator = try EmulatorProcess(environment: .production)
+            root = try await emulator.saveRootCertificate()
             data = emulator.directory.appending(path: "ledger")
-        }
-
-        var connection: [String] {
-            [
-                "--issuer-id", EmulatorProcess.issuerId, "--key-id", EmulatorProcess.keyId, "--auth-key",
-                emulator.directory.appending(path: "AuthKey_\(EmulatorProcess.keyId).p8").path, "--bundle-id",
-                EmulatorProcess.bundleId, "--environment", "Sandbox", "--base-url", emulator.baseURL.absoluteString,
-                "--root", root.path, "--app-apple-id", String(EmulatorProcess.appAppleId),
-            ]
+            catalog = try emulator.saveCatalog()
         }
 
         /// Buys a product for a customer whose app account token is `token`.
         func buy(_ productId: String, token: String) async throws -> EmulatorProcess.Purchase {
-            let response = try await emulator.post(
-                "/emulator/v1/purchases",
-                json: #"{"productId":"\#(productId)","account":"alice","appAccountToken":"\#(token)"}"#
-            )
-            #expect(response.status == 200)
-            return try JSONDecoder().decode(EmulatorProcess.Purchase.self, from: response.body)
+            try await emulator.purchase(productId, account: "alice", token: token)
         }
 
         /// Records a purchase in the ledger for a user, as `iap ledger ingest` does.
         func ingest(_ purchase: EmulatorProcess.Purchase, user: String) throws {
             let run = try CLI.iap(
                 [
-                    "ledger", "ingest", "--data", data.path, "--root", root.path, "--bundle-id",
-                    EmulatorProcess.bundleId, "--environment", "Sandbox", "--app-apple-id",
-                    String(EmulatorProcess.appAppleId), "--user", user,
+                    "ledger", "ingest", "--data", data.path, "--catalog", catalog.path, "--root", root.path,
+                    "--bundle-id",
+                    EmulatorProcess.bundleId, "--environment", "Production", "--app-apple-id",
+                    String(EmulatorProcess.appAppleId), "--user", user, "--ledger-only",
                 ],
                 input: Data((purchase.signedTransaction + "\n").utf8)
             )
             #expect(run.status == 0, "\(run.stderr)")
         }
 
-        func support(_ arguments: [String]) throws -> CLI.Run {
-            try CLI.iap(["support", "lookup-order"] + arguments + connection)
+        func support(_ arguments: [String], root: URL?? = .none) throws -> CLI.Run {
+            try CLI.iap(["support", "lookup-order"] + arguments + emulator.commandOptions(root: root ?? self.root))
+        }
+
+        /// The audit log's entries.
+        func audit() throws -> [[String: Any]] {
+            let text = try String(contentsOf: data.appending(path: "support-audit.jsonl"), encoding: .utf8)
+            return try text.split(separator: "\n").map { try CLI.json(String($0)) }
         }
     }
 
@@ -88,7 +87,9 @@ struct SupportCommandTests {
         // Looking changes nothing, not even the audit log.
         #expect(!FileManager.default.fileExists(atPath: desk.data.appending(path: "support-audit.jsonl").path))
 
-        let redeliver = [orderId, "--data", desk.data.path, "--json", "--redeliver", "--operator", "agent-7"]
+        let redeliver = [
+            orderId, "--data", desk.data.path, "--json", "--redeliver", "--operator", "agent-7", "--ledger-only",
+        ]
         let first = try desk.support(redeliver)
         #expect(first.status == 0, "\(first.stderr)")
         let firstItem = try #require((try CLI.json(first.stdout)["transactions"] as? [[String: Any]])?.first)
@@ -99,18 +100,106 @@ struct SupportCommandTests {
         let secondItem = try #require((try CLI.json(second.stdout)["transactions"] as? [[String: Any]])?.first)
         #expect(secondItem["redelivery"] as? String == "alreadyDelivered")
 
-        let audit = try String(contentsOf: desk.data.appending(path: "support-audit.jsonl"), encoding: .utf8)
-        let lines = audit.split(separator: "\n").map { try? CLI.json(String($0)) }
+        let lines = try desk.audit()
         #expect(
-            lines.map { $0?["action"] as? String } == [
+            lines.map { $0["action"] as? String } == [
                 "redeliver.requested", "redeliver.completed", "redeliver.requested", "redeliver.completed",
             ]
         )
-        #expect(lines.allSatisfy { $0?["actor"] as? String == "agent-7" && $0?["orderId"] as? String == orderId })
+        #expect(lines.allSatisfy { $0["actor"] as? String == "agent-7" && $0["orderId"] as? String == orderId })
+        // The audit entry says what was granted, to whom, and through which path.
+        #expect(lines.allSatisfy { $0["fulfillment"] as? String == "ledger-only" })
+        let granted = try #require((lines[1]["outcomes"] as? [[String: Any]])?.first)
+        #expect(granted["productId"] as? String == "coins.100")
+        #expect(granted["units"] as? Int == 100)
+        #expect(granted["userId"] as? String == "alice")
 
         let history = try CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "alice", "--json"])
         #expect(history.status == 0)
         #expect(history.stdout.contains(lost.transactionId))
+    }
+
+    @Test func aRedeliveryThroughTheWebhookIsReceivedOncePerKeyWithAValidSignature() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let secret = "another-shared-secret-32-bytes!!"
+        let secretFile = desk.emulator.directory.appending(path: "grant-secret")
+        try Data((secret + "\n").utf8).write(to: secretFile)
+        let hmac = try HMACSHA256(key: Array(secret.utf8))
+        let wallet = try LoopbackServer { request in
+            guard request.method == "POST", request.target == "/iap/deliveries",
+                request.headers["content-type"] == "application/json",
+                let header = request.headers["x-iap-signature"],
+                let signature = try? WebhookSignature(header: header),
+                signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now),
+                let delivery = try? JSONDecoder().decode(WebhookDelivery.self, from: request.body),
+                request.headers["idempotency-key"] == delivery.idempotencyKey
+            else {
+                return .respond(status: 401, headers: [:], body: Data())
+            }
+            return .respond(status: 200, headers: [:], body: Data())
+        }
+        defer { wallet.stop() }
+        let token = "5d0a3c1e-2b4f-4e6a-8c7d-9e0f1a2b3c4d"
+        try desk.ingest(try await desk.buy("premium", token: token), user: "alice")
+        let lost = try await desk.buy("coins.100", token: token)
+        let grant = [
+            "--grant-url", wallet.url.appending(path: "iap/deliveries").absoluteString, "--grant-secret-file",
+            secretFile.path,
+        ]
+
+        for _ in 0..<2 {
+            let run = try desk.support([try #require(lost.orderId), "--data", desk.data.path, "--redeliver"] + grant)
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+
+        // One POST for one key, signed with the secret (the file's trailing newline is not part of it).
+        #expect(wallet.requests.count == 1)
+        let request = try #require(wallet.requests.first)
+        #expect(request.headers["idempotency-key"] == lost.transactionId)
+        let body = try CLI.json(String(decoding: request.body, as: UTF8.self))
+        #expect(body["type"] as? String == "grant")
+        #expect(body["userId"] as? String == "alice")
+        #expect(body["productId"] as? String == "coins.100")
+        #expect(body["units"] as? Int == 100)
+        #expect(body["environment"] as? String == "Production")
+        let header = try #require(request.headers["x-iap-signature"])
+        #expect(header.range(of: #"^t=[0-9]+,v1=[0-9a-f]{64}$"#, options: .regularExpression) != nil)
+        #expect(try desk.audit().last?["fulfillment"] as? String == "webhook 127.0.0.1")
+    }
+
+    @Test func anOrderWaitingForItsOwnerGoesToTheUserSupportNames() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        try desk.ingest(try await desk.buy("premium", token: "0b9e7a5c-3d1f-4a2b-9c8d-7e6f5a4b3c2d"), user: "bob")
+        // Bought without an appAccountToken: nobody can be named as its owner from the order alone.
+        let orphan = try await desk.emulator.purchase("coins.100", account: "carol")
+        let orderId = try #require(orphan.orderId)
+
+        let waiting = try desk.support([orderId, "--data", desk.data.path, "--redeliver", "--ledger-only"])
+        #expect(waiting.status == 1)
+        #expect(waiting.stderrLines.contains { $0.contains("waits for its owner") && $0.contains("--user") })
+
+        let named = try desk.support([
+            orderId, "--data", desk.data.path, "--redeliver", "--ledger-only", "--user", "carol",
+        ])
+        #expect(named.status == 0, "\(named.stderr)")
+        let history = try CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "carol", "--json"])
+        #expect(history.stdout.contains(orphan.transactionId))
+        #expect(try desk.audit().last?["userId"] as? String == "carol")
+    }
+
+    @Test func signedDataThatDoesNotVerifyExitsOne() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        try desk.ingest(try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5"), user: "alice")
+        let order = try await desk.buy("coins.100", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+
+        // Without --root the emulator's signatures chain to no Apple root.
+        let run = try desk.support([try #require(order.orderId), "--data", desk.data.path], root: .some(nil))
+        #expect(run.status == 1)
+        #expect(run.stdoutLines.contains { $0.hasPrefix("rejected: untrustedRoot") })
+        #expect(run.stderrLines.contains { $0.contains("untrustedRoot") })
     }
 
     @Test func anUnknownOrderExitsOneAndBadUsageExitsTwo() async throws {
@@ -132,8 +221,22 @@ struct SupportCommandTests {
         )
         let stray = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--operator", "x"])
         #expect(stray.status == 2)
+        let strayGrant = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--ledger-only"])
+        #expect(strayGrant.status == 2)
         let twoIds = try desk.support(["A", "B", "--data", desk.data.path])
         #expect(twoIds.status == 2)
+        // A redelivery must say how grants reach the customer.
+        let noGrant = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--redeliver"])
+        #expect(noGrant.status == 2)
+        #expect(noGrant.stderr.contains("--grant-url URL --grant-secret-file FILE"))
+        #expect(noGrant.stderr.contains("--ledger-only"))
+        // Look Up Order ID exists in Production only.
+        let sandbox = try CLI.iap(
+            ["support", "lookup-order", "MK5TTTVWJH", "--data", desk.data.path]
+                + desk.emulator.commandOptions(root: desk.root).map { $0 == "Production" ? "Sandbox" : $0 }
+        )
+        #expect(sandbox.status == 2)
+        #expect(sandbox.stderr.contains("exists in the Production App Store Server API only"))
         let missing = try desk.support(["MK5TTTVWJH", "--data", desk.emulator.directory.appending(path: "nope").path])
         #expect(missing.status == 1)
         #expect(missing.stderrLines.first?.hasPrefix("error: notFound: ") == true)

@@ -33,7 +33,10 @@ struct APISession {
             + "signed data of each is accepted; the API is asked in Production when it is listed"
     )
 
+    /// The client asked first: Production when it is listed (Look Up Order ID answers there only).
     let client: AppStoreServerAPIClient
+    /// One client per listed environment, each asking that environment's API (or `--base-url` / `--api-url`).
+    let clients: AppStoreServerAPIClients
     let recorder: RecordingTransport
     let verifier: AppStoreSignedDataVerifier?
 
@@ -43,15 +46,27 @@ struct APISession {
     ///   - arguments: The parsed options.
     ///   - verifying: Whether to make the verifier without `--decode` (commands that always verify).
     ///   - environmentList: Whether `--environment` may list several environments (``environmentListOption``).
-    init(_ arguments: Arguments, verifying: Bool = false, environmentList: Bool = false) throws(Arguments.UsageError) {
+    ///   - baseURLOption: The name of the option that replaces Apple's base URL (`base-url`, or `api-url` for
+    ///     `iap reconcile`).
+    ///   - defaultEnvironment: The environment list when `--environment` is not given; `nil` makes it required.
+    init(
+        _ arguments: Arguments,
+        verifying: Bool = false,
+        environmentList: Bool = false,
+        baseURLOption: String = "base-url",
+        defaultEnvironment: String? = nil
+    ) throws(Arguments.UsageError) {
         let issuerId = try Self.required("issuer-id", arguments)
         let keyId = try Self.required("key-id", arguments)
         let keyPath = try Self.required("auth-key", arguments)
         let bundleId = try Self.required("bundle-id", arguments)
-        let environments = try EnvironmentList.parse(
-            try Self.required("environment", arguments),
-            allowed: [.production, .sandbox, .localTesting]
-        )
+        let environmentText: String
+        if let defaultEnvironment, try arguments.value("environment") == nil {
+            environmentText = defaultEnvironment
+        } else {
+            environmentText = try Self.required("environment", arguments)
+        }
+        let environments = try EnvironmentList.parse(environmentText, allowed: [.production, .sandbox, .localTesting])
         let environment: AppStoreEnvironment
         if environments.contains(.production) {
             environment = .production
@@ -67,13 +82,13 @@ struct APISession {
             throw Arguments.UsageError(message: "--environment takes one environment for this command")
         }
         var baseURL: URL?
-        if let text = try arguments.value("base-url") {
+        if let text = try arguments.value(baseURLOption) {
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw Arguments.UsageError(message: "--base-url must be an http or https URL, not '\(text)'")
+                throw Arguments.UsageError(message: "--\(baseURLOption) must be an http or https URL, not '\(text)'")
             }
             baseURL = url
-        } else if environment == .localTesting {
-            throw Arguments.UsageError(message: "--environment LocalTesting needs --base-url")
+        } else if environments.contains(.localTesting) {
+            throw Arguments.UsageError(message: "--environment LocalTesting needs --\(baseURLOption)")
         }
 
         let pem: String
@@ -93,14 +108,19 @@ struct APISession {
         } catch {
             throw Arguments.UsageError(message: "--auth-key \(keyPath): \(Self.describe(error))")
         }
-        recorder = RecordingTransport(URLSessionTransport())
+        let recorder = RecordingTransport(URLSessionTransport())
+        self.recorder = recorder
         do {
-            client = try AppStoreServerAPIClient(
-                environment: environment,
-                baseURL: baseURL,
-                transport: recorder,
-                tokenProvider: tokens
-            )
+            let all = try environments.map {
+                try AppStoreServerAPIClient(
+                    environment: $0,
+                    baseURL: baseURL,
+                    transport: recorder,
+                    tokenProvider: tokens
+                )
+            }
+            clients = try AppStoreServerAPIClients(all)
+            client = try clients.client(for: environment)
         } catch {
             throw Arguments.UsageError(message: Self.describe(error))
         }

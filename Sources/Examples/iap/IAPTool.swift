@@ -17,7 +17,7 @@ enum IAPTool {
             """,
         subcommands: [
             DemoCommand.spec, VerifyCommand.spec, DecodeCommand.spec, LedgerCommand.spec, TestDataCommand.spec,
-            BenchCommand.spec, APICommand.spec, EmulateCommand.spec, SupportCommand.spec,
+            BenchCommand.spec, APICommand.spec, EmulateCommand.spec, SupportCommand.spec, ReconcileCommand.spec,
         ],
         examples: ["iap demo", "iap ledger history --help"]
     )
@@ -40,6 +40,8 @@ enum IAPTool {
         case "api": await APICommand.run(rest)
         case "emulate":
             await EmulateCommand.run(rest)
+        case "reconcile":
+            await ReconcileCommand.run(rest)
         default:
             await SupportCommand.run(rest)
         }

@@ -14,7 +14,7 @@ enum SupportCommand {
         synopsis: [
             "ORDER_ID \(CommandLedger.synopsis)",
             "  [--catalog FILE] [--json]",
-            "  [--redeliver [--operator NAME] [--user ID] [--audit FILE] [--grant-log FILE]]",
+            "  [--redeliver [--operator NAME] [--user ID] [--audit FILE] \(GrantOptions.synopsis)]",
             "  --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
             "  --environment LIST [--base-url URL]",
             "  [--root FILE.der]... [--app-apple-id N]",
@@ -24,13 +24,20 @@ enum SupportCommand {
             transaction, and shows per transaction the product, the purchase, expiry and revocation dates (ISO 8601
             UTC), Apple's state (active, expired, refunded, revoked), the owner (from the ledger, else the user
             bound to its appAccountToken) and whether the ledger delivered it. A lookup changes nothing.
-            --redeliver records in the ledger, as delivered to its owner, what it lacks (idempotent: a second run
-            delivers nothing), with an audit entry before and after. --environment Production,Sandbox also accepts
-            App Review's sandbox purchases in the ledger; Look Up Order ID itself answers in Production only, so
-            with Production listed the order is looked up there.
 
-            Exit status: 0 the order was found (and, with --redeliver, nothing failed), 1 an error, an unknown
-            order id, or a failed redelivery, 2 usage error.
+            --redeliver delivers what the order holds and the ledger lacks to its owner (idempotent: a second run
+            delivers nothing), with an audit entry before and after that names what was granted and the path it
+            took. It needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant to your backend, signed;
+            --ledger-only makes the ledger the entitlement source. --user names the customer: it gives them an order
+            that waits for its owner (no appAccountToken bound to anyone), and is refused when the ledger or the
+            token names another.
+
+            Look Up Order ID exists in the Production App Store Server API only (sandbox purchases have no order
+            id), so --environment must list Production; Production,Sandbox also accepts App Review's sandbox data.
+
+            Exit status: 0 the order was found, every signed transaction verified and, with --redeliver, every
+            transaction is delivered (or refunded) at the end; 1 an error, an unknown order id, signed data that did
+            not verify, or a transaction still not delivered; 2 usage error.
             """,
         options: LedgerAccess.options + [
             .flag("json", "print the report as one JSON object, dates in milliseconds since 1970"),
@@ -47,11 +54,16 @@ enum SupportCommand {
                 "FILE",
                 "the audit log (with --redeliver; default DIR/support-audit.jsonl, required with --database)"
             ),
-            .value("grant-log", "FILE", "append 'grant KEY' for each fulfillment call (with --redeliver)"),
-        ] + APISession.options.map { $0.name == "environment" ? APISession.environmentListOption : $0 },
+        ] + GrantOptions.options
+            + APISession.options.map {
+                $0.name == "environment" ? APISession.environmentListOption : $0
+            },
         examples: [
             "iap support lookup-order MH43IXG3WA --data ./ledger --issuer-id ISSUER --key-id KEY --auth-key key.p8 "
-                + "--bundle-id com.example.app --environment Production"
+                + "--bundle-id com.example.app --environment Production --app-apple-id 1234567890",
+            "iap support lookup-order MH43IXG3WA --data ./ledger --redeliver --user alice --ledger-only "
+                + "--issuer-id ISSUER --key-id KEY --auth-key key.p8 --bundle-id com.example.app "
+                + "--environment Production,Sandbox --app-apple-id 1234567890",
         ]
     )
 
@@ -68,15 +80,19 @@ enum SupportCommand {
         let parsed = command.parse(rest)
         let orderId: String
         let session: APISession
+        var grant: GrantOptions.Path?
         do throws(Arguments.UsageError) {
             guard parsed.positionals.count == 1, let first = parsed.positionals.first, !first.isEmpty else {
                 throw Arguments.UsageError(message: "lookup-order takes exactly one ORDER_ID")
             }
             orderId = first
-            if !parsed.has("redeliver") {
-                for name in ["operator", "user", "audit", "grant-log"] where parsed.options[name] != nil {
+            if parsed.has("redeliver") {
+                grant = try GrantOptions.parse(parsed)
+            } else {
+                for name in ["operator", "user", "audit"] where parsed.options[name] != nil {
                     throw Arguments.UsageError(message: "--\(name) applies only with --redeliver")
                 }
+                try GrantOptions.refuse(parsed, without: "--redeliver")
             }
             if let user = try parsed.value("user") {
                 do {
@@ -97,24 +113,38 @@ enum SupportCommand {
                 throw Arguments.UsageError(message: "--redeliver with --database needs --audit FILE")
             }
             session = try APISession(parsed, verifying: true, environmentList: true)
+            guard session.clients.environments.contains(.production) else {
+                throw Arguments.UsageError(
+                    message: "--environment must list Production: Look Up Order ID exists in the Production App Store "
+                        + "Server API only (sandbox purchases have no order id); Production,Sandbox also accepts App "
+                        + "Review's sandbox data"
+                )
+            }
         } catch {
             command.fail(error)
         }
         do {
-            let report = try await lookUp(orderId, parsed, session)
+            let report = try await lookUp(orderId, parsed, session, grant: grant)
             try print(report, json: parsed.has("json"))
             guard report.found else {
                 Output.error("error: notFound: the App Store knows no order '\(orderId)' of this app")
                 terminate(.rejected)
             }
-            let failed = report.transactions.filter { $0.redeliveryError != nil }
-            if !failed.isEmpty {
-                for item in failed {
-                    Output.error("error: \(item.transactionId): \(item.redeliveryError ?? "")")
-                }
-                terminate(.rejected)
+            var failed = false
+            for rejected in report.rejectedSignatures {
+                Output.error("error: a signed transaction of the order was rejected: \(rejected)")
+                failed = true
             }
-            terminate(.success)
+            for item in report.transactions where report.redelivered {
+                if let error = item.redeliveryError {
+                    Output.error("error: \(item.transactionId): \(error)")
+                    failed = true
+                } else if let problem = undelivered(item) {
+                    Output.error("error: \(item.transactionId) is not delivered: \(problem)")
+                    failed = true
+                }
+            }
+            terminate(failed ? .rejected : .success)
         } catch let error as Arguments.UsageError {
             command.fail(error)
         } catch {
@@ -128,13 +158,30 @@ enum SupportCommand {
         }
     }
 
+    /// Why a redelivered transaction is not delivered at the end, or `nil` when it is (or was refunded and taken
+    /// back).
+    static func undelivered(_ item: OrderLookupItem) -> String? {
+        switch item.redelivery {
+        case "delivered", "alreadyDelivered", "revoked": nil
+        case "awaitingOwner":
+            "it waits for its owner (no user is bound to its appAccountToken): name the customer with --user ID"
+        case "pending": "another deliverer holds it; run again shortly"
+        case "deferred": "the grant failed and waits for a retry"
+        default: "the redelivery ended '\(item.redelivery ?? "-")'"
+        }
+    }
+
     /// Opens the ledger, looks the order up, and redelivers when asked.
-    static func lookUp(_ orderId: String, _ parsed: Arguments, _ session: APISession) async throws
-        -> OrderLookupReport
-    {
+    static func lookUp(
+        _ orderId: String,
+        _ parsed: Arguments,
+        _ session: APISession,
+        grant: GrantOptions.Path?
+    ) async throws -> OrderLookupReport {
         guard let verifier = session.verifier else {
             throw IAPError(.internalError, "no verifier was configured")
         }
+        let fulfillment = try grant.map(GrantOptions.hook)
         let ledger = try await LedgerAccess(parsed)
         let redeliver = parsed.has("redeliver")
         let auditPath =
@@ -148,15 +195,18 @@ enum SupportCommand {
             await ledger.close()
             throw error
         }
-        let grantLog = try parsed.value("grant-log").map(GrantLog.init(path:))
+        // A lookup delivers nothing: its pipeline is never asked to, and has no hook to call.
+        let hook: any FulfillmentHook =
+            fulfillment?.hook
+            ?? ClosureFulfillmentHook(
+                grant: { _ in throw IAPError(.internalError, "a lookup does not deliver") },
+                revoke: { _ in throw IAPError(.internalError, "a lookup does not deliver") }
+            )
         let pipeline = DeliveryPipeline(
             verifier: verifier,
             catalog: ledger.catalog,
             store: ledger.store,
-            hook: ClosureFulfillmentHook(
-                grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
-                revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
-            ),
+            hook: hook,
             // One process at a time holds a file ledger, so a claim found there is a dead process's; a database
             // ledger is shared, and a claim there may be another instance's delivery in progress.
             retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
@@ -165,15 +215,16 @@ enum SupportCommand {
         let tool: OrderLookup
         if let auditLog {
             tool = OrderLookup(
-                client: session.client,
+                clients: session.clients,
                 verifier: verifier,
                 store: ledger.store,
                 pipeline: pipeline,
-                auditLog: auditLog
+                auditLog: auditLog,
+                fulfillment: fulfillment?.description
             )
         } else {
             tool = OrderLookup(
-                client: session.client,
+                clients: session.clients,
                 verifier: verifier,
                 store: ledger.store,
                 pipeline: pipeline,

@@ -2,11 +2,15 @@
 ///
 /// Missing optional keys take their documented defaults: `entitlements` is `[productId]`, `unitsPerPurchase`
 /// is 1, `familyShareable` is `false`. Unknown keys are ignored.
+///
+/// With `storekit`, the file names an Xcode `.storekit` file (relative to the catalog's directory) and its products
+/// are overlays on the `.storekit` file's: each names a product of it and gives what a `.storekit` file cannot say
+/// (`unitsPerPurchase`, `entitlements`, a non-renewing `duration`); `type` may be left out.
 struct CatalogFile: Decodable {
     /// One product of the file.
     struct Product: Decodable {
         var productId: String
-        var type: ProductKind
+        var type: ProductKind?
         var subscriptionGroupId: String?
         var groupLevel: Int?
         var entitlements: [String]?
@@ -23,16 +27,17 @@ struct CatalogFile: Decodable {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             productId = try container.decode(String.self, forKey: .productId)
-            let typeName = try container.decode(String.self, forKey: .type)
-            guard let kind = ProductKind(rawValue: typeName) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .type,
-                    in: container,
-                    debugDescription:
-                        "'\(typeName)' is not one of consumable, nonConsumable, autoRenewable, nonRenewing"
-                )
+            if let typeName = try container.decodeIfPresent(String.self, forKey: .type) {
+                guard let kind = ProductKind(rawValue: typeName) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .type,
+                        in: container,
+                        debugDescription:
+                            "'\(typeName)' is not one of consumable, nonConsumable, autoRenewable, nonRenewing"
+                    )
+                }
+                type = kind
             }
-            type = kind
             subscriptionGroupId = try container.decodeIfPresent(String.self, forKey: .subscriptionGroupId)
             groupLevel = try container.decodeIfPresent(Int.self, forKey: .groupLevel)
             entitlements = try container.decodeIfPresent([String].self, forKey: .entitlements)
@@ -52,8 +57,17 @@ struct CatalogFile: Decodable {
         }
 
         /// The catalog product this entry describes.
-        var catalogProduct: CatalogProduct {
-            CatalogProduct(
+        ///
+        /// - Parameter index: The entry's position, for the error.
+        /// - Throws: ``IAPError`` `invalidConfiguration` when the entry has no `type`.
+        func catalogProduct(at index: Int) throws -> CatalogProduct {
+            guard let type else {
+                throw IAPError(
+                    .invalidConfiguration,
+                    "The catalog JSON is malformed: missing key at 'products[\(index)].type'."
+                )
+            }
+            return CatalogProduct(
                 productId: productId,
                 kind: type,
                 subscriptionGroupId: subscriptionGroupId,
@@ -69,6 +83,8 @@ struct CatalogFile: Decodable {
 
     /// The format version; 1 is the only one.
     var version: Int
+    /// The `.storekit` file whose products `products` overlay, relative to the catalog's directory.
+    var storekit: String?
     /// The products.
     var products: [Product]
 }

@@ -19,9 +19,12 @@ extension StaticProductCatalog {
     /// The format is told by the top-level `version`: a number is the swift-iap format
     /// (`Documentation/ProductCatalog.md`), an object `{"major": 3...5, "minor": ...}` is a `.storekit` file.
     ///
-    /// A `.storekit` file has no entitlements and no durations for non-renewing subscriptions, so:
+    /// A `.storekit` file has no entitlements, no pack sizes and no durations for non-renewing subscriptions, so:
     /// - each product unlocks the entitlement named after its product id (as a ``CatalogProduct`` made in code and
     ///   a swift-iap catalog without `entitlements` do) unless `entitlements` maps it;
+    /// - each consumable adds one unit a purchase, and ``warnings`` says so: give the size in a swift-iap catalog
+    ///   that names the `.storekit` file (its `storekit` key), loaded with
+    ///   ``init(contentsOf:entitlements:nonRenewingDurations:defaultNonRenewingDuration:)``;
     /// - a non-renewing subscription lasts `nonRenewingDurations[productId]`, else its
     ///   `recurringSubscriptionPeriod` if the file has one, else `defaultNonRenewingDuration`.
     ///
@@ -36,7 +39,8 @@ extension StaticProductCatalog {
     ///     gives one; `nil` makes such a product an error. One month by default.
     /// - Throws: ``IAPError`` with code ``IAPError/Code/invalidConfiguration``: for malformed JSON (naming the
     ///   path of the bad value), an unsupported version (naming the supported ones), an unknown product type,
-    ///   an overlay naming a product the file lacks, or a product the catalog rejects
+    ///   an overlay naming a product the file lacks, a catalog that names a `.storekit` file (its path needs the
+    ///   catalog's directory: load it from its file), or a product the catalog rejects
     ///   (see ``init(products:storeKitSettings:)``).
     public init(
         jsonData: Data,
@@ -44,16 +48,65 @@ extension StaticProductCatalog {
         nonRenewingDurations: [String: SubscriptionPeriod] = [:],
         defaultNonRenewingDuration: SubscriptionPeriod? = Self.defaultNonRenewingDuration
     ) throws {
+        try self.init(
+            jsonData: jsonData,
+            directory: nil,
+            entitlements: entitlements,
+            nonRenewingDurations: nonRenewingDurations,
+            defaultNonRenewingDuration: defaultNonRenewingDuration
+        )
+    }
+
+    /// Loads a catalog from a JSON file: the swift-iap catalog format, or an Xcode `.storekit` file.
+    ///
+    /// Reads the file and decodes it as
+    /// ``init(jsonData:entitlements:nonRenewingDurations:defaultNonRenewingDuration:)`` does. A swift-iap catalog
+    /// may name a `.storekit` file with its `storekit` key, relative to the catalog's directory: the products are
+    /// then the `.storekit` file's, and each entry of the catalog's `products` gives one of them what a `.storekit`
+    /// file cannot say — `unitsPerPurchase`, `entitlements`, a non-renewing `duration`:
+    ///
+    /// ```json
+    /// {"version": 1, "storekit": "Products.storekit", "products": [
+    ///     {"productId": "coins.100", "unitsPerPurchase": 100, "entitlements": []}
+    /// ]}
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - entitlements: Entitlement ids by product id; they replace what the file says for those products.
+    ///   - nonRenewingDurations: Durations of non-renewing subscriptions by product id; they replace the file's.
+    ///   - defaultNonRenewingDuration: The duration of a `.storekit` non-renewing subscription that nothing else
+    ///     gives one; `nil` makes such a product an error.
+    /// - Throws: ``IAPError`` with code ``IAPError/Code/invalidConfiguration`` when the file (or the `.storekit`
+    ///   file it names) cannot be read or does not describe a valid catalog, or an entry names a product the
+    ///   `.storekit` file lacks or gives it another type.
+    public init(
+        contentsOf url: URL,
+        entitlements: [String: [String]] = [:],
+        nonRenewingDurations: [String: SubscriptionPeriod] = [:],
+        defaultNonRenewingDuration: SubscriptionPeriod? = Self.defaultNonRenewingDuration
+    ) throws {
+        try self.init(
+            jsonData: try Self.read(url),
+            directory: url.deletingLastPathComponent(),
+            entitlements: entitlements,
+            nonRenewingDurations: nonRenewingDurations,
+            defaultNonRenewingDuration: defaultNonRenewingDuration
+        )
+    }
+
+    private init(
+        jsonData: Data,
+        directory: URL?,
+        entitlements: [String: [String]],
+        nonRenewingDurations: [String: SubscriptionPeriod],
+        defaultNonRenewingDuration: SubscriptionPeriod?
+    ) throws {
         let decoder = JSONDecoder()
-        let probe: FormatProbe
-        do {
-            probe = try decoder.decode(FormatProbe.self, from: jsonData)
-        } catch {
-            throw Self.malformed(error)
-        }
         var products: [CatalogProduct]
         var settings: StoreKitConfigurationSettings?
-        switch probe.format {
+        var warnings: [String] = []
+        switch try Self.probe(jsonData) {
         case .catalog(let version):
             guard Self.supportedCatalogVersions.contains(version) else {
                 throw IAPError(
@@ -67,22 +120,29 @@ extension StaticProductCatalog {
             } catch {
                 throw Self.malformed(error)
             }
-            products = file.products.map(\.catalogProduct)
-        case .storeKit(let major, let minor):
-            guard Self.supportedStoreKitVersions.contains(major) else {
-                throw IAPError(
-                    .invalidConfiguration,
-                    "The .storekit file has format version \(major).\(minor); swift-iap reads versions 3, 4 and 5."
-                )
+            if let name = file.storekit {
+                guard let directory else {
+                    throw IAPError(
+                        .invalidConfiguration,
+                        "The catalog names the .storekit file '\(name)'; load it from its file "
+                            + "(StaticProductCatalog(contentsOf:)), which finds that file beside it."
+                    )
+                }
+                let storeKitURL = URL(fileURLWithPath: name, relativeTo: directory).standardizedFileURL
+                let storeKit = try Self.storeKitFile(try Self.read(storeKitURL), name: name)
+                products = try Self.products(of: storeKit)
+                settings = storeKit.settings?.configurationSettings ?? StoreKitConfigurationSettings()
+                var sized = Set<String>()
+                products = try Self.overlaying(file.products, on: products, from: name, sized: &sized)
+                warnings = Self.unsizedConsumables(products, sized: sized, file: name)
+            } else {
+                products = try file.products.enumerated().map { try $1.catalogProduct(at: $0) }
             }
-            let file: StoreKitConfigurationFile
-            do {
-                file = try decoder.decode(StoreKitConfigurationFile.self, from: jsonData)
-            } catch {
-                throw Self.malformed(error)
-            }
+        case .storeKit:
+            let file = try Self.storeKitFile(jsonData, name: "The .storekit file")
             products = try Self.products(of: file)
             settings = file.settings?.configurationSettings ?? StoreKitConfigurationSettings()
+            warnings = Self.unsizedConsumables(products, sized: [], file: "a .storekit file")
         }
         products = try Self.applying(
             entitlements: entitlements,
@@ -95,31 +155,57 @@ extension StaticProductCatalog {
                 products[index].duration = defaultNonRenewingDuration
             }
         }
-        try self.init(products: products, storeKitSettings: settings)
+        try self.init(products: products, storeKitSettings: settings, warnings: warnings)
     }
 
-    /// Loads a catalog from a JSON file: the swift-iap catalog format, or an Xcode `.storekit` file.
+    /// The catalog as a swift-iap catalog file (format 1, keys sorted): what saving a catalog loaded from a
+    /// `.storekit` file and its overlay keeps. ``storeKitSettings`` and ``warnings`` are not part of the format.
     ///
-    /// Reads the file and decodes it as
-    /// ``init(jsonData:entitlements:nonRenewingDurations:defaultNonRenewingDuration:)`` does.
-    ///
-    /// - Parameters:
-    ///   - url: The file.
-    ///   - entitlements: Entitlement ids by product id; they replace what the file says for those products.
-    ///   - nonRenewingDurations: Durations of non-renewing subscriptions by product id; they replace the file's.
-    ///   - defaultNonRenewingDuration: The duration of a `.storekit` non-renewing subscription that nothing else
-    ///     gives one; `nil` makes such a product an error.
-    /// - Throws: ``IAPError`` with code ``IAPError/Code/invalidConfiguration`` when the file cannot be read or
-    ///   does not describe a valid catalog.
-    public init(
-        contentsOf url: URL,
-        entitlements: [String: [String]] = [:],
-        nonRenewingDurations: [String: SubscriptionPeriod] = [:],
-        defaultNonRenewingDuration: SubscriptionPeriod? = Self.defaultNonRenewingDuration
-    ) throws {
-        let data: Data
+    /// - Returns: The JSON.
+    /// - Throws: ``IAPError`` `invalidConfiguration` if the catalog cannot be encoded.
+    public func jsonRepresentation() throws -> Data {
+        struct Product: Encodable {
+            var productId: String
+            var type: String
+            var subscriptionGroupId: String?
+            var groupLevel: Int?
+            var entitlements: [String]
+            var unitsPerPurchase: Int
+            var duration: String?
+            var displayName: String?
+            var familyShareable: Bool
+        }
+        struct File: Encodable {
+            var version = 1
+            var products: [Product]
+        }
+        let file = File(
+            products: products.map {
+                Product(
+                    productId: $0.productId,
+                    type: $0.kind.rawValue,
+                    subscriptionGroupId: $0.subscriptionGroupId,
+                    groupLevel: $0.groupLevel,
+                    entitlements: $0.entitlements,
+                    unitsPerPurchase: $0.unitsPerPurchase,
+                    duration: $0.duration?.description,
+                    displayName: $0.displayName,
+                    familyShareable: $0.familyShareable
+                )
+            }
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
-            data = try Data(contentsOf: url)
+            return try encoder.encode(file)
+        } catch {
+            throw IAPError.wrapping(error, as: .invalidConfiguration, "The catalog cannot be encoded")
+        }
+    }
+
+    private static func read(_ url: URL) throws -> Data {
+        do {
+            return try Data(contentsOf: url)
         } catch {
             throw IAPError(
                 .invalidConfiguration,
@@ -127,12 +213,82 @@ extension StaticProductCatalog {
                 underlying: SendableErrorBox(error)
             )
         }
-        try self.init(
-            jsonData: data,
-            entitlements: entitlements,
-            nonRenewingDurations: nonRenewingDurations,
-            defaultNonRenewingDuration: defaultNonRenewingDuration
-        )
+    }
+
+    private static func probe(_ jsonData: Data) throws -> CatalogFileFormat {
+        do {
+            return try JSONDecoder().decode(FormatProbe.self, from: jsonData).format
+        } catch {
+            throw Self.malformed(error)
+        }
+    }
+
+    private static func storeKitFile(_ data: Data, name: String) throws -> StoreKitConfigurationFile {
+        guard case .storeKit(let major, let minor) = try probe(data) else {
+            throw IAPError(.invalidConfiguration, "\(name) is not a .storekit file (its version is a number).")
+        }
+        guard Self.supportedStoreKitVersions.contains(major) else {
+            throw IAPError(
+                .invalidConfiguration,
+                "\(name) has format version \(major).\(minor); swift-iap reads .storekit versions 3, 4 and 5."
+            )
+        }
+        do {
+            return try JSONDecoder().decode(StoreKitConfigurationFile.self, from: data)
+        } catch {
+            throw Self.malformed(error)
+        }
+    }
+
+    /// Applies a catalog's entries to the products of the `.storekit` file it names.
+    private static func overlaying(
+        _ overlay: [CatalogFile.Product],
+        on products: [CatalogProduct],
+        from file: String,
+        sized: inout Set<String>
+    ) throws -> [CatalogProduct] {
+        var products = products
+        for (position, entry) in overlay.enumerated() {
+            guard let index = products.firstIndex(where: { $0.productId == entry.productId }) else {
+                throw IAPError(
+                    .invalidConfiguration,
+                    "products[\(position)] names '\(entry.productId)', which \(file) does not have."
+                )
+            }
+            if let type = entry.type, type != products[index].kind {
+                throw IAPError(
+                    .invalidConfiguration,
+                    "products[\(position)] says '\(entry.productId)' is \(type.rawValue); \(file) says "
+                        + "\(products[index].kind.rawValue)."
+                )
+            }
+            if let units = entry.unitsPerPurchase {
+                products[index].unitsPerPurchase = units
+                sized.insert(entry.productId)
+            }
+            if let ids = entry.entitlements {
+                products[index].entitlements = ids
+            }
+            if let duration = entry.duration {
+                products[index].duration = duration
+            }
+            if let name = entry.displayName {
+                products[index].displayName = name
+            }
+            if let shareable = entry.familyShareable {
+                products[index].familyShareable = shareable
+            }
+        }
+        return products
+    }
+
+    /// A warning for each consumable whose pack size nothing gave.
+    private static func unsizedConsumables(_ products: [CatalogProduct], sized: Set<String>, file: String) -> [String] {
+        products.filter { $0.kind == .consumable && !sized.contains($0.productId) }.map {
+            "'\($0.productId)' is a consumable of \(file), which cannot say how many units a purchase adds: each "
+                + "purchase adds 1. Give its unitsPerPurchase in a catalog that names the .storekit file "
+                + "(Documentation/ProductCatalog.md)."
+        }
     }
 
     private static func products(of file: StoreKitConfigurationFile) throws -> [CatalogProduct] {

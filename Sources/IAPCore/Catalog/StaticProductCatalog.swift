@@ -23,6 +23,10 @@ public struct StaticProductCatalog: ProductCatalog, Hashable {
     /// The `.storekit` file's settings, when the catalog was loaded from one; `nil` otherwise.
     public let storeKitSettings: StoreKitConfigurationSettings?
 
+    /// What loading the catalog found doubtful but not wrong, for people: a consumable of a `.storekit` file whose
+    /// pack size nothing gave (each purchase then adds one unit). Empty for a catalog built in code.
+    public let warnings: [String]
+
     private let indexById: [String: Int]
 
     /// Creates a catalog from products.
@@ -34,6 +38,10 @@ public struct StaticProductCatalog: ProductCatalog, Hashable {
     ///   invalid: an empty or repeated id, `unitsPerPurchase` below 1, a `groupLevel` below 1, an auto-renewable
     ///   subscription without a subscription group, or a non-renewing subscription without a duration.
     public init(products: [CatalogProduct], storeKitSettings: StoreKitConfigurationSettings? = nil) throws {
+        try self.init(products: products, storeKitSettings: storeKitSettings, warnings: [])
+    }
+
+    init(products: [CatalogProduct], storeKitSettings: StoreKitConfigurationSettings?, warnings: [String]) throws {
         var index: [String: Int] = [:]
         for (position, product) in products.enumerated() {
             try Self.validate(product, at: position)
@@ -48,6 +56,7 @@ public struct StaticProductCatalog: ProductCatalog, Hashable {
         }
         self.products = products
         self.storeKitSettings = storeKitSettings
+        self.warnings = warnings
         self.indexById = index
     }
 

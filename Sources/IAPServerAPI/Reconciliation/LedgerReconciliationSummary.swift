@@ -1,7 +1,9 @@
 public import IAPCore
-/// What a whole-ledger reconciliation did, in totals.
+/// What a reconciliation of many customers did, in totals: a whole-ledger walk
+/// (``Reconciler/reconcileLedger(progress:)``) or a walk of the live subscriptions
+/// (``Reconciler/reconcileSubscriptions(progress:)``).
 public struct LedgerReconciliationSummary: Sendable, Hashable {
-    /// Purchase families in the ledger when the walk began.
+    /// Purchase families the walk set out to visit: every family of the ledger, or every live subscription.
     public var families = 0
     /// Families reconciled with their own App Store history request.
     public var reconciled = 0
@@ -24,6 +26,12 @@ public struct LedgerReconciliationSummary: Sendable, Hashable {
     public var stillFailing: [ReconciliationReport.Failure] = []
     /// Signed data that did not verify.
     public var rejectedSignatures = 0
+    /// Get All Subscription Statuses requests made (one answers for every subscription of an Apple account).
+    public var subscriptionStatusRequests = 0
+    /// Subscriptions whose renewal state the newest signed renewal info changed, recorded now.
+    public var renewalInfosUpdated = 0
+    /// Things the ledger had missed (``ReconciliationReport/discrepancies``), over every customer.
+    public var discrepancies = 0
     /// Families whose reconciliation failed as a whole (the API refused), by original transaction id.
     public var failedCustomers: [String: IAPError] = [:]
     /// Alarms raised.
@@ -31,6 +39,12 @@ public struct LedgerReconciliationSummary: Sendable, Hashable {
 
     /// Creates an empty summary.
     public init() {}
+
+    /// What failed: transactions that could not be settled, signed data that did not verify, and families whose
+    /// reconciliation failed as a whole. A run to repeat when it is not `0`.
+    public var failed: Int {
+        stillFailing.count + rejectedSignatures + failedCustomers.count
+    }
 
     mutating func add(_ report: ReconciliationReport) {
         reconciled += 1
@@ -47,5 +61,8 @@ public struct LedgerReconciliationSummary: Sendable, Hashable {
         awaitingOwner += report.awaitingOwner.count
         stillFailing += report.stillFailing
         rejectedSignatures += report.rejectedSignatures.count
+        subscriptionStatusRequests += report.subscriptionStatusRequests
+        renewalInfosUpdated += report.renewalInfosUpdated.count
+        discrepancies += report.discrepancies.count
     }
 }

@@ -3,7 +3,9 @@ public import IAPCore
 ///
 /// Every transaction id Apple answered with a valid signature is in ``appleTransactions``, and in exactly one of
 /// ``alreadyDelivered``, ``deliveredNow``, ``revokedNow``, ``awaitingOwner`` or ``stillFailing``. Signed data that did
-/// not verify is in ``rejectedSignatures`` and nowhere else.
+/// not verify is in ``rejectedSignatures`` and nowhere else. What the ledger had missed — a transaction it never
+/// recorded, a refund it never applied, a renewal state it never heard of — is also in ``discrepancies``: that, and
+/// only that, is what the ``Reconciler``'s alarm counts.
 public struct ReconciliationReport: Sendable, Hashable {
     /// Where the transactions came from.
     public enum Source: String, Sendable, Hashable {
@@ -24,6 +26,51 @@ public struct ReconciliationReport: Sendable, Hashable {
         public init(transactionId: String, error: IAPError) {
             self.transactionId = transactionId
             self.error = error
+        }
+    }
+
+    /// Something the ledger had missed, found by a reconciliation: what an alarm names.
+    public struct Discrepancy: Sendable, Hashable {
+        /// What the ledger had missed.
+        public enum Kind: String, Sendable, Hashable {
+            /// Apple sold it and the ledger never recorded it: a lost order (or a lost renewal).
+            case notRecorded
+            /// Apple refunded or revoked it and the ledger had not taken it back: a lost refund notification.
+            case refundNotApplied
+            /// The subscription's renewal state (auto-renew, billing retry, grace period, next product) changed and
+            /// the ledger never heard: a lost renewal notification such as `DID_FAIL_TO_RENEW`.
+            case renewalStateChanged
+        }
+
+        /// What the ledger had missed.
+        public var kind: Kind
+        /// The transaction; for ``Kind/renewalStateChanged`` the latest transaction of the subscription, if known.
+        public var transactionId: String?
+        /// The purchase (subscription) the transaction belongs to.
+        public var originalTransactionId: String?
+        /// The product.
+        public var productId: String?
+        /// The owner the ledger names now, when it names one.
+        public var userId: String?
+        /// What the run did about it: the pipeline's outcome (`delivered`, `awaitingOwner`, `revoked`, `deferred`,
+        /// `rejected`, ...), or `stored` for a renewal state.
+        public var repair: String
+
+        /// Creates a discrepancy.
+        public init(
+            kind: Kind,
+            transactionId: String?,
+            originalTransactionId: String?,
+            productId: String?,
+            userId: String?,
+            repair: String
+        ) {
+            self.kind = kind
+            self.transactionId = transactionId
+            self.originalTransactionId = originalTransactionId
+            self.productId = productId
+            self.userId = userId
+            self.repair = repair
         }
     }
 
@@ -49,8 +96,10 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var source: Source
     /// The transaction history revision the run started from (`nil`: the whole history).
     public var startRevision: String?
-    /// How many App Store Server API pages the run fetched.
+    /// How many App Store Server API requests the run made: history pages and subscription statuses.
     public var requests: Int = 0
+    /// Of ``requests``, how many were Get All Subscription Statuses.
+    public var subscriptionStatusRequests: Int = 0
     /// Every transaction id with a valid signature, in the order seen.
     public var appleTransactions: [String] = []
     /// Transactions the ledger had settled already (delivered, or revoked and taken back).
@@ -65,6 +114,11 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var stillFailing: [Failure] = []
     /// Signed data that did not verify, or whose verification did not finish (a retryable `internalError`).
     public var rejectedSignatures: [Rejection] = []
+    /// The subscriptions (by original transaction id) whose renewal state changed with the newest signed renewal info
+    /// from Get All Subscription Statuses, recorded now.
+    public var renewalInfosUpdated: [String] = []
+    /// What the ledger had missed, and what the run did about each.
+    public var discrepancies: [Discrepancy] = []
     /// Whether the run saved its revisions, so that the next run starts from them. It does not when anything
     /// failed or was rejected, so the next run reads the same changes again.
     public var checkpointSaved = false
@@ -83,10 +137,13 @@ public struct ReconciliationReport: Sendable, Hashable {
         self.startRevision = startRevision
     }
 
-    /// How many of Apple's transactions the ledger had not settled before this run: what the run repaired,
-    /// recorded for an owner, or failed to settle. The ``Reconciler`` raises its alarm when it exceeds the threshold.
+    /// How many things the ledger had missed (``discrepancies``): transactions it never recorded, refunds it never
+    /// applied, renewal states it never heard of. The ``Reconciler`` raises its alarm when it exceeds the threshold.
+    ///
+    /// What the ledger knew but had not finished — a grant waiting for a retry, a purchase waiting for its owner — is
+    /// not a discrepancy, even when this run settles it: the ledger lost nothing.
     public var discrepancy: Int {
-        deliveredNow.count + revokedNow.count + awaitingOwner.count + stillFailing.count
+        discrepancies.count
     }
 
     /// Whether Apple and the ledger agree now: nothing failed and nothing was rejected.
@@ -103,6 +160,34 @@ extension ReconciliationReport: CustomStringConvertible {
         "reconciliation of \(customer) (\(source.rawValue)): \(appleTransactions.count) from Apple, "
             + "\(alreadyDelivered.count) already settled, \(deliveredNow.count) delivered now, "
             + "\(revokedNow.count) revoked now, \(awaitingOwner.count) awaiting owner, \(stillFailing.count) failing, "
-            + "\(rejectedSignatures.count) rejected signatures, checkpoint \(checkpointSaved ? "saved" : "not saved")"
+            + "\(rejectedSignatures.count) rejected signatures, \(renewalInfosUpdated.count) renewal states updated, "
+            + "checkpoint \(checkpointSaved ? "saved" : "not saved")"
+    }
+}
+
+extension ReconciliationReport.Discrepancy: CustomStringConvertible {
+    /// One line for people, such as `2000000000000004 (coins.100 of bob) was not in the ledger: delivered now` or
+    /// `subscription 2000000000000003 (pro.monthly of bob): its renewal state changed and the ledger never heard:
+    /// recorded now`.
+    public var description: String {
+        let what = [productId, userId.map { "of \($0)" }].compactMap { $0 }
+        let detail = what.isEmpty ? "" : " (\(what.joined(separator: " ")))"
+        let repaired: String =
+            switch repair {
+            case "delivered": "delivered now"
+            case "revoked": "taken back now"
+            case "awaitingOwner": "recorded now, waiting for its owner"
+            case "stored": "recorded now"
+            default: "not repaired (\(repair))"
+            }
+        switch kind {
+        case .notRecorded:
+            return "\(transactionId ?? "?")\(detail) was not in the ledger: \(repaired)"
+        case .refundNotApplied:
+            return "\(transactionId ?? "?")\(detail) was refunded and the ledger had not taken it back: \(repaired)"
+        case .renewalStateChanged:
+            return "subscription \(originalTransactionId ?? "?")\(detail): its renewal state changed and the ledger "
+                + "never heard: \(repaired)"
+        }
     }
 }

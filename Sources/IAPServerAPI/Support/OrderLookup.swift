@@ -10,15 +10,51 @@ public import IAPCore
 ///
 /// An order id Apple does not know (status 1, invalid) answers a report with ``OrderLookupReport/found`` `false`,
 /// not an error.
+///
+/// Look Up Order ID exists in Production only: order ids come from the App Store's receipt emails, and sandbox
+/// purchases have none. The tool asks the Production client of its ``AppStoreServerAPIClients``; without one it
+/// refuses with `unsupportedOperation` rather than ask a sandbox that cannot answer. The transactions it finds are
+/// verified with the tool's verifier, so a production server that also accepts App Review's sandbox data uses one
+/// verifier for both.
 public struct OrderLookup: Sendable {
-    private let client: AppStoreServerAPIClient
+    private let clients: AppStoreServerAPIClients
     private let verifier: any Verifier
     private let store: any EntitlementStore
     private let pipeline: DeliveryPipeline
     private let auditLog: any SupportAuditLog
     private let clock: any WallClock
+    private let fulfillment: String?
 
     /// Creates the tool.
+    ///
+    /// - Parameters:
+    ///   - clients: The App Store Server API clients; Look Up Order ID asks the Production one.
+    ///   - verifier: Verifies Apple's signed transactions.
+    ///   - store: The ledger.
+    ///   - pipeline: Delivers over `store`.
+    ///   - auditLog: Where redeliveries are recorded.
+    ///   - clock: The clock of expiry decisions and audit entries.
+    ///   - fulfillment: How the pipeline's grants reach the customer, as the audit log should say it (such as
+    ///     `webhook wallet.example.com` or `ledger-only`); see ``SupportAuditEntry/fulfillment``.
+    public init(
+        clients: AppStoreServerAPIClients,
+        verifier: some Verifier,
+        store: some EntitlementStore,
+        pipeline: DeliveryPipeline,
+        auditLog: some SupportAuditLog,
+        clock: some WallClock = SystemClock(),
+        fulfillment: String? = nil
+    ) {
+        self.clients = clients
+        self.verifier = verifier
+        self.store = store
+        self.pipeline = pipeline
+        self.auditLog = auditLog
+        self.clock = clock
+        self.fulfillment = fulfillment
+    }
+
+    /// Creates the tool with one App Store Server API client, which must be a Production one for Look Up Order ID.
     ///
     /// - Parameters:
     ///   - client: The App Store Server API client.
@@ -27,28 +63,34 @@ public struct OrderLookup: Sendable {
     ///   - pipeline: Delivers over `store`.
     ///   - auditLog: Where redeliveries are recorded.
     ///   - clock: The clock of expiry decisions and audit entries.
+    ///   - fulfillment: How the pipeline's grants reach the customer, for the audit log.
     public init(
         client: AppStoreServerAPIClient,
         verifier: some Verifier,
         store: some EntitlementStore,
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
-        clock: some WallClock = SystemClock()
+        clock: some WallClock = SystemClock(),
+        fulfillment: String? = nil
     ) {
-        self.client = client
-        self.verifier = verifier
-        self.store = store
-        self.pipeline = pipeline
-        self.auditLog = auditLog
-        self.clock = clock
+        self.init(
+            clients: AppStoreServerAPIClients(client),
+            verifier: verifier,
+            store: store,
+            pipeline: pipeline,
+            auditLog: auditLog,
+            clock: clock,
+            fulfillment: fulfillment
+        )
     }
 
     /// Looks an order up, changing nothing.
     ///
     /// - Parameter orderId: The order id from the receipt email, such as `MK5TTTVWJH`.
     /// - Returns: The order's transactions with owner and delivery state.
-    /// - Throws: ``IAPError`` `invalidArgument` for an empty order id; `apiError`, `transportFailure`, ... when the
-    ///   App Store Server API fails; `storageFailure` when the ledger does.
+    /// - Throws: ``IAPError`` `invalidArgument` for an empty order id; `unsupportedOperation` without a Production
+    ///   client; `apiError`, `transportFailure`, ... when the App Store Server API fails; `storageFailure` when the
+    ///   ledger does.
     public func lookUp(orderId: String) async throws -> OrderLookupReport {
         let (report, _) = try await fetch(orderId)
         return report
@@ -61,6 +103,9 @@ public struct OrderLookup: Sendable {
     /// `userId`); one waiting for its owner is given to `userId`; one recorded but not delivered yet is settled.
     /// A `userId` that another user's binding or ledger entry contradicts is refused (`ownershipConflict`) and changes
     /// nothing. Delivered and refunded transactions are left as they are, so running it twice delivers once.
+    ///
+    /// The audit entry after the deliveries names, per transaction, the outcome, the product and the units granted
+    /// now, and the entry names the path the grants took (``SupportAuditEntry/fulfillment``).
     ///
     /// - Parameters:
     ///   - orderId: The order id from the receipt email.
@@ -100,8 +145,19 @@ public struct OrderLookup: Sendable {
             }
             report.transactions[index].redelivery = outcome.name
             report.transactions[index].redeliveryError = error
+            var granted: LedgerEntry?
+            if case .delivered(let entry) = outcome {
+                granted = entry
+            }
             outcomes.append(
-                .init(transactionId: report.transactions[index].transactionId, outcome: outcome.name, error: error)
+                SupportAuditEntry.Outcome(
+                    transactionId: report.transactions[index].transactionId,
+                    outcome: outcome.name,
+                    error: error,
+                    productId: transaction.productId,
+                    userId: granted?.userId,
+                    units: granted?.grantedUnits
+                )
             )
             // Only the report's description: a ledger that cannot be read now leaves the state found before.
             if let entry = try? await store.entry(transactionId: report.transactions[index].transactionId) {
@@ -122,7 +178,7 @@ public struct OrderLookup: Sendable {
         userId: String?,
         _ outcomes: [SupportAuditEntry.Outcome]
     ) async throws {
-        let entry = SupportAuditEntry(
+        var entry = SupportAuditEntry(
             at: clock.now,
             actor: actor,
             action: action,
@@ -130,6 +186,7 @@ public struct OrderLookup: Sendable {
             userId: userId,
             outcomes: outcomes
         )
+        entry.fulfillment = fulfillment
         do {
             try await auditLog.append(entry)
         } catch {
@@ -141,6 +198,14 @@ public struct OrderLookup: Sendable {
     private func fetch(_ orderId: String) async throws -> (OrderLookupReport, [TransactionPayload]) {
         guard !orderId.isEmpty else {
             throw IAPError(.invalidArgument, "the order id is empty")
+        }
+        guard let client = clients.all.first(where: { $0.environment == .production }) else {
+            throw IAPError(
+                .unsupportedOperation,
+                "Look Up Order ID exists in the Production App Store Server API only (sandbox purchases have no order "
+                    + "id); the clients given are for "
+                    + clients.all.map(\.environment.rawValue).joined(separator: ", ")
+            )
         }
         let response = try await client.lookUpOrderId(orderId)
         var report = OrderLookupReport(

@@ -16,12 +16,36 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
         public var outcome: String
         /// The error code and message, for a failure.
         public var error: String?
+        /// The product, when the transaction verified.
+        public var productId: String?
+        /// For a transaction delivered now: the user it was granted to.
+        public var userId: String?
+        /// For a transaction delivered now: the units the fulfillment hook was asked to grant (consumable units, or 1).
+        public var units: Int64?
 
         /// Creates an outcome.
-        public init(transactionId: String, outcome: String, error: String? = nil) {
+        ///
+        /// - Parameters:
+        ///   - transactionId: The transaction id.
+        ///   - outcome: The delivery outcome's name, or `requested`.
+        ///   - error: The error code and message of a failure.
+        ///   - productId: The product.
+        ///   - userId: For a transaction delivered now, its user.
+        ///   - units: For a transaction delivered now, the units granted.
+        public init(
+            transactionId: String,
+            outcome: String,
+            error: String? = nil,
+            productId: String? = nil,
+            userId: String? = nil,
+            units: Int64? = nil
+        ) {
             self.transactionId = transactionId
             self.outcome = outcome
             self.error = error
+            self.productId = productId
+            self.userId = userId
+            self.units = units
         }
     }
 
@@ -37,6 +61,9 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
     public var userId: String?
     /// Per transaction, what happened.
     public var outcomes: [Outcome]
+    /// The path grants took: how the delivery pipeline's fulfillment hook reaches the customer, such as
+    /// `webhook wallet.example.com` or `ledger-only` (the ledger is the entitlement source); `nil` when not told.
+    public var fulfillment: String?
 
     /// Creates an entry.
     ///

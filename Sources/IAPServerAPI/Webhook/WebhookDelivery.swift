@@ -7,7 +7,14 @@ public import IAPCore
 
 /// The body of one webhook request: a grant or a take-back, with everything a wallet needs to apply it once.
 ///
-/// Dates are milliseconds since 1970, as Apple writes them; a field that is not known is absent.
+/// The body holds exactly these fields: `type`, `idempotencyKey`, `userId`, `productId`, `transactionId`,
+/// `originalTransactionId`, `environment`, `units`, `purchaseDate`, `expiresDate` and `revocationDate`. Dates are
+/// milliseconds since 1970, as Apple writes them; a field that is not known is absent.
+///
+/// A receiver applies each `idempotencyKey` once. A revoke has a key of its own (`<transactionId>:revoke:<n>`),
+/// stable across retries, and names the transaction whose grant it takes back: a receiver that never applied a
+/// grant of that transaction (its call was interrupted) takes back nothing, and refuses that grant if it arrives
+/// later (answer it 409).
 ///
 /// ```json
 /// {"type":"grant","idempotencyKey":"2000000000000001","userId":"alice","productId":"coins.100",
@@ -19,8 +26,6 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
     public var type: Delivery.Action
     /// Apply each key once; a revoke's key differs from its grant's and is stable across retries.
     public var idempotencyKey: String
-    /// For a revoke: the key of the grant it takes back.
-    public var grantIdempotencyKey: String?
     /// The business user.
     public var userId: String
     /// The product.
@@ -33,8 +38,6 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
     public var environment: String?
     /// Consumable units to add (grant) or take back (revoke); 1 for other products.
     public var units: Int64
-    /// The order id the app attached, if any.
-    public var orderId: String?
     /// When the purchase (or renewal) was made.
     public var purchaseDate: Int64?
     /// When a subscription period ends.
@@ -48,14 +51,12 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
     public init(_ delivery: Delivery) {
         type = delivery.action
         idempotencyKey = delivery.idempotencyKey
-        grantIdempotencyKey = delivery.grantIdempotencyKey
         userId = delivery.userId
         productId = delivery.product.productId
         transactionId = delivery.transactionId
         originalTransactionId = delivery.transaction.originalTransactionId ?? delivery.transactionId
         environment = delivery.transaction.environment?.rawValue
         units = delivery.units
-        orderId = delivery.orderId
         purchaseDate = delivery.transaction.purchaseDate?.millisecondsSince1970
         expiresDate = delivery.transaction.expiresDate?.millisecondsSince1970
         revocationDate = delivery.transaction.revocationDate?.millisecondsSince1970

@@ -8,7 +8,7 @@ public import IAPServerAPI
 /// `iap emulate` serves it over HTTP and ``SimulatedAppStoreTransport`` hands it to an `AppStoreServerAPIClient`
 /// without sockets; both answer the same requests the same way because both answer here. It answers the
 /// read endpoints (transaction info, transaction and refund history, subscription statuses, order lookup) and
-/// Finish Transaction; renewal-date extensions, consumption information, appAccountToken updates and app
+/// Finish Transaction; Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers it 404); renewal-date extensions, consumption information, appAccountToken updates and app
 /// transactions are answered with Apple's error bodies, as the simulated store does not model them. The
 /// notification endpoints belong to whoever posts notifications (the emulator) and answer 404 here.
 ///
@@ -113,6 +113,10 @@ public struct SimulatedAppStoreServerAPI: Sendable {
                     try await store.allSubscriptionStatuses(anyTransactionId: captures[0], status: statuses)
                 )
             } else if let captures = route.match(("GET", "v1/lookup/*")) {
+                // Look Up Order ID exists in Production only: Apple's sandbox has no order ids, and answers 404.
+                guard store.configuration.environment == .production else {
+                    return HTTPResponse(status: 404)
+                }
                 return Self.json(try await store.lookUpOrderId(captures[0]))
             } else if route.match(
                 ("PUT", "v1/subscriptions/extend/*"),

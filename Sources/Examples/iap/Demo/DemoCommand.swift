@@ -12,12 +12,15 @@ enum DemoCommand {
         summary: "the whole chain on a simulated App Store, told as a story (start here)",
         synopsis: ["[--data DIR] [--fresh]"],
         discussion: """
-            Runs a complete, deterministic story on a simulated App Store that signs like Apple: products from a
-            bundled .storekit file; a consumable, a non-consumable and a subscription bought; a grant that fails
-            and is recovered by the retry queue; a lost order found by reconciliation; Ask to Buy approved later;
-            a subscription through renewal, billing failure, grace period and recovery; a refund taken back by a
-            notification; a support lookup by order id; an app on PurchaseCoordinator killed before the server
-            answered, its purchase delivered from the outbox at the next launch. It ends with a table of
+            Runs a complete, deterministic story on a simulated App Store that signs like Apple, against a
+            production server: products from a bundled .storekit file and a catalog that gives its consumable a
+            pack size; a consumable, a non-consumable and a subscription bought; a grant that fails and is
+            recovered by the retry queue; a lost order found by reconciliation; Ask to Buy approved later; App
+            Review's sandbox purchase granted by the production server; a subscription through renewal, billing
+            failure (its notification lost, repaired by the subscription status check, so the grace period
+            holds) and recovery; a refund taken back by a notification; a support lookup by order id; an app on
+            PurchaseCoordinator killed before the server answered, its purchase delivered from the outbox at the
+            next launch. It ends with a table of
             entitlements and balances, and commands to try next on the files it leaves in DIR (the ledger, the
             catalog, the simulated App Store's root certificate and a transaction it signed).
 
@@ -106,11 +109,12 @@ enum DemoCommand {
     }
 
     static func tell(in directory: URL, shownAs path: String) async throws {
-        Output.line("swift-iap demo: a simulated App Store that signs like Apple, and a server built from swift-iap")
-        Output.line("(verifier, delivery pipeline, notification processor, reconciler, support tool) over a file")
         Output.line(
-            "ledger in \(path)/ledger, and an app built on its PurchaseCoordinator. Nothing here talks to Apple."
+            "swift-iap demo: a simulated App Store that signs like Apple (Production, and the Sandbox App Review"
         )
+        Output.line("buys in), a production server built from swift-iap (verifier, delivery pipeline, notification")
+        Output.line("processor, reconciler, support tool) over a file ledger in \(path)/ledger, and an app built on")
+        Output.line("its PurchaseCoordinator. Nothing here talks to Apple.")
 
         let earlier = try await earlierRun(in: directory)
         var timeline = DemoTimeline(clock: ManualClock(now: DemoStory.start))
@@ -205,7 +209,8 @@ enum DemoCommand {
         let data = shellQuoted(directory.standardizedFileURL.path)
         let ledger = file("ledger")
         let store =
-            "--bundle-id \(DemoProducts.bundleId) --environment Sandbox --app-apple-id \(DemoProducts.appAppleId)"
+            "--bundle-id \(DemoProducts.bundleId) --environment Production,Sandbox --app-apple-id "
+            + "\(DemoProducts.appAppleId)"
         DemoTimeline.heading("Try next (from any directory)")
         for (command, meaning) in [
             (
@@ -219,7 +224,8 @@ enum DemoCommand {
                 "verify a transaction the simulated App Store signed, against its root"
             ),
             (
-                "\(iap) ledger ingest --data \(ledger) --root \(file(Samples.root)) \(store) \(file(Samples.transaction))",
+                "\(iap) ledger ingest --data \(ledger) --root \(file(Samples.root)) \(store) --ledger-only "
+                    + file(Samples.transaction),
                 "send it to the ledger again: ACK <id> alreadyDelivered"
             ),
             (
@@ -271,7 +277,7 @@ enum DemoCommand {
         )
         for row in [header] + rows {
             let columns = [
-                row.user.padding(toLength: 6, withPad: " ", startingAt: 0),
+                row.user.padding(toLength: 8, withPad: " ", startingAt: 0),
                 row.product.padding(toLength: 12, withPad: " ", startingAt: 0),
                 row.state.padding(toLength: 12, withPad: " ", startingAt: 0),
                 row.access.padding(toLength: 6, withPad: " ", startingAt: 0),
@@ -288,6 +294,12 @@ enum DemoCommand {
             "  ledger: \(statistics.transactions) transactions of \(statistics.users) users, \(statistics.delivered) "
                 + "delivered, \(statistics.revoked) revoked, \(statistics.pendingRetries) waiting for a retry, "
                 + "\(statistics.deadLetters) dead letters"
+        )
+        Output.line(
+            "  environments: "
+                + statistics.environments.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+                .joined(separator: ", ")
+                + " (App Review's purchase, kept apart from revenue)"
         )
         Output.line("  wallet: \(applied) grants and take-backs applied by this run")
     }

@@ -5,13 +5,29 @@ enum DemoProducts {
     static let bundleId = "com.example.iapdemo"
     /// The App Apple ID the simulated App Store signs for.
     static let appAppleId: Int64 = 6_400_000_001
-    /// The coins one `coins.100` purchase adds (a `.storekit` file has no units; the catalog adds them).
-    static let coinsPerPurchase = 100
     /// Prices in milliunits of USD.
     static let prices: [String: Int64] = ["coins.100": 990, "remove.ads": 2_990, "pro.monthly": 4_990]
 
     /// The file's name in the demo directory.
     static let fileName = "Products.storekit"
+
+    /// The name of the catalog that names the `.storekit` file.
+    static let catalogFileName = "Products.catalog.json"
+
+    /// The catalog: the `.storekit` file's products, with what such a file cannot say — what each product unlocks,
+    /// and how many coins a purchase of `coins.100` adds.
+    static let catalogFile = """
+        {
+          "version": 1,
+          "storekit": "\(fileName)",
+          "products": [
+            { "productId": "coins.100", "unitsPerPurchase": 100, "entitlements": [] },
+            { "productId": "remove.ads", "entitlements": ["no-ads"] },
+            { "productId": "pro.monthly", "entitlements": ["pro", "no-ads"] }
+          ]
+        }
+
+        """
 
     /// The `.storekit` file.
     static let storeKitFile = """

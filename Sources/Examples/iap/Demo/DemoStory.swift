@@ -7,8 +7,9 @@ import IAPServerAPI
 import IAPStorageFile
 import IAPTesting
 
-/// The story `iap demo` tells: three customers, a simulated App Store, the real verifier, pipeline, notification
-/// processor, reconciler and support tool over a file ledger, on a clock that only the story moves.
+/// The story `iap demo` tells: four customers and App Review, a simulated App Store in Production and one in the
+/// Sandbox, and the real verifier, pipeline, notification processor, reconciler and support tool of a production
+/// server over a file ledger, on a clock that only the story moves.
 ///
 /// Everything the story prints comes from what the library answered; nothing is scripted output.
 struct DemoStory {
@@ -21,13 +22,17 @@ struct DemoStory {
         )
     )
     /// The customers, in the order the final table lists them.
-    static let users = ["alice", "bob", "carol", "dave"]
+    static let users = ["alice", "bob", "carol", "dave", "reviewer"]
+    /// The first transaction id of the sandbox, where App Review buys.
+    static let firstSandboxTransactionId: UInt64 = 3_000_000_000_000_001
 
     let directory: URL
     let timeline: DemoTimeline
     let clock: ManualClock
     let catalog: StaticProductCatalog
     let appStore: SimulatedAppStore
+    /// The sandbox App Review buys in: the same products, signed with the same chain, in the Sandbox environment.
+    let sandbox: SimulatedAppStore
     let ledger: FileEntitlementStore
     let wallet: DemoWallet
     let pipeline: DeliveryPipeline
@@ -45,42 +50,40 @@ struct DemoStory {
         let clock = timeline.clock
         self.clock = clock
 
-        // The products: the bundled .storekit file, written out and loaded like any Xcode configuration, with the
-        // two things a .storekit file cannot say: what each product unlocks, and how many coins a purchase adds.
-        let storeKitFile = directory.appendingPathComponent(DemoProducts.fileName)
-        try Data(DemoProducts.storeKitFile.utf8).write(to: storeKitFile, options: .atomic)
-        let loaded = try StaticProductCatalog(
-            contentsOf: storeKitFile,
-            entitlements: ["coins.100": [], "remove.ads": ["no-ads"], "pro.monthly": ["pro", "no-ads"]]
+        // The products: the bundled .storekit file, written out as Xcode keeps it, and a catalog that names it with
+        // the two things a .storekit file cannot say: what each product unlocks, and how many coins a purchase adds.
+        try Data(DemoProducts.storeKitFile.utf8).write(
+            to: directory.appendingPathComponent(DemoProducts.fileName),
+            options: .atomic
         )
-        catalog = try StaticProductCatalog(
-            products: loaded.products.map { product in
-                var product = product
-                if product.productId == "coins.100" {
-                    product.unitsPerPurchase = DemoProducts.coinsPerPurchase
-                }
-                return product
-            },
-            storeKitSettings: loaded.storeKitSettings
-        )
+        let catalogFile = directory.appendingPathComponent(DemoProducts.catalogFileName)
+        try Data(DemoProducts.catalogFile.utf8).write(to: catalogFile, options: .atomic)
+        catalog = try StaticProductCatalog(contentsOf: catalogFile)
 
         let settings = catalog.storeKitSettings ?? StoreKitConfigurationSettings()
-        appStore = try SimulatedAppStore(
+        let configuration = SimulatedAppStore.Configuration(
+            bundleId: DemoProducts.bundleId,
+            appAppleId: DemoProducts.appAppleId,
+            environment: .production,
+            gracePeriodDays: settings.billingGracePeriodEnabled ? 16 : nil,
+            prices: DemoProducts.prices
+        )
+        appStore = try SimulatedAppStore(products: catalog.products, configuration: configuration, clock: clock)
+        var sandboxConfiguration = configuration
+        sandboxConfiguration.environment = .sandbox
+        sandboxConfiguration.firstTransactionId = Self.firstSandboxTransactionId
+        sandbox = try SimulatedAppStore(
             products: catalog.products,
-            configuration: .init(
-                bundleId: DemoProducts.bundleId,
-                appAppleId: DemoProducts.appAppleId,
-                environment: .sandbox,
-                gracePeriodDays: settings.billingGracePeriodEnabled ? 16 : nil,
-                prices: DemoProducts.prices
-            ),
+            configuration: sandboxConfiguration,
+            pki: appStore.pki,
             clock: clock
         )
+        // A production server: Production data, and the Sandbox's too, for App Review.
         verifier = try AppStoreSignedDataVerifier(
             configuration: .init(
                 rootCertificates: [appStore.pki.root],
                 bundleId: DemoProducts.bundleId,
-                environment: .sandbox,
+                environments: [.production, .sandbox],
                 appAppleId: DemoProducts.appAppleId,
                 clock: clock
             )
@@ -88,23 +91,32 @@ struct DemoStory {
 
         let ledgerDirectory = directory.appendingPathComponent("ledger", isDirectory: true)
         ledger = try FileEntitlementStore(directory: ledgerDirectory)
-        try Self.saveCatalog(catalog, into: ledgerDirectory)
+        // Where `iap ledger` finds the catalog: as loaded, in the swift-iap format.
+        try catalog.jsonRepresentation().write(
+            to: ledgerDirectory.appendingPathComponent("catalog.json"),
+            options: .atomic
+        )
         wallet = try DemoWallet(file: directory.appendingPathComponent("wallet.json"))
-        // No jitter, so that the story prints the same retry times on every run.
+        // No jitter, so that the story prints the same retry times on every run. App Review's sandbox purchases are
+        // granted, and flagged apart from revenue.
         pipeline = DeliveryPipeline(
             verifier: verifier,
             catalog: catalog,
             store: ledger,
             hook: wallet,
             clock: clock,
-            retryPolicy: RetryPolicy(jitter: 0)
+            retryPolicy: RetryPolicy(jitter: 0),
+            sandboxPolicy: .grantAndFlag
         )
         notifications = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: ledger, clock: clock)
 
         let connection = try SimulatedAppStoreTransport.connect(to: appStore)
+        let clients = try AppStoreServerAPIClients([
+            connection.client, try SimulatedAppStoreTransport.connect(to: sandbox).client,
+        ])
         let timeline = timeline
         reconciler = Reconciler(
-            client: connection.client,
+            clients: clients,
             verifier: verifier,
             pipeline: pipeline,
             store: ledger,
@@ -114,40 +126,20 @@ struct DemoStory {
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
             wallClock: clock,
             alarm: { alarm in
-                timeline.detail(
-                    "ALARM: Apple lists \(alarm.appleCount) transactions of \(alarm.customer), the ledger had "
-                        + "\(alarm.deliveredCount) delivered (threshold \(alarm.threshold)); someone should look"
-                )
+                for discrepancy in alarm.discrepancies {
+                    timeline.detail("ALARM: \(discrepancy)")
+                }
             }
         )
         support = OrderLookup(
-            client: connection.client,
+            clients: clients,
             verifier: verifier,
             store: ledger,
             pipeline: pipeline,
             auditLog: try FileSupportAuditLog(path: directory.appendingPathComponent("support-audit.jsonl").path),
-            clock: clock
+            clock: clock,
+            fulfillment: "the demo's wallet"
         )
-    }
-
-    /// Writes the catalog in the swift-iap format beside the ledger, where `iap ledger` finds it.
-    static func saveCatalog(_ catalog: StaticProductCatalog, into directory: URL) throws {
-        let products: [[String: Any]] = catalog.products.map { product in
-            var item: [String: Any] = [
-                "productId": product.productId, "type": product.kind.rawValue, "entitlements": product.entitlements,
-                "unitsPerPurchase": product.unitsPerPurchase,
-            ]
-            if let group = product.subscriptionGroupId { item["subscriptionGroupId"] = group }
-            if let level = product.groupLevel { item["groupLevel"] = level }
-            if let duration = product.duration { item["duration"] = duration.description }
-            if let name = product.displayName { item["displayName"] = name }
-            return item
-        }
-        let data = try JSONSerialization.data(
-            withJSONObject: ["version": 1, "products": products],
-            options: [.prettyPrinted, .sortedKeys]
-        )
-        try data.write(to: directory.appendingPathComponent("catalog.json"), options: .atomic)
     }
 
     static func token(of user: String) -> UUID {
@@ -157,7 +149,7 @@ struct DemoStory {
     // MARK: - The story
 
     func run() async throws {
-        timeline.section("Products, from \(DemoProducts.fileName)")
+        timeline.section("Products, from \(DemoProducts.fileName) and \(DemoProducts.catalogFileName)")
         for product in catalog.products {
             var detail = product.kind.rawValue
             if product.kind == .consumable { detail += ", \(product.unitsPerPurchase) coins a purchase" }
@@ -173,6 +165,7 @@ struct DemoStory {
         try await firstPurchases()
         try await lostOrder()
         try await askToBuy()
+        try await appReview()
         try await nightlyReconciliation()
         try await subscriptionLife()
         try await refund()
@@ -235,6 +228,40 @@ struct DemoStory {
         await appSends(transaction, as: "carol", note: "app's update listener")
     }
 
+    /// App Review tests the production build with a sandbox account: its purchase, signed in the Sandbox, reaches the
+    /// production server, which grants it (a refusal would get the app rejected) and keeps it apart from revenue.
+    private func appReview() async throws {
+        try await advance(to: 1, 5, 20, 0)
+        let result = try await sandbox.purchase(
+            productId: "remove.ads",
+            account: "reviewer",
+            appAccountToken: Self.token(of: "reviewer")
+        )
+        guard let transaction = result.transaction else {
+            throw IAPError(.invalidConfiguration, "the sandbox did not sell remove.ads: \(result)")
+        }
+        timeline.event(
+            "review",
+            "App Review buys remove.ads with a sandbox account → transaction \(transaction.transactionId), "
+                + "signed in the Sandbox"
+        )
+        let outcome = await pipeline.submit(
+            signedTransaction: transaction.signedTransaction,
+            userId: "reviewer",
+            orderId: nil
+        )
+        var text = "app → production server: \(describe(outcome))"
+        if let entry = outcome.entry, pipeline.isFlagged(entry) {
+            text += " (a \(entry.environment?.rawValue ?? "test") purchase: granted, flagged apart from revenue)"
+        }
+        if outcome.shouldFinishTransaction {
+            try await sandbox.finishTransaction(transactionId: transaction.transactionId)
+            text += "; the app finishes the transaction"
+        }
+        timeline.event("review", text)
+        await notificationsArrive(from: sandbox)
+    }
+
     /// The nightly reconciliation walks every customer in the ledger and finds bob's lost coins.
     private func nightlyReconciliation() async throws {
         try await advance(to: 1, 6, 3, 0)
@@ -250,7 +277,8 @@ struct DemoStory {
         )
     }
 
-    /// bob's subscription renews, fails to bill, enters the grace period and recovers.
+    /// bob's subscription renews, fails to bill — the notification is lost, and the hourly subscription check
+    /// repairs it, so bob keeps his grace period — and recovers.
     private func subscriptionLife() async throws {
         let original = try await originalTransactionId(of: "pro.monthly", account: "bob")
         try await advance(to: 2, 5, 9, 11)
@@ -261,7 +289,20 @@ struct DemoStory {
         try await appStore.setBillingFailure(originalTransactionId: original, failing: true)
         timeline.event("bob", "his card expires")
         try await advance(to: 3, 5, 9, 11)
-        await notificationsArrive()
+        await notificationsArrive(lost: "the notification endpoint was down for a deploy")
+        try await showSubscription(of: "bob", believed: true)
+
+        try await advance(to: 3, 5, 10, 0)
+        timeline.event(
+            "server",
+            "hourly subscription check: Get All Subscription Statuses for every subscription the ledger believes live"
+        )
+        let summary = try await reconciler.reconcileSubscriptions()
+        timeline.detail(
+            "\(summary.families) live subscription\(summary.families == 1 ? "" : "s"), "
+                + "\(summary.subscriptionStatusRequests) API request\(summary.subscriptionStatusRequests == 1 ? "" : "s"), "
+                + "\(summary.renewalInfosUpdated) renewal state\(summary.renewalInfosUpdated == 1 ? "" : "s") recorded"
+        )
         try await showSubscription(of: "bob")
 
         try await advance(to: 3, 8, 12, 0)
@@ -323,7 +364,7 @@ struct DemoStory {
         let outbox = FilePurchaseOutboxStorage(path: directory.appendingPathComponent("dave-outbox.json").path)
         let configuration = PurchaseCoordinator.Configuration(
             bundleId: DemoProducts.bundleId,
-            environment: .sandbox,
+            environment: .production,
             appVersion: "1.0",
             appAccountTokenNamespace: Self.tokenNamespace
         )
@@ -420,7 +461,12 @@ struct DemoStory {
 
     /// The App Store's notifications reach the server's webhook, or are lost.
     private func notificationsArrive(lost reason: String? = nil) async {
-        for signedPayload in await appStore.drainNotifications() {
+        await notificationsArrive(from: appStore, lost: reason)
+    }
+
+    /// The notifications of one App Store (Production, or the sandbox) reach the server's one route, or are lost.
+    private func notificationsArrive(from store: SimulatedAppStore, lost reason: String? = nil) async {
+        for signedPayload in await store.drainNotifications() {
             if let reason {
                 let type = (try? await verifier.verifyNotification(signedPayload))?.payload.notificationType?.rawValue
                 timeline.event("apple", "notification \(type ?? "?") is lost: \(reason)")
@@ -431,7 +477,8 @@ struct DemoStory {
         }
     }
 
-    private func showSubscription(of user: String) async throws {
+    /// What the ledger says of a user's subscription now; `believed` when the ledger may be wrong.
+    private func showSubscription(of user: String, believed: Bool = false) async throws {
         let (snapshot, _) = try await EntitlementEngine(catalog: catalog).evaluate(
             userId: user,
             in: ledger,
@@ -439,9 +486,9 @@ struct DemoStory {
         )
         guard let pro = snapshot.entitlement(productId: "pro.monthly") else { return }
         timeline.detail(
-            "\(user)'s pro.monthly is \(pro.state.rawValue)"
-                + (pro.expiresDate.map { ", access until \(timeline.stamp($0))" } ?? "")
-                + (pro.hasAccess ? "" : ", NO access")
+            (believed ? "the ledger believes " : "") + "\(user)'s pro.monthly is \(pro.state.rawValue)"
+                + (pro.expiresDate.map { (pro.hasAccess ? ", access until " : ", ended ") + timeline.stamp($0) } ?? "")
+                + (pro.hasAccess ? "" : ": NO access")
         )
     }
 

@@ -42,7 +42,11 @@ enum EmulateCommand {
             .value("key-id", "ID", "the key id API tokens must carry (required)"),
             .value("auth-key", "FILE.p8", "the private key whose public half checks API tokens (required)"),
             .value("data", "DIR", "keep the store in DIR: a restart replays the changes and signs with the same root"),
-            .value("catalog", "FILE", "the products: a swift-iap JSON catalog or an Xcode .storekit file"),
+            .value(
+                "catalog",
+                "FILE",
+                "the products: a swift-iap JSON catalog, an Xcode .storekit file, or a catalog naming one"
+            ),
             .value("app-apple-id", "N", "the App Apple ID signed into the data (default 1234567890)"),
             .value("environment", "ENV", "Sandbox (default) or Production"),
             .value("grace-period-days", "N", "turn on the billing grace period: 3, 16 or 28 days"),
@@ -245,7 +249,11 @@ enum EmulateCommand {
         let authKey = try P256PrivateKey(pemRepresentation: keyText)
         let products: [CatalogProduct]
         if let catalogFile = settings.catalogFile {
-            products = try StaticProductCatalog(contentsOf: catalogFile).allProducts()
+            let catalog = try StaticProductCatalog(contentsOf: catalogFile)
+            for warning in catalog.warnings {
+                Output.error("note: \(catalogFile.path): \(warning)")
+            }
+            products = catalog.allProducts()
         } else {
             products = builtInCatalog
         }

@@ -118,17 +118,21 @@ struct CommandLedger {
     }
 
     /// The catalog: `--catalog` (saved with the ledger when `save`), else the saved one, else none.
+    ///
+    /// `--catalog` is a swift-iap catalog, an Xcode `.storekit` file, or a swift-iap catalog that names a `.storekit`
+    /// file and gives its consumables their pack sizes; what loading it warns of goes to standard error. The saved
+    /// copy is the catalog as loaded, in the swift-iap format, so it needs no other file.
     func catalog(_ arguments: Arguments, save: Bool) async throws -> StaticProductCatalog? {
         if let path = try arguments.value("catalog") {
-            let data: Data
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw Arguments.UsageError(message: "cannot read the catalog \(path): \(error.localizedDescription)")
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw Arguments.UsageError(message: "cannot read the catalog \(path)")
             }
-            let catalog = try StaticProductCatalog(jsonData: data)
+            let catalog = try StaticProductCatalog(contentsOf: URL(fileURLWithPath: path))
+            for warning in catalog.warnings {
+                Output.error("note: \(path): \(warning)")
+            }
             if save {
-                try await saveCatalog(data)
+                try await saveCatalog(try catalog.jsonRepresentation())
             }
             return catalog
         }

@@ -12,7 +12,8 @@ enum LedgerIngestCommand {
         synopsis: [
             "\(CommandLedger.synopsis) [--catalog FILE]",
             "  [--root FILE.der]... [--bundle-id ID] [--environment LIST] [--app-apple-id N] [--strict-x509]",
-            "  [--user ID] [--compaction-threshold BYTES] [--grant-log FILE] [FILE|-]",
+            "  [--user ID] [--compaction-threshold BYTES] [--events FILE]",
+            "  \(GrantOptions.synopsis) [FILE|-]",
         ],
         discussion: """
             Reads FILE (or standard input) one line at a time: a signed transaction, a signed renewal info, or a
@@ -22,6 +23,12 @@ enum LedgerIngestCommand {
             awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected line prints
             'REJECT <line-number> <error-code>' and ingestion goes on with the next line. Before it reads, it
             delivers what an earlier run left due for a retry. A new ledger is created.
+
+            Delivering needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant and take-back to your
+            backend, signed (a failed POST is retried from the ledger's retry queue, by this command's next run);
+            --ledger-only makes the ledger the entitlement source, so recording is delivering. --events FILE appends
+            one JSON object per line for each line ingested (time, event, userId, productId, transactionId,
+            originalTransactionId, environment, outcome, errorCode, durationMs).
 
             Exit status: 0 every line was acknowledged, 1 a line was rejected (every other line is still
             processed) or the ledger itself failed (then it stops), 2 usage error.
@@ -35,11 +42,13 @@ enum LedgerIngestCommand {
                 "deliver every purchase to this user (default: the user bound to its appAccountToken, else the token)"
             ),
             .value("compaction-threshold", "BYTES", "compact the file ledger's log past BYTES (>= 4096; --data only)"),
-            .value("grant-log", "FILE", "append 'grant KEY' or 'revoke KEY' for each fulfillment call, durably"),
-        ],
+            CommandEvents.option,
+        ] + GrantOptions.options,
         examples: [
             "iap testdata transactions --count 4 --root-out root.der --catalog-out catalog.json > tx.jws",
-            "iap ledger ingest --data ./ledger --catalog catalog.json --root root.der tx.jws",
+            "iap ledger ingest --data ./ledger --catalog catalog.json --root root.der --ledger-only tx.jws",
+            "iap ledger ingest --data ./ledger --root root.der --grant-url https://wallet.internal/iap "
+                + "--grant-secret-file secret.txt tx.jws",
         ]
     )
 
@@ -64,7 +73,8 @@ enum LedgerIngestCommand {
             }
             options.compactionThreshold = bytes
         }
-        let grantLog = try parsed.value("grant-log").map(GrantLog.init(path:))
+        let grant = try GrantOptions.hook(try GrantOptions.parse(parsed))
+        let events = try CommandEvents.sink(parsed)
         let input = try parsed.singlePositional()
         let descriptor = try Input.descriptor(input)
         let verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
@@ -90,12 +100,10 @@ enum LedgerIngestCommand {
             verifier: verifier,
             catalog: catalog,
             store: store,
-            hook: ClosureFulfillmentHook(
-                grant: { delivery in try grantLog?.append("grant \(delivery.idempotencyKey)") },
-                revoke: { delivery in try grantLog?.append("revoke \(delivery.idempotencyKey)") }
-            ),
+            hook: grant.hook,
             retryPolicy: ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
-            unclaimedTokenPolicy: .tokenIsUser
+            unclaimedTokenPolicy: .tokenIsUser,
+            events: events
         )
         let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
         while true {
@@ -114,6 +122,7 @@ enum LedgerIngestCommand {
         var rejected = 0
         while let line = reader.next() {
             number += 1
+            let started = SystemClock().now
             let answer = await ingestLine(
                 Input.token(fromText: line),
                 number: number,
@@ -123,6 +132,7 @@ enum LedgerIngestCommand {
                 store: store,
                 user: user
             )
+            events.record(answer.event(started: started))
             Output.line(answer.line)
             Output.flush()
             if answer.rejected {
@@ -151,6 +161,28 @@ enum LedgerIngestCommand {
         let line: String
         var rejected = false
         var storeFailure: IAPError?
+        /// The entry the line came to, when it recorded or touched one.
+        var entry: LedgerEntry?
+        /// The error code of a rejected line.
+        var errorCode: String?
+
+        /// The `ingest.line` event of the line.
+        func event(started: Date) -> IAPEvent {
+            let now = SystemClock().now
+            let outcome = line.split(separator: " ").last.map(String.init)
+            return IAPEvent(
+                time: now,
+                event: "ingest.line",
+                userId: entry?.userId,
+                productId: entry?.productId,
+                transactionId: entry?.transactionId,
+                originalTransactionId: entry?.originalTransactionId,
+                environment: entry?.environment?.rawValue,
+                outcome: rejected ? "rejected" : outcome,
+                errorCode: errorCode,
+                durationMs: max(0, now.millisecondsSince1970 - started.millisecondsSince1970)
+            )
+        }
     }
 
     static func ingestLine(
@@ -168,11 +200,12 @@ enum LedgerIngestCommand {
             return Answer(
                 line: "REJECT \(number) \(failure.code.rawValue)",
                 rejected: true,
-                storeFailure: storeFailed ? failure : nil
+                storeFailure: storeFailed ? failure : nil,
+                errorCode: failure.code.rawValue
             )
         }
-        func ack(_ text: String) -> Answer {
-            Answer(line: "ACK " + text)
+        func ack(_ text: String, _ entry: LedgerEntry? = nil) -> Answer {
+            Answer(line: "ACK " + text, entry: entry)
         }
         do {
             switch try verifier.detectKind(token) {
@@ -181,7 +214,7 @@ enum LedgerIngestCommand {
                 if case .rejected(let error) = outcome {
                     return reject(error)
                 }
-                return ack("\(outcome.entry?.transactionId ?? "-") \(outcome.name)")
+                return ack("\(outcome.entry?.transactionId ?? "-") \(outcome.name)", outcome.entry)
             case .renewal:
                 let renewal = try verifier.renewalInfo(token)
                 let stored = try await store.storeRenewalInfo(renewal)
@@ -194,7 +227,7 @@ enum LedgerIngestCommand {
                     if case .rejected(let error) = delivery {
                         return reject(error)
                     }
-                    return ack("\(uuid) \(delivery?.name ?? "processed")")
+                    return ack("\(uuid) \(delivery?.name ?? "processed")", delivery?.entry)
                 case .duplicate:
                     return ack("\(uuid) duplicate")
                 case .unowned:

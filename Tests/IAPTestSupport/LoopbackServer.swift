@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import IAPCore
 
 #if canImport(Glibc)
@@ -7,31 +7,32 @@ import IAPCore
     import Darwin
 #endif
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 and an ephemeral port, for testing the transport against real sockets.
+/// A tiny HTTP/1.1 server on 127.0.0.1 and an ephemeral port, for tests against real sockets: the transport, and a
+/// webhook receiver the command-line tool posts to.
 ///
 /// Each connection runs on its own thread: the server reads one request (head and `Content-Length` body),
 /// records it, asks the handler what to do, and answers or hangs until the client goes away.
-final class LoopbackServer: Sendable {
-    struct Request: Sendable {
-        var method: String
-        var target: String
-        var headers: [String: String]
-        var body: Data
+package final class LoopbackServer: Sendable {
+    package struct Request: Sendable {
+        package var method: String
+        package var target: String
+        package var headers: [String: String]
+        package var body: Data
     }
 
-    enum Reply: Sendable {
+    package enum Reply: Sendable {
         /// Answers with this status line code, headers and body, then closes.
         case respond(status: Int, headers: [String: String], body: Data)
         /// Never answers; waits until the client closes the connection.
         case hang
     }
 
-    let port: UInt16
+    package let port: UInt16
     private let listener: Int32
     private let handler: @Sendable (Request) -> Reply
     private let recorded = LockedValue<[Request]>([])
 
-    init(handler: @escaping @Sendable (Request) -> Reply) throws {
+    package init(handler: @escaping @Sendable (Request) -> Reply) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else {
             throw POSIXError(.EIO)
@@ -63,12 +64,12 @@ final class LoopbackServer: Sendable {
     }
 
     /// The requests received so far.
-    var requests: [Request] {
+    package var requests: [Request] {
         recorded.withLock { $0 }
     }
 
     /// The base URL of the server.
-    var url: URL {
+    package var url: URL {
         URL(string: "http://127.0.0.1:\(port)")!
     }
 
@@ -77,7 +78,7 @@ final class LoopbackServer: Sendable {
     /// Only shuts the listener down: the accept loop closes it when `accept` fails. Closing it here could
     /// let the descriptor number be reused by another test's socket while the loop still accepts on it,
     /// and this server would then answer that test's requests.
-    func stop() {
+    package func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 

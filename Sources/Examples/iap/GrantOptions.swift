@@ -1,0 +1,135 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPServerAPI
+import IAPTransportURLSession
+
+/// GRANT: how a command that delivers gives the customer what they bought.
+///
+/// - `--grant-url URL --grant-secret-file FILE`: each grant and take-back is POSTed to the integrator's backend by a
+///   `WebhookFulfillmentHook`, signed with HMAC-SHA256 keyed by the file's bytes (without a trailing newline).
+/// - `--ledger-only`: the ledger itself is the entitlement source (the app's backend reads entitlements from it):
+///   recording a purchase is delivering it.
+///
+/// A command that would deliver without either is a usage error: a tool must never record a purchase as delivered
+/// that nobody gave the customer.
+enum GrantOptions {
+    /// How grants reach the customer.
+    enum Path {
+        /// POSTed to a backend.
+        case webhook(URL, secret: [UInt8])
+        /// The ledger is the entitlement source.
+        case ledgerOnly
+    }
+
+    /// The options, as a usage lists them.
+    static let options: [CommandSpec.Option] = [
+        .value("grant-url", "URL", "POST each grant and take-back there, signed (WebhookFulfillmentHook)"),
+        .value(
+            "grant-secret-file",
+            "FILE",
+            "the webhook's HMAC-SHA256 secret: the file's bytes without a trailing newline (with --grant-url)"
+        ),
+        .flag("ledger-only", "the ledger is the entitlement source: recording a purchase is delivering it"),
+    ]
+
+    /// How a usage line writes GRANT.
+    static let synopsis = "(--grant-url URL --grant-secret-file FILE | --ledger-only)"
+
+    /// The names of the options, for commands that take them only when they deliver.
+    static let names = ["grant-url", "grant-secret-file", "ledger-only"]
+
+    /// The grant path the options name.
+    ///
+    /// - Parameter arguments: The parsed arguments.
+    /// - Returns: The path.
+    /// - Throws: A usage error when neither is given (explaining both), both are, or one is incomplete.
+    static func parse(_ arguments: Arguments) throws(Arguments.UsageError) -> Path {
+        let url = try arguments.value("grant-url")
+        let secretFile = try arguments.value("grant-secret-file")
+        let ledgerOnly = arguments.has("ledger-only")
+        switch (url, ledgerOnly) {
+        case (nil, false):
+            if secretFile != nil {
+                throw .init(message: "--grant-secret-file goes with --grant-url URL")
+            }
+            throw .init(
+                message: "this command delivers purchases: say how with --grant-url URL --grant-secret-file FILE (each "
+                    + "grant and take-back POSTed to your backend, signed) or --ledger-only (the ledger is the "
+                    + "entitlement source)"
+            )
+        case (_?, true):
+            throw .init(message: "give --grant-url or --ledger-only, not both")
+        case (nil, true):
+            if secretFile != nil {
+                throw .init(message: "--grant-secret-file goes with --grant-url, not --ledger-only")
+            }
+            return .ledgerOnly
+        case (let text?, false):
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", url.host?.isEmpty == false
+            else {
+                throw .init(message: "--grant-url must be an http or https URL, not '\(text)'")
+            }
+            guard let secretFile else {
+                throw .init(
+                    message: "--grant-url needs --grant-secret-file FILE, the shared secret that signs requests"
+                )
+            }
+            return .webhook(url, secret: try readSecret(secretFile))
+        }
+    }
+
+    /// Refuses GRANT options on a command run that delivers nothing.
+    ///
+    /// - Parameters:
+    ///   - arguments: The parsed arguments.
+    ///   - condition: What makes the command deliver, for the message (`--redeliver`).
+    static func refuse(_ arguments: Arguments, without condition: String) throws(Arguments.UsageError) {
+        for name in names where arguments.options[name] != nil || arguments.has(name) {
+            throw .init(message: "--\(name) applies only with \(condition)")
+        }
+    }
+
+    /// Reads the secret: the file's bytes without a trailing newline (`\n` or `\r\n`).
+    private static func readSecret(_ path: String) throws(Arguments.UsageError) -> [UInt8] {
+        var bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw .init(message: "cannot read --grant-secret-file \(path): \(error.localizedDescription)")
+        }
+        if bytes.last == UInt8(ascii: "\n") {
+            bytes.removeLast()
+            if bytes.last == UInt8(ascii: "\r") {
+                bytes.removeLast()
+            }
+        }
+        do {
+            _ = try HMACSHA256(key: bytes)
+        } catch {
+            throw .init(message: "--grant-secret-file \(path): \((error as? IAPError)?.message ?? "\(error)")")
+        }
+        return bytes
+    }
+
+    /// The fulfillment hook of a path, and how the audit log names the path.
+    ///
+    /// - Parameter path: The grant path.
+    /// - Returns: The hook, and `webhook <host>` or `ledger-only`.
+    /// - Throws: ``IAPError`` when the secret cannot key HMAC-SHA256.
+    static func hook(_ path: Path) throws -> (hook: any FulfillmentHook, description: String) {
+        switch path {
+        case .ledgerOnly:
+            // The ledger is what the app's backend reads: once recorded, the purchase is delivered.
+            return (ClosureFulfillmentHook(grant: { _ in }, revoke: { _ in }), "ledger-only")
+        case .webhook(let url, let secret):
+            let hook = WebhookFulfillmentHook(
+                url: url,
+                authenticator: try HMACSHA256(key: secret),
+                transport: URLSessionTransport()
+            )
+            return (hook, "webhook \(url.host ?? url.absoluteString)")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+public import IAPCore
+
+/// An ``EventSink`` that appends each ``IAPEvent`` to a file as one JSON object per line, for a log shipper, `jq` or
+/// a person with `tail -f`.
+///
+/// Each line holds the keys `time` (milliseconds since 1970), `event`, `userId`, `productId`, `transactionId`,
+/// `originalTransactionId`, `environment`, `outcome`, `errorCode` and `durationMs`; a key whose value is unknown is
+/// absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
+///
+/// ```json
+/// {"durationMs":12,"environment":"Sandbox","event":"reconciliation.customer","outcome":"clean","time":1767603600000}
+/// ```
+///
+/// The file is created private (0600) and opened for appending without following a symbolic link; several processes
+/// may append to one file (each line is one `write`). ``record(_:)`` never throws and never waits for the disk to
+/// flush: a line that cannot be written is counted in ``droppedEvents``, as the ``EventSink`` contract asks.
+public final class JSONLinesEventSink: EventSink {
+    /// The file.
+    public let path: String
+    private let descriptor: Int32
+    private let dropped = LockedValue(0)
+
+    /// Opens (creating) the file for appending.
+    ///
+    /// - Parameter path: The file; created with mode 0600 when missing.
+    /// - Throws: ``IAPError`` `storageFailure` when the file cannot be opened (a missing directory, no permission, a
+    ///   symbolic link in its place).
+    public init(path: String) throws {
+        self.path = path
+        let flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW
+        let descriptor = path.withCString { open($0, flags, 0o600) }
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw IAPError(.storageFailure, "cannot open the event log \(path): \(reason)")
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// How many events could not be written (a full disk, an I/O error).
+    public var droppedEvents: Int {
+        dropped.withLock { $0 }
+    }
+
+    public func record(_ event: IAPEvent) {
+        var bytes = Self.line(event)
+        bytes.append(UInt8(ascii: "\n"))
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written != bytes.count {
+            dropped.withLock { $0 += 1 }
+        }
+    }
+
+    /// The JSON object of one event, without its newline.
+    static func line(_ event: IAPEvent) -> [UInt8] {
+        struct Line: Encodable {
+            var time: Int64
+            var event: String
+            var userId: String?
+            var productId: String?
+            var transactionId: String?
+            var originalTransactionId: String?
+            var environment: String?
+            var outcome: String?
+            var errorCode: String?
+            var durationMs: Int64?
+        }
+        let line = Line(
+            time: event.time.millisecondsSince1970,
+            event: event.event,
+            userId: event.userId,
+            productId: event.productId,
+            transactionId: event.transactionId,
+            originalTransactionId: event.originalTransactionId,
+            environment: event.environment,
+            outcome: event.outcome,
+            errorCode: event.errorCode,
+            durationMs: event.durationMs
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, integers and optionals always encode.
+        return (try? Array(encoder.encode(line))) ?? Array(#"{"event":"unencodable"}"#.utf8)
+    }
+}
