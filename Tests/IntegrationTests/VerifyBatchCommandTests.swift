@@ -45,15 +45,7 @@ struct VerifyBatchCommandTests {
     /// Runs `iap` with `input` written from another thread while the output is read, so that neither pipe can fill
     /// up and stall the other.
     static func run(_ arguments: [String], input: Data) throws -> (status: Int32, stdout: [String]) {
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, stdin, stdout) = try launch(arguments)
         let writer = Thread {
             stdin.fileHandleForWriting.write(input)
             try? stdin.fileHandleForWriting.close()
@@ -63,6 +55,20 @@ struct VerifyBatchCommandTests {
         process.waitUntilExit()
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         return (process.terminationStatus, lines.dropLast().map(String.init))
+    }
+
+    /// Starts `iap` with pipes on its standard input and output (its standard error discarded).
+    static func launch(_ arguments: [String]) throws -> (process: Process, stdin: Pipe, stdout: Pipe) {
+        let process = Process()
+        process.executableURL = try EmulatorProcess.binary()
+        process.arguments = arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, stdin, stdout)
     }
 
     @Test func manyLinesAreAnsweredInInputOrderWithJSONEncodersBytes() throws {
@@ -112,15 +118,7 @@ struct VerifyBatchCommandTests {
     @Test func aPipeIsAnsweredLineByLineAsTheLinesArrive() throws {
         let bench = try Workbench(count: 3)
         defer { bench.remove() }
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments = ["verify", "--batch", "--root", bench.root]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, stdin, stdout) = try Self.launch(["verify", "--batch", "--root", bench.root])
         defer {
             if process.isRunning {
                 process.terminate()

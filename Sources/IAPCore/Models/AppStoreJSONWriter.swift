@@ -164,14 +164,7 @@ package struct AppStoreJSONWriter {
     mutating func field(_ name: StaticString, _ values: [String]?) {
         guard let values else { return }
         key(name)
-        bytes.append(UInt8(ascii: "["))
-        for (index, value) in values.enumerated() {
-            if index > 0 {
-                bytes.append(UInt8(ascii: ","))
-            }
-            appendString(value)
-        }
-        bytes.append(UInt8(ascii: "]"))
+        elements(values) { $0.appendString($1) }
     }
 
     /// Appends `"name":{...}` when `value` is present, its members written by `write`.
@@ -193,12 +186,22 @@ package struct AppStoreJSONWriter {
     ) rethrows {
         guard let values else { return }
         key(name)
+        try elements(values) { out, value in
+            try out.members { try write(&$0, value) }
+        }
+    }
+
+    /// Appends `[...]`, each element written by `write`.
+    private mutating func elements<Value>(
+        _ values: [Value],
+        _ write: (inout AppStoreJSONWriter, Value) throws -> Void
+    ) rethrows {
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 {
                 bytes.append(UInt8(ascii: ","))
             }
-            try members { try write(&$0, value) }
+            try write(&self, value)
         }
         bytes.append(UInt8(ascii: "]"))
     }
