@@ -51,7 +51,8 @@ final class VerifyBatch: @unchecked Sendable {
         self.streaming = streaming
         self.verifiers = verifiers
         self.kind = kind
-        self.window = 16 * max(verifiers.count, 1)
+        // 16 lines per worker (32 on two cores), at most 256 once there are more than 16 workers.
+        self.window = max(2 * verifiers.count, min(16 * verifiers.count, 256), 1)
         self.answers = Array(repeating: nil, count: window)
     }
 
