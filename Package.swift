@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "swift-iap",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The floor: Swift's `Clock` and `Duration`, which the package sleeps and times out with, need iOS 16 and
+    // macOS 13. Anything newer is behind `if #available` (Scripts/typecheck-storekit.sh checks the StoreKit adapter).
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "IAPCore", targets: ["IAPCore"]),
         .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
@@ -14,6 +16,7 @@ let package = Package(
         .library(name: "IAPStorageFile", targets: ["IAPStorageFile"]),
         .library(name: "IAPStoragePostgres", targets: ["IAPStoragePostgres"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
+        .library(name: "IAPHTTPServer", targets: ["IAPHTTPServer"]),
         .library(name: "IAPInMemory", targets: ["IAPInMemory"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
@@ -31,7 +34,8 @@ let package = Package(
         // MARK: - App side (links no C module)
         .target(name: "IAPApp", dependencies: ["IAPCore"]),
         // The StoreKit 2 adapter; its source is inside `#if canImport(StoreKit)`, empty elsewhere.
-        .target(name: "IAPStoreKit", dependencies: ["IAPApp"]),
+        // Scripts/typecheck-storekit.sh type-checks it on Linux against the documented StoreKit API.
+        .target(name: "IAPStoreKit", dependencies: ["IAPCore", "IAPApp"]),
 
         // MARK: - Backends
         .systemLibrary(
@@ -48,6 +52,13 @@ let package = Package(
         ),
         .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
+        // The HTTP server side: routes and async handlers on GNU libmicrohttpd; only its MicroHTTPD/ files import it.
+        .systemLibrary(
+            name: "CIAPMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
+        .target(name: "IAPHTTPServer", dependencies: ["IAPCore", "CIAPMicroHTTPD"]),
 
         // MARK: - Test kit
         // In-memory stores, clocks, fault injection and the conformance suites: no C module, builds for iOS.
@@ -63,7 +74,7 @@ let package = Package(
             name: "iap",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres",
-                "IAPTransportURLSession", "IAPInMemory", "IAPTesting",
+                "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer",
             ],
             path: "Sources/Examples/iap"
         ),
@@ -121,6 +132,10 @@ let package = Package(
         .testTarget(
             name: "IAPTransportURLSessionTests",
             dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession"]
+        ),
+        .testTarget(
+            name: "IAPHTTPServerTests",
+            dependencies: ["IAPCore", "IAPHTTPServer", "IAPInMemory", "IAPTransportURLSession"]
         ),
         .testTarget(name: "IAPInMemoryTests", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory"]),
         .testTarget(

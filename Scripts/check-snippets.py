@@ -52,6 +52,7 @@ COMMENT = re.compile(r"^<!--\s*check-snippets:\s*(.*?)\s*-->$")
 C_MODULES = {
     "CIAPOpenSSL": ("Sources/CIAPOpenSSL/module.modulemap", "libcrypto"),
     "CIAPLibPQ": ("Sources/CIAPLibPQ/module.modulemap", "libpq"),
+    "CIAPMicroHTTPD": ("Sources/CIAPMicroHTTPD/module.modulemap", "libmicrohttpd"),
 }
 
 

@@ -22,11 +22,12 @@ ALLOWED = {
     "IAPServerAPI": {"IAPCore"},
     "IAPLegacyReceipts": {"IAPCore"},
     "IAPApp": {"IAPCore"},
-    "IAPStoreKit": {"IAPApp"},
+    "IAPStoreKit": {"IAPCore", "IAPApp"},
     "IAPCrypto": {"IAPCore", "CIAPOpenSSL"},
     "IAPStorageFile": {"IAPCore", "IAPServerAPI"},
     "IAPStoragePostgres": {"IAPCore", "IAPServerAPI", "CIAPLibPQ"},
     "IAPTransportURLSession": {"IAPCore"},
+    "IAPHTTPServer": {"IAPCore", "IAPServerAPI", "CIAPMicroHTTPD"},
     "IAPInMemory": {"IAPCore", "IAPApp", "IAPServerAPI"},
     "IAPTesting": {"IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPCrypto"},
 }

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -64,11 +65,23 @@ class Receiver(BaseHTTPRequestHandler):
         pass
 
 
-def control(base_url, method, path, body=None):
+def control(base_url, token, method, path, body=None):
+    """A control request: the emulator's token in X-Emulator-Control-Token, JSON in and out."""
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base_url + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", "X-Emulator-Control-Token": token}
+    request = urllib.request.Request(base_url + path, data=data, method=method, headers=headers)
     with urllib.request.urlopen(request, timeout=10) as response:
         return response.read()
+
+
+def control_status(base_url, method, path, headers):
+    """The status of a control request sent with exactly these headers."""
+    request = urllib.request.Request(base_url + path, data=b"{}", method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def make_client(pem, base_url, bundle_id=BUNDLE_ID):
@@ -111,17 +124,33 @@ def run(iap):
         if not line.startswith("listening on "):
             raise AssertionError(f"iap emulate did not start: {line!r}")
         base_url = line[len("listening on "):]
+        token_line = emulator.stdout.readline().decode().strip()
+        if not token_line.startswith("control token: "):
+            raise AssertionError(f"iap emulate printed no control token: {token_line!r}")
+        control_token = token_line[len("control token: "):]
         print(f"emulator at {base_url}")
 
-        root = control(base_url, "GET", "/emulator/v1/root-certificate")
+        # The control plane is closed: no token, a foreign origin, or text/plain are refused.
+        purchases = "/emulator/v1/purchases"
+        check("401 for a control request without the token",
+              control_status(base_url, "POST", purchases, {"Content-Type": "application/json"}) == 401)
+        check("403 for a control request from another origin",
+              control_status(base_url, "POST", purchases, {"Content-Type": "application/json",
+                                                            "X-Emulator-Control-Token": control_token,
+                                                            "Origin": "http://evil.example"}) == 403)
+        check("415 for a text/plain control request",
+              control_status(base_url, "POST", purchases, {"Content-Type": "text/plain",
+                                                            "X-Emulator-Control-Token": control_token}) == 415)
+
+        root = control(base_url, control_token, "GET", "/emulator/v1/root-certificate")
         verifier = SignedDataVerifier([root], False, Environment.SANDBOX, BUNDLE_ID, APP_APPLE_ID)
         client = make_client(pem, base_url)
 
         # Purchases through the control endpoint.
-        premium = json.loads(control(base_url, "POST", "/emulator/v1/purchases", {"productId": "premium"}))
-        coins = [json.loads(control(base_url, "POST", "/emulator/v1/purchases", {"productId": "coins.100"}))
+        premium = json.loads(control(base_url, control_token, "POST", "/emulator/v1/purchases", {"productId": "premium"}))
+        coins = [json.loads(control(base_url, control_token, "POST", "/emulator/v1/purchases", {"productId": "coins.100"}))
                  for _ in range(22)]
-        monthly = json.loads(control(base_url, "POST", "/emulator/v1/purchases", {"productId": "pro.monthly"}))
+        monthly = json.loads(control(base_url, control_token, "POST", "/emulator/v1/purchases", {"productId": "pro.monthly"}))
         bought = [premium["transactionId"]] + [c["transactionId"] for c in coins] + [monthly["transactionId"]]
 
         # get_transaction_info
@@ -158,20 +187,20 @@ def run(iap):
             return items
 
         check("get_all_subscription_statuses active", [i.status for i in status_of()] == [Status.ACTIVE])
-        control(base_url, "POST", f"/emulator/v1/subscriptions/{original}/renew")
+        control(base_url, control_token, "POST", f"/emulator/v1/subscriptions/{original}/renew")
         renewed = status_of([Status.ACTIVE])
         latest = verifier.verify_and_decode_signed_transaction(renewed[0].signedTransactionInfo)
         check("get_all_subscription_statuses after renewal", len(renewed) == 1
               and latest.transactionId != monthly["transactionId"], f"{latest}")
-        control(base_url, "POST", f"/emulator/v1/subscriptions/{original}/fail-billing")
-        control(base_url, "POST", f"/emulator/v1/subscriptions/{original}/renew")
+        control(base_url, control_token, "POST", f"/emulator/v1/subscriptions/{original}/fail-billing")
+        control(base_url, control_token, "POST", f"/emulator/v1/subscriptions/{original}/renew")
         check("get_all_subscription_statuses billing retry",
               [i.status for i in status_of()] == [Status.BILLING_RETRY])
         check("get_all_subscription_statuses status filter", status_of([Status.ACTIVE]) == [])
 
         # get_refund_history after a refund
         refunded = coins[3]["transactionId"]
-        control(base_url, "POST", f"/emulator/v1/transactions/{refunded}/refund", {"reason": 1})
+        control(base_url, control_token, "POST", f"/emulator/v1/transactions/{refunded}/refund", {"reason": 1})
         refunds = client.get_refund_history(premium["transactionId"], None)
         decoded = [verifier.verify_and_decode_signed_transaction(s) for s in refunds.signedTransactions]
         check("get_refund_history", [t.transactionId for t in decoded] == [refunded]
@@ -229,10 +258,10 @@ def run(iap):
         expect_api_error("401 for a token of another app",
                          lambda: make_client(pem, base_url, "com.example.other").get_transaction_info(
                              premium["transactionId"]), 401)
-        control(base_url, "POST", "/emulator/v1/faults", {"status": 429, "count": 1, "retryAfterMillis": 100})
+        control(base_url, control_token, "POST", "/emulator/v1/faults", {"status": 429, "count": 1, "retryAfterMillis": 100})
         expect_api_error("error 4290000 RateLimitExceeded",
                          lambda: client.get_transaction_info(premium["transactionId"]), 429, APIError.RATE_LIMIT_EXCEEDED)
-        control(base_url, "POST", "/emulator/v1/faults", {"status": 500, "count": 1})
+        control(base_url, control_token, "POST", "/emulator/v1/faults", {"status": 500, "count": 1})
         expect_api_error("error 5000000 GeneralInternal",
                          lambda: client.get_transaction_info(premium["transactionId"]), 500, APIError.GENERAL_INTERNAL)
     finally:

@@ -11,7 +11,6 @@
     public import Foundation
 #endif
 import IAPCore
-import Synchronization
 
 /// A ``PurchaseOutboxStorage`` in one small file, replaced atomically on every save.
 ///
@@ -19,6 +18,9 @@ import Synchronization
 /// over `<path>` and flushes the directory. A crash at any point leaves either the old file or the new one, whole;
 /// a leftover temporary file is ignored and overwritten by the next save. Saves made at the same time in one process
 /// run one after the other; two processes must not share the file.
+///
+/// A file the coordinator cannot read is renamed to `<path>.quarantined-<milliseconds since 1970>` (never
+/// overwriting an earlier one) and kept there for support; the next save starts a new file at `<path>`.
 ///
 /// ```swift
 /// let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
@@ -77,8 +79,30 @@ public struct FilePurchaseOutboxStorage: PurchaseOutboxStorage {
         try Self.saveLock.withLock { _ in try replace(with: data) }
     }
 
-    /// Serializes the saves of this process: they all write through the same temporary file.
-    private static let saveLock = Mutex(())
+    /// Moves the file aside to `<path>.quarantined-<milliseconds>`, unchanged, and flushes the directory.
+    ///
+    /// - Parameter date: When; its milliseconds since 1970 name the moved file (a counter is added when that name is
+    ///   taken).
+    /// - Returns: The moved file's path.
+    /// - Throws: ``IAPError`` `storageFailure` when the file cannot be renamed; it is then where it was.
+    public func quarantine(at date: Date) async throws -> String {
+        try Self.saveLock.withLock { _ in
+            let base = path + ".quarantined-\(date.millisecondsSince1970)"
+            var target = base
+            var counter = 1
+            var status = stat()
+            while stat(target, &status) == 0 {
+                counter += 1
+                target = base + "-\(counter)"
+            }
+            try SystemFile.rename(path, to: target)
+            try SystemFile.syncDirectory(Self.directory(of: path))
+            return target
+        }
+    }
+
+    /// Serializes the saves and moves of this process: saves all write through the same temporary file.
+    private static let saveLock = LockedValue(())
 
     private func replace(with data: Data) throws {
         let directory = Self.directory(of: path)

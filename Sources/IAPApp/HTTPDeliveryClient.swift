@@ -8,23 +8,58 @@ public import IAPCore
 /// A ``DeliveryClient`` that posts to the app's server: `POST {baseURL}/iap/v1/transactions`, answered by
 /// ``TransactionSubmissionHandler``.
 ///
-/// The HTTP status decides first: `5xx`, `408` and `429` are rejections that may pass (the purchase is kept and
-/// submitted again); any other `4xx` is a rejection (`deliveryRejected`, or the code the server's JSON names);
-/// `200` and `202` carry the outcome in their JSON body. Only a `200` whose body says `"finish": true` is taken
-/// as settled, and an answer whose body cannot be read is never taken for a delivery.
+/// The HTTP status decides first: `401` and `403` are ``IAPError/Code/authenticationRequired`` (the customer must
+/// sign in again; the purchase is kept, unfinished, and ``PurchaseCoordinator/signIn(_:)`` submits it again); `5xx`,
+/// `408` and `429` are rejections that may pass (the purchase is kept and submitted again); any other `4xx` is a
+/// rejection (`deliveryRejected`, or the code the server's JSON names); `200` and `202` carry the outcome in their
+/// JSON body. Only a `200` whose body says `"finish": true` is taken as settled, and an answer whose body cannot be
+/// read is never taken for a delivery.
+///
+/// The header fields come from a provider called for every request, so that a session token refreshed after the
+/// client was created is the one sent:
+///
+/// ```swift
+/// let delivery = HTTPDeliveryClient(baseURL: api, transport: URLSessionTransport()) {
+///     ["Authorization": "Bearer \(try await session.freshAccessToken())"]
+/// }
+/// ```
 public struct HTTPDeliveryClient: DeliveryClient {
+    /// Provides the extra header fields of a request (an `Authorization` header, say); called for every request.
+    /// A provider that throws (nobody signed in) makes the submission fail with `authenticationRequired` before
+    /// anything is sent.
+    public typealias HeaderProvider = @Sendable () async throws -> [String: String]
+
     /// The server's base URL, such as `https://api.example.com`.
     public let baseURL: URL
-    /// Extra header fields sent with every request (an `Authorization` header, say).
-    public let headers: [String: String]
     /// How long one exchange may take.
     public let timeout: Duration
     private let transport: any Transport
+    private let headers: HeaderProvider
 
     /// The path the client posts to, below ``baseURL``.
     public static let path = "/iap/v1/transactions"
 
-    /// Creates a client.
+    /// Creates a client whose header fields come from a provider, called for every request.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The server's base URL.
+    ///   - transport: Sends the requests (`URLSessionTransport` in an app).
+    ///   - timeout: How long one exchange may take.
+    ///   - headers: Provides the extra header fields of each request.
+    public init(
+        baseURL: URL,
+        transport: some Transport,
+        timeout: Duration = .seconds(30),
+        headers: @escaping HeaderProvider
+    ) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.headers = headers
+        self.timeout = timeout
+    }
+
+    /// Creates a client with fixed header fields, for servers whose credentials never change (an API key); use a
+    /// header provider for session tokens, which expire.
     ///
     /// - Parameters:
     ///   - baseURL: The server's base URL.
@@ -37,10 +72,7 @@ public struct HTTPDeliveryClient: DeliveryClient {
         headers: [String: String] = [:],
         timeout: Duration = .seconds(30)
     ) {
-        self.baseURL = baseURL
-        self.transport = transport
-        self.headers = headers
-        self.timeout = timeout
+        self.init(baseURL: baseURL, transport: transport, timeout: timeout) { headers }
     }
 
     /// Posts the submission and reads the server's answer.
@@ -48,18 +80,27 @@ public struct HTTPDeliveryClient: DeliveryClient {
     /// - Parameter submission: The signed transaction and its context.
     /// - Returns: The server's outcome.
     /// - Throws: ``IAPError`` `transportFailure`, `timeout` or `cancelled` (retryable) when no answer arrived;
+    ///   `authenticationRequired` (retryable) when the header provider failed, before anything was sent;
     ///   `invalidConfiguration` when ``baseURL`` cannot take the path.
     public func submit(_ submission: TransactionSubmission) async throws -> TransactionSubmissionResult {
-        var base = baseURL.absoluteString
-        while base.hasSuffix("/") {
-            base.removeLast()
-        }
-        guard let url = URL(string: base + Self.path) else {
+        guard let url = baseURL.appending(encodedPath: Self.path) else {
             throw IAPError(.invalidConfiguration, "the delivery base URL '\(baseURL)' cannot take \(Self.path)")
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var requestHeaders = headers
+        var requestHeaders: [String: String]
+        do {
+            requestHeaders = try await headers()
+        } catch {
+            let reason = (error as? IAPError)?.message ?? "\(error)"
+            var failure = IAPError(
+                .authenticationRequired,
+                "the app has no credentials for the delivery server: \(reason)",
+                underlying: error
+            )
+            failure.isRetryable = true
+            throw failure
+        }
         requestHeaders["Content-Type"] = "application/json"
         requestHeaders["Accept"] = "application/json"
         let request = HTTPRequest(
@@ -88,6 +129,16 @@ public struct HTTPDeliveryClient: DeliveryClient {
             var error = IAPError(code, message, isRetryable: retryable)
             error.httpStatus = status
             return TransactionSubmissionResult(outcome: .rejected, transactionId: decoded?.transactionId, error: error)
+        }
+        if status == 401 || status == 403 {
+            let reason = decoded?.error.map { "\($0.code): \($0.message)" } ?? "no explanation"
+            // The purchase stays unfinished, and is submitted again once the customer signed in.
+            return rejection(
+                .authenticationRequired,
+                "the delivery server answered \(status) (\(reason)): the customer must sign in again; the purchase is "
+                    + "kept and submitted after the sign-in",
+                retryable: true
+            )
         }
         if status >= 500 || status == 408 || status == 429 {
             let reason = decoded?.error.map { "\($0.code): \($0.message)" } ?? "no explanation"

@@ -20,28 +20,35 @@ extension PurchaseCoordinator {
 
     /// Submits the purchases in the outbox: those whose backoff is over, or all of them.
     ///
-    /// Call it when the app returns to the foreground or the network comes back; ``start(signedInUser:)`` and
-    /// each purchase call it too.
+    /// Call it when the network comes back, or after the customer signed in again; ``sweep(force:)`` (at launch
+    /// and on returning to the foreground), ``signIn(_:)`` and each delivered purchase call it too.
     ///
     /// - Parameter force: Whether to submit entries whose backoff is not over yet.
     /// - Returns: What was delivered and what still waits.
-    /// - Throws: ``IAPError`` `.storageCorrupted` or `.storageFailure` when the outbox cannot be read.
     @discardableResult
-    public func drainOutbox(force: Bool = false) async throws -> OutboxDrainReport {
-        try await loadIfNeeded()
+    public func drainOutbox(force: Bool = false) async -> OutboxDrainReport {
+        await loadIfNeeded()
+        return await drain(sortedEntries().map(\.transactionId), force: force)
+    }
+
+    /// Submits the given outbox entries, oldest first, skipping those whose backoff is not over unless `force`.
+    func drain(_ transactionIds: [String], force: Bool) async -> OutboxDrainReport {
         var report = OutboxDrainReport()
         let now = clock.now
-        let entries = outbox.entries.values.sorted {
-            ($0.enqueuedAt, $0.transactionId) < ($1.enqueuedAt, $1.transactionId)
-        }
-        for entry in entries {
+        for id in transactionIds {
+            guard let entry = outbox.entries[id] else { continue }
             if !force, let due = entry.nextAttemptAt, due > now {
-                report.notDue.append(entry.transactionId)
+                report.notDue.append(id)
                 continue
             }
-            switch await deliver(entry.transactionId) {
-            case .delivered, .revoked: report.delivered.append(entry.transactionId)
-            case .waiting, .rejected, .busy: report.waiting.append(entry.transactionId)
+            switch await deliver(id) {
+            case .delivered, .revoked:
+                report.delivered.append(id)
+            case .waiting, .rejected, .busy:
+                report.waiting.append(id)
+                if outbox.entries[id]?.isAwaitingAuthentication == true {
+                    report.awaitingAuthentication.append(id)
+                }
             }
         }
         return report
@@ -52,29 +59,38 @@ extension PurchaseCoordinator {
     /// Handles one transaction from the store's updates: a renewal, an Ask to Buy approval, a refund, a purchase
     /// from another device, or an unfinished transaction of an earlier run.
     func handleUpdate(_ signedTransaction: String) async {
+        await loadIfNeeded()
         let transaction: UnverifiedTransaction
         do {
-            try await loadIfNeeded()
             transaction = try UnverifiedTransaction(signedTransaction: signedTransaction)
         } catch {
             emit(.unreadable(IAPError.wrapping(error, as: .malformedSignedData, "an update could not be read")))
             return
         }
+        if await absorb(transaction) {
+            _ = await deliver(transaction.transactionId)
+        }
+    }
+
+    /// Takes a transaction from the store into the outbox, unless the server confirmed this state of it already
+    /// (an unfinished copy handed out again): then only the finish may be missing, and it is done here.
+    ///
+    /// - Returns: Whether the transaction is in the outbox and must be submitted.
+    func absorb(_ transaction: UnverifiedTransaction) async -> Bool {
         let id = transaction.transactionId
         if outbox.entries[id] == nil, let known = outbox.history[id],
             known.delivery == (transaction.payload.revocationDate != nil ? .revoked : .delivered)
         {
-            // The server confirmed this state of the transaction before (an unfinished copy re-sent at launch):
-            // only the finish may be missing. The cache's revocation date proves nothing: the store's list may
-            // have brought it before the server heard of the refund.
+            // The cache's revocation date proves nothing: the store's list may have brought it before the server
+            // heard of the refund. What counts is what the server confirmed.
             mergeIntoHistory(transaction)
             try? await persist()
             try? await store.finish(transactionId: id)
-            return
+            return false
         }
         enqueue(transaction, userId: nil, orderId: nil)
         try? await persist()
-        _ = await deliver(id)
+        return true
     }
 
     /// Adds a transaction to the outbox (or updates its signed data when newer), with its context, and to the
@@ -99,6 +115,14 @@ extension PurchaseCoordinator {
         var context = (userId: userId, orderId: orderId)
         if context.userId == nil {
             context = resolveContext(of: transaction)
+        }
+        if let user = context.userId {
+            // The purchase a parent approved arrived: it no longer shows as waiting (nor do repeated requests for
+            // it, which the App Store merges into one).
+            for index in outbox.intents.indices
+            where outbox.intents[index].productId == transaction.productId && outbox.intents[index].userId == user {
+                outbox.intents[index].awaitingApprovalSince = nil
+            }
         }
         outbox.entries[id] = PurchaseOutboxEntry(
             transactionId: id,
@@ -190,11 +214,14 @@ extension PurchaseCoordinator {
             var revoked = outbox.history[transactionId]?.delivery == .revoked
             if entry.state != .confirmed {
                 let token = (try? UnverifiedTransaction(signedTransaction: entry.signedTransaction))?.appAccountToken
-                let submission = TransactionSubmission(
+                var submission = TransactionSubmission(
                     signedTransaction: entry.signedTransaction,
                     userId: entry.userId ?? fallbackUser(forToken: token),
                     orderId: entry.orderId
                 )
+                if configuration.sendsAppTransaction {
+                    submission.signedAppTransaction = await appTransactionForSubmission()
+                }
                 let result: TransactionSubmissionResult
                 do {
                     result = try await delivery.submit(submission)

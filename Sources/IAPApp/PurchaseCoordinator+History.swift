@@ -12,10 +12,9 @@ extension PurchaseCoordinator {
     /// confirmed to this device (a new device, a reinstall), so the server delivers what is missing.
     ///
     /// - Returns: The current entitlements and what was submitted.
-    /// - Throws: ``IAPError`` from the store's sync (`transportFailure` when offline, `userCancelled`), or
-    ///   `.storageCorrupted` when the outbox is damaged.
+    /// - Throws: ``IAPError`` from the store's sync (`transportFailure` when offline, `userCancelled`).
     public func restore() async throws -> RestoreReport {
-        try await loadIfNeeded()
+        await loadIfNeeded()
         try await store.sync()
         let signed = try await store.currentEntitlements()
         var report = RestoreReport(entitlements: [], submitted: [], failures: [:])
@@ -56,9 +55,12 @@ extension PurchaseCoordinator {
     ///
     /// - Parameter transactionId: The transaction.
     /// - Returns: Whether the request was sent.
-    /// - Throws: ``IAPError`` from the store, or when the mark cannot be saved.
+    /// - Throws: ``IAPError`` from the store (``PurchaseFailureKind/classify(_:)`` says what to tell the customer:
+    ///   `refundAlreadyRequested` is ``PurchaseFailureKind/alreadyRequested``, `refundRequestFailed` and
+    ///   `transportFailure` are ``PurchaseFailureKind/retryable``, `unsupportedOperation` is
+    ///   ``PurchaseFailureKind/configuration``), or when the mark cannot be saved.
     public func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
-        try await loadIfNeeded()
+        await loadIfNeeded()
         let status = try await store.requestRefund(transactionId: transactionId)
         // The revocation may have arrived while the sheet was open: nothing is left to wait for then.
         if status == .success, outbox.history[transactionId]?.isRevoked != true {
@@ -75,9 +77,8 @@ extension PurchaseCoordinator {
     ///
     /// - Parameter transactionId: The transaction.
     /// - Returns: `true` while the refund request is open.
-    /// - Throws: ``IAPError`` when the outbox cannot be read.
-    public func isRefundRequested(transactionId: String) async throws -> Bool {
-        try await loadIfNeeded()
+    public func isRefundRequested(transactionId: String) async -> Bool {
+        await loadIfNeeded()
         return outbox.refundRequests[transactionId] != nil
     }
 
@@ -87,7 +88,8 @@ extension PurchaseCoordinator {
     ///
     /// The first call fills the cache from the store's full list (``StoreClient/allTransactions()``); after that,
     /// every purchase and update keeps it current, and ``refreshHistory()`` merges the store's list again. Finished
-    /// consumables, which the store's list leaves out, stay in the cache.
+    /// consumables, which the store's list leaves out, stay in the cache. The first page also lists the purchases
+    /// waiting for a parent's approval (``PurchaseHistoryPage/pendingApprovals``), one per product and user.
     ///
     /// - Parameters:
     ///   - user: Only this business user's purchases; `nil` for every purchase of the device's account.
@@ -110,7 +112,7 @@ extension PurchaseCoordinator {
             }
             position = (millis, String(parts[1]))
         }
-        try await loadIfNeeded()
+        await loadIfNeeded()
         if !outbox.historyLoaded {
             try await refreshHistory()
         }
@@ -124,14 +126,40 @@ extension PurchaseCoordinator {
         }
         let page = Array(remaining.prefix(limit))
         let next = remaining.count > limit ? page.last.map { "\($0.key.0):\($0.key.1)" } : nil
-        return PurchaseHistoryPage(items: page.map(\.item), nextCursor: next)
+        return PurchaseHistoryPage(
+            items: page.map(\.item),
+            nextCursor: next,
+            pendingApprovals: cursor == nil ? pendingApprovals(for: user) : []
+        )
+    }
+
+    /// The purchases waiting for a parent's approval, newest first: one row per product and user, the latest
+    /// request's, for requests younger than ``Configuration/pendingApprovalLifetime``.
+    func pendingApprovals(for user: String?) -> [PendingPurchase] {
+        let oldest = clock.now.addingTimeInterval(-configuration.pendingApprovalLifetime.timeInterval)
+        var rows: [String: PendingPurchase] = [:]
+        for intent in outbox.intents where user == nil || intent.userId == user {
+            guard let since = intent.awaitingApprovalSince, since >= oldest else { continue }
+            let key = intent.userId + "\u{1}" + intent.productId
+            if let row = rows[key], row.requestedAt >= since {
+                continue
+            }
+            rows[key] = PendingPurchase(
+                productId: intent.productId,
+                userId: intent.userId,
+                orderId: intent.orderId,
+                quantity: intent.quantity ?? 1,
+                requestedAt: since
+            )
+        }
+        return rows.values.sorted { ($0.requestedAt, $0.productId) > ($1.requestedAt, $1.productId) }
     }
 
     /// Merges the store's full list of transactions into the history cache.
     ///
-    /// - Throws: The store's error when it cannot be asked, or ``IAPError`` when the outbox cannot be read.
+    /// - Throws: The store's error when it cannot be asked.
     public func refreshHistory() async throws {
-        try await loadIfNeeded()
+        await loadIfNeeded()
         let signed = try await store.allTransactions()
         for jws in signed {
             if let transaction = try? UnverifiedTransaction(signedTransaction: jws) {

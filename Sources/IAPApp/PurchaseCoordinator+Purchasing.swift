@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    public import FoundationEssentials
 #else
-    import Foundation
+    public import Foundation
 #endif
 import IAPCore
 
@@ -84,8 +84,8 @@ extension PurchaseCoordinator {
     ///   - user: The business user the purchase is for.
     ///   - orderId: The business order id, if the purchase is for one; it reaches the fulfillment hook.
     ///   - quantity: How many (consumables only).
-    /// - Returns: `.delivered`; `.pending` for Ask to Buy or a delivery the server has not confirmed yet (the
-    ///   purchase is safe in the outbox); `.cancelled`; or `.failed` with an error whose
+    /// - Returns: `.delivered`; `.pending` for Ask to Buy, a delivery the server has not confirmed yet, or one that
+    ///   waits for a sign-in (the purchase is safe in the outbox); `.cancelled`; or `.failed` with an error whose
     ///   ``PurchaseResult/failureKind`` says what to tell the customer.
     public func purchase(
         productId: String,
@@ -93,29 +93,74 @@ extension PurchaseCoordinator {
         orderId: String? = nil,
         quantity: Int = 1
     ) async -> PurchaseResult {
+        await purchase(productId: productId, for: user, orderId: orderId, options: PurchaseOptions(quantity: quantity))
+    }
+
+    /// Buys a product for a user with purchase options (offers, the server's introductory offer eligibility, an
+    /// appAccountToken the server signed an offer for) and delivers it through the server.
+    ///
+    /// ```swift
+    /// let token = await coordinator.appAccountToken(for: user)
+    /// let signature = try await myServer.signOffer("plus.monthly", offer: "comeback", token: token)
+    /// let result = await coordinator.purchase(
+    ///     productId: "plus.monthly",
+    ///     for: user,
+    ///     options: PurchaseOptions(appAccountToken: token, offer: .promotional(signature))
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - productId: The product to buy.
+    ///   - user: The business user the purchase is for.
+    ///   - orderId: The business order id, if the purchase is for one.
+    ///   - options: Quantity, appAccountToken and offers.
+    /// - Returns: As ``purchase(productId:for:orderId:quantity:)``; `.failed` with `invalidArgument` for options
+    ///   the coordinator refuses before asking the store (an appAccountToken of another user, a signature that is
+    ///   not base64), `offerInvalid` or `offerIneligible` when the App Store refuses the offer.
+    public func purchase(
+        productId: String,
+        for user: String,
+        orderId: String? = nil,
+        options: PurchaseOptions
+    ) async -> PurchaseResult {
         guard !user.isEmpty else {
             return .failed(IAPError(.invalidArgument, "the user id is empty"))
         }
-        guard quantity >= 1 else {
-            return .failed(IAPError(.invalidArgument, "the quantity \(quantity) is not positive"))
+        guard options.quantity >= 1 else {
+            return .failed(IAPError(.invalidArgument, "the quantity \(options.quantity) is not positive"))
         }
+        if let problem = Self.problem(with: options) {
+            return .failed(problem)
+        }
+        await loadIfNeeded()
         do {
-            try await loadIfNeeded()
             _ = try await product(id: productId)
         } catch {
             return .failed(IAPError.wrapping(error, as: .internalError, "the purchase could not start"))
         }
-        let tokenUUID =
-            configuration.appAccountTokenNamespace.map {
-                AppAccountToken.derive(from: user, namespace: $0)
-            } ?? UUID()
+        let tokenUUID: UUID
+        if let requested = options.appAccountToken {
+            guard isToken(requested, of: user) else {
+                return .failed(
+                    IAPError(
+                        .invalidArgument,
+                        "the appAccountToken \(requested.uuidString.lowercased()) was not issued to this user by "
+                            + "appAccountToken(for:)"
+                    )
+                )
+            }
+            tokenUUID = requested
+        } else {
+            tokenUUID = newToken(for: user)
+        }
         let token = tokenUUID.uuidString.lowercased()
         let intent = PurchaseIntent(
             productId: productId,
             userId: user,
             orderId: orderId,
             appAccountToken: token,
-            createdAt: clock.now
+            createdAt: clock.now,
+            quantity: options.quantity
         )
         outbox.intents.append(intent)
         outbox.tokenOwners[token] = user
@@ -129,7 +174,15 @@ extension PurchaseCoordinator {
         }
         let storeResult: StorePurchaseResult
         do {
-            storeResult = try await store.purchase(productId: productId, appAccountToken: tokenUUID, quantity: quantity)
+            storeResult = try await store.purchase(
+                productId: productId,
+                options: StorePurchaseOptions(
+                    appAccountToken: tokenUUID,
+                    quantity: options.quantity,
+                    offer: options.offer,
+                    introductoryOfferEligibility: options.introductoryOfferEligibility
+                )
+            )
         } catch {
             removeIntent(intent)
             try? await persist()
@@ -142,6 +195,8 @@ extension PurchaseCoordinator {
             try? await persist()
             return .cancelled
         case .pending:
+            markAwaitingApproval(intent)
+            try? await persist()
             return .pending(.awaitingApproval)
         case .success(let signedTransaction):
             let transaction: UnverifiedTransaction
@@ -167,6 +222,8 @@ extension PurchaseCoordinator {
                 result = .failed(
                     IAPError(.purchaseRevoked, "the App Store revoked transaction \(transaction.transactionId)")
                 )
+            case .waiting(let error) where error?.code == .authenticationRequired:
+                result = .pending(.authenticationRequired(transactionId: transaction.transactionId))
             case .waiting, .busy:
                 result = .pending(.awaitingDelivery(transactionId: transaction.transactionId))
             case .rejected(let error):
@@ -175,10 +232,71 @@ extension PurchaseCoordinator {
             if case .delivered = attempt {
                 // The server just answered, so the backoff has no reason left: send what waits in the outbox,
                 // without holding up this purchase.
-                Task { [weak self] in _ = try? await self?.drainOutbox(force: true) }
+                Task { [weak self] in _ = await self?.drainOutbox(force: true) }
             }
             return result
         }
+    }
+
+    /// The appAccountToken for a user's next purchase, to have the server sign a promotional offer for it (the
+    /// version 1 signature signs the token) before passing both in ``PurchaseOptions``.
+    ///
+    /// With ``Configuration/appAccountTokenNamespace`` it is the user's derived token, always the same; otherwise
+    /// a new random token, remembered as the user's.
+    ///
+    /// - Parameter user: The business user.
+    /// - Returns: The token, to pass as ``PurchaseOptions/appAccountToken``.
+    public func appAccountToken(for user: String) async -> UUID {
+        await loadIfNeeded()
+        let token = newToken(for: user)
+        if configuration.appAccountTokenNamespace == nil {
+            outbox.tokenOwners[token.uuidString.lowercased()] = user
+            changed()
+            try? await persist()
+        }
+        return token
+    }
+
+    /// A token for a user's purchase: derived, or random.
+    func newToken(for user: String) -> UUID {
+        configuration.appAccountTokenNamespace.map { AppAccountToken.derive(from: user, namespace: $0) } ?? UUID()
+    }
+
+    /// Whether a token passed in the options belongs to the user: derived from the user's id, or issued to them.
+    func isToken(_ token: UUID, of user: String) -> Bool {
+        if let namespace = configuration.appAccountTokenNamespace {
+            return AppAccountToken.derive(from: user, namespace: namespace) == token
+        }
+        return outbox.tokenOwners[token.uuidString.lowercased()] == user
+    }
+
+    /// What is wrong with purchase options before the store sees them, if anything.
+    static func problem(with options: PurchaseOptions) -> IAPError? {
+        switch options.offer {
+        case .promotional(let signature)?:
+            if signature.offerId.isEmpty || signature.keyId.isEmpty {
+                return IAPError(.invalidArgument, "the promotional offer has an empty offer id or key id")
+            }
+            if signature.signatureData?.isEmpty ?? true {
+                return IAPError(.invalidArgument, "the promotional offer's signature is not standard base64")
+            }
+        case .promotionalJWS(let offerId, let compactJWS)?:
+            if offerId.isEmpty || compactJWS.split(separator: ".", omittingEmptySubsequences: false).count != 3 {
+                return IAPError(.invalidArgument, "the promotional offer needs an offer id and a compact JWS")
+            }
+        case .winBack(let offerId)?:
+            if offerId.isEmpty {
+                return IAPError(.invalidArgument, "the win-back offer id is empty")
+            }
+        case nil:
+            break
+        }
+        if let jws = options.introductoryOfferEligibility,
+            jws.split(separator: ".", omittingEmptySubsequences: false).count != 3
+        {
+            return IAPError(.invalidArgument, "the introductory offer eligibility is not a compact JWS")
+        }
+        return nil
     }
 
     func removeIntent(_ intent: PurchaseIntent) {
@@ -186,5 +304,13 @@ extension PurchaseCoordinator {
             outbox.intents.remove(at: index)
             changed()
         }
+    }
+
+    /// Marks a purchase as waiting for a parent's approval: a pending row of the history until its transaction
+    /// arrives.
+    func markAwaitingApproval(_ intent: PurchaseIntent) {
+        guard let index = outbox.intents.firstIndex(of: intent) else { return }
+        outbox.intents[index].awaitingApprovalSince = clock.now
+        changed()
     }
 }

@@ -13,4 +13,10 @@ public enum PurchaseEvent: Sendable, Hashable {
     case rejected(transactionId: String, IAPError)
     /// A transaction from the store could not be read.
     case unreadable(IAPError)
+    /// The outbox could not be read (damaged, or written by a newer version) and was moved aside; purchases go on
+    /// with an empty outbox, and the store hands the purchases it held to the app again.
+    case outboxQuarantined(OutboxQuarantine)
+    /// The outbox's storage could neither be read nor moved aside: purchases go on with an outbox in memory only,
+    /// until the next launch (see ``OutboxStatus/isDurable``).
+    case outboxUnavailable(IAPError)
 }

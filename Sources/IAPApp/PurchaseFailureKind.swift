@@ -11,6 +11,11 @@ public enum PurchaseFailureKind: String, Sendable, Hashable, CaseIterable {
     case configuration
     /// The signed data did not verify: "could not be confirmed"; never grant.
     case verification
+    /// The app's server wants the customer to sign in again: "sign in to continue". Whatever was paid is kept and
+    /// delivered after the sign-in.
+    case authenticationRequired
+    /// The request was made before and is still open (a refund already requested): "already requested".
+    case alreadyRequested
     /// Anything else.
     case unknown
 
@@ -22,11 +27,16 @@ public enum PurchaseFailureKind: String, Sendable, Hashable, CaseIterable {
         switch error.code {
         case .userCancelled:
             return .userCancelled
+        case .authenticationRequired, .unauthenticated, .userMismatch:
+            return .authenticationRequired
+        case .refundAlreadyRequested:
+            return .alreadyRequested
         case .malformedSignedData, .unsupportedAlgorithm, .certificateInvalid, .certificateChainInvalid,
             .untrustedRoot, .certificateExpired, .missingAppleMarker, .signatureInvalid, .unexpectedPayload:
             return error.isRetryable ? .retryable : .verification
         case .unknownProduct, .bundleIdMismatch, .environmentMismatch, .appAppleIdMismatch,
-            .unsignedEnvironmentRejected, .invalidConfiguration, .purchaseNotAllowed:
+            .unsignedEnvironmentRejected, .invalidConfiguration, .purchaseNotAllowed, .offerInvalid, .offerIneligible,
+            .unsupportedOperation:
             return .configuration
         default:
             if error.isRetryable {

@@ -3,7 +3,7 @@
 #else
     public import Foundation
 #endif
-import IAPCore
+public import IAPCore
 
 /// One purchase in the app's order history.
 public struct PurchaseHistoryItem: Sendable, Hashable, Codable {
@@ -33,6 +33,15 @@ public struct PurchaseHistoryItem: Sendable, Hashable, Codable {
     public var expiresDate: Date?
     /// How many were bought.
     public var quantity: Int
+    /// What the customer paid, in milliunits of ``currency`` (10990 is 10.99), after any offer; `nil` when the
+    /// transaction does not say (StoreKit signs it from iOS 16 on).
+    public var price: Int64?
+    /// The currency of ``price`` (ISO 4217).
+    public var currency: String?
+    /// The kind of offer the customer bought with, if any.
+    public var offerType: OfferType?
+    /// The id of that offer (promotional, win-back or offer code), if any.
+    public var offerId: String?
     /// When the App Store refunded or revoked it.
     public var revocationDate: Date?
     /// Whether it was shared by a family member rather than bought.
@@ -61,6 +70,10 @@ public struct PurchaseHistoryItem: Sendable, Hashable, Codable {
         self.purchaseDate = payload.purchaseDate
         self.expiresDate = payload.expiresDate
         self.quantity = payload.effectiveQuantity
+        self.price = payload.price
+        self.currency = payload.currency
+        self.offerType = payload.offerType
+        self.offerId = payload.offerIdentifier
         self.revocationDate = payload.revocationDate
         self.isFamilyShared = payload.inAppOwnershipType == .familyShared
         self.userId = nil

@@ -14,4 +14,9 @@ struct PurchaseIntent: Sendable, Hashable, Codable {
     /// The appAccountToken the purchase carries, lowercase.
     var appAccountToken: String
     var createdAt: Date
+    /// How many were asked for; `nil` in intents saved by versions that did not record it.
+    var quantity: Int?
+    /// When the store answered that a parent must approve (Ask to Buy); `nil` while the purchase has not been
+    /// parked. Shown as a pending row of the history.
+    var awaitingApprovalSince: Date?
 }

@@ -25,32 +25,66 @@ struct PurchaseOutbox: Sendable, Hashable, Codable {
     var historyLoaded = false
     /// Refund requests sent from this app, by transaction id, until the revocation arrives.
     var refundRequests: [String: Date] = [:]
+    /// The unreadable outboxes moved aside before this one, oldest first (the last ``maximumQuarantines``).
+    var quarantines: [OutboxQuarantine] = []
+
+    /// How many quarantines are remembered.
+    static let maximumQuarantines = 20
+
+    private enum CodingKeys: String, CodingKey {
+        case version, entries, intents, tokenOwners, history, historyLoaded, refundRequests, quarantines
+    }
+
+    init() {}
+
+    /// Reads an outbox; the fields later versions added may be missing, and fields this version does not know are
+    /// ignored (an older app reads what a newer one wrote, as long as the version number is the same).
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        entries = try container.decodeIfPresent([String: PurchaseOutboxEntry].self, forKey: .entries) ?? [:]
+        intents = try container.decodeIfPresent([PurchaseIntent].self, forKey: .intents) ?? []
+        tokenOwners = try container.decodeIfPresent([String: String].self, forKey: .tokenOwners) ?? [:]
+        history = try container.decodeIfPresent([String: PurchaseHistoryItem].self, forKey: .history) ?? [:]
+        historyLoaded = try container.decodeIfPresent(Bool.self, forKey: .historyLoaded) ?? false
+        refundRequests = try container.decodeIfPresent([String: Date].self, forKey: .refundRequests) ?? [:]
+        quarantines = try container.decodeIfPresent([OutboxQuarantine].self, forKey: .quarantines) ?? []
+    }
 
     /// Reads saved bytes.
     ///
-    /// - Throws: ``IAPError`` `.storageCorrupted` when they are not an outbox of a known version.
+    /// - Throws: ``IAPError`` `.storageCorrupted` when they are not an outbox of the version this code reads: damaged
+    ///   bytes, or another format version (a newer app wrote them).
     static func decode(_ data: Data, source: String) throws -> PurchaseOutbox {
-        let outbox: PurchaseOutbox
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        let version: Int?
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .millisecondsSince1970
-            outbox = try decoder.decode(PurchaseOutbox.self, from: data)
+            version = try decoder.decode(VersionProbe.self, from: data).version
         } catch {
+            throw IAPError(.storageCorrupted, "the purchase outbox (\(source)) is damaged: \(error)")
+        }
+        guard let version else {
+            throw IAPError(.storageCorrupted, "the purchase outbox (\(source)) is damaged: it has no format version")
+        }
+        guard version == Self.currentVersion else {
             throw IAPError(
                 .storageCorrupted,
-                "the purchase outbox (\(source)) is damaged and was left as it is: \(error). It may hold paid "
-                    + "purchases not yet delivered; keep the file for support, and the store re-delivers unfinished "
-                    + "transactions at the next launch"
+                "the purchase outbox (\(source)) has format version \(version), written by "
+                    + (version > Self.currentVersion ? "a newer" : "an older")
+                    + " version of the app; this version reads \(Self.currentVersion)"
             )
         }
-        guard outbox.version == Self.currentVersion else {
-            throw IAPError(
-                .storageCorrupted,
-                "the purchase outbox (\(source)) has format version \(outbox.version); this version reads "
-                    + "\(Self.currentVersion) and left it as it is"
-            )
+        do {
+            return try decoder.decode(PurchaseOutbox.self, from: data)
+        } catch {
+            throw IAPError(.storageCorrupted, "the purchase outbox (\(source)) is damaged: \(error)")
         }
-        return outbox
+    }
+
+    /// The format version of saved bytes, read before anything else.
+    private struct VersionProbe: Decodable {
+        var version: Int?
     }
 
     /// The bytes to save.

@@ -76,4 +76,10 @@ public struct PurchaseOutboxEntry: Sendable, Hashable, Codable {
     public var lastError: IAPError? {
         lastErrorCode.map { IAPError(IAPError.Code($0), lastErrorMessage) }
     }
+
+    /// Whether the server's last answer asked for the customer to sign in again (401 or 403): the entry is submitted
+    /// again after ``PurchaseCoordinator/signIn(_:)``.
+    public var isAwaitingAuthentication: Bool {
+        state == .awaitingDelivery && lastErrorCode == IAPError.Code.authenticationRequired.rawValue
+    }
 }

@@ -8,6 +8,9 @@ public enum PurchaseResult: Sendable, Hashable {
         case awaitingApproval
         /// Paid; the server has not confirmed delivery yet. It is in the outbox and submitted again until it is.
         case awaitingDelivery(transactionId: String)
+        /// Paid; the server wants the customer to sign in again (it answered 401 or 403). The purchase is in the
+        /// outbox and delivered after ``PurchaseCoordinator/signIn(_:)`` or ``PurchaseCoordinator/drainOutbox(force:)``.
+        case authenticationRequired(transactionId: String)
     }
 
     /// Paid, and the server confirmed delivery; the store's transaction is finished.

@@ -9,6 +9,9 @@ public struct StoreProduct: Sendable, Hashable, Codable {
     public var displayPrice: String
     /// The kind of product, when the store says.
     public var type: ProductType?
+    /// The subscription group of an auto-renewable subscription, for
+    /// ``PurchaseCoordinator/subscriptionStatuses(groupId:)`` and ``PurchaseCoordinator/showManageSubscriptions(groupId:)``.
+    public var subscriptionGroupId: String?
 
     /// Creates a product.
     ///
@@ -17,10 +20,18 @@ public struct StoreProduct: Sendable, Hashable, Codable {
     ///   - displayName: The localized name.
     ///   - displayPrice: The localized, formatted price.
     ///   - type: The kind of product.
-    public init(id: String, displayName: String, displayPrice: String, type: ProductType?) {
+    ///   - subscriptionGroupId: The subscription group of an auto-renewable subscription.
+    public init(
+        id: String,
+        displayName: String,
+        displayPrice: String,
+        type: ProductType?,
+        subscriptionGroupId: String? = nil
+    ) {
         self.id = id
         self.displayName = displayName
         self.displayPrice = displayPrice
         self.type = type
+        self.subscriptionGroupId = subscriptionGroupId
     }
 }

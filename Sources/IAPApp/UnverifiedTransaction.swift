@@ -26,16 +26,11 @@ public struct UnverifiedTransaction: Sendable, Hashable {
     /// - Throws: ``IAPError`` `.malformedSignedData` when it is not three base64url parts with a JSON transaction
     ///   payload that names a transaction id and a product id.
     public init(signedTransaction: String) throws {
-        let parts = signedTransaction.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Self.base64URLDecode(parts[1]) else {
-            throw IAPError(.malformedSignedData, "the signed transaction is not a compact JWS")
-        }
-        let payload: TransactionPayload
-        do {
-            payload = try AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: data)
-        } catch {
-            throw IAPError(.malformedSignedData, "the signed transaction's payload is not a transaction: \(error)")
-        }
+        let payload = try UnverifiedPayload.decode(
+            TransactionPayload.self,
+            from: signedTransaction,
+            what: "transaction"
+        )
         guard let transactionId = payload.transactionId, !transactionId.isEmpty else {
             throw IAPError(.malformedSignedData, "the signed transaction has no transactionId")
         }
@@ -51,26 +46,5 @@ public struct UnverifiedTransaction: Sendable, Hashable {
     /// The appAccountToken in lowercase canonical form, or `nil`.
     public var appAccountToken: String? {
         payload.appAccountToken.flatMap(AppAccountToken.normalized)
-    }
-
-    private static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = String(
-            text.map { character -> Character in
-                switch character {
-                case "-": "+"
-                case "_": "/"
-                default: character
-                }
-            }
-        )
-        guard !base64.contains("=") else { return nil }
-        let remainder = base64.utf8.count % 4
-        if remainder == 1 {
-            return nil
-        }
-        if remainder > 0 {
-            base64 += String(repeating: "=", count: 4 - remainder)
-        }
-        return Data(base64Encoded: base64)
     }
 }

@@ -80,8 +80,11 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let storageAuthenticationFailed = Code("storageAuthenticationFailed")
         /// The store's schema was migrated by a newer version of swift-iap than this one, which must not write it.
         public static let storageSchemaTooNew = Code("storageSchemaTooNew")
-        /// The appAccountToken is bound to another user.
+        /// The purchase belongs to another user: its appAccountToken is bound to (or, by a
+        /// ``TokenOwnershipCheck``, derived from) another user, or the ledger records it for another user.
         public static let ownershipConflict = Code("ownershipConflict")
+        /// A sandbox purchase reached a production server whose ``SandboxPolicy`` is ``SandboxPolicy/refuse``.
+        public static let sandboxPurchaseRefused = Code("sandboxPurchaseRefused")
         /// The integrator's fulfillment hook failed.
         public static let fulfillmentFailed = Code("fulfillmentFailed")
         /// The record does not exist.
@@ -110,6 +113,22 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let malformedRequest = Code("malformedRequest")
         /// The server refused to deliver the purchase; the code of its answer is in the message.
         public static let deliveryRejected = Code("deliveryRejected")
+        /// The request carries no authenticated user where the server requires one.
+        public static let unauthenticated = Code("unauthenticated")
+        /// The user the request names is not the user it is authenticated as.
+        public static let userMismatch = Code("userMismatch")
+        /// The app's server wants the customer to sign in again (it answered 401 or 403, or the app had no
+        /// credentials to send); the purchase is kept and delivered after the next sign-in.
+        public static let authenticationRequired = Code("authenticationRequired")
+        /// The App Store refused a subscription offer: an unknown or inactive offer id, a signature that does not
+        /// verify or has expired, missing offer parameters, or an offer price that is no longer valid.
+        public static let offerInvalid = Code("offerInvalid")
+        /// The customer is not eligible for the subscription offer.
+        public static let offerIneligible = Code("offerIneligible")
+        /// The App Store already has a refund request for this purchase.
+        public static let refundAlreadyRequested = Code("refundAlreadyRequested")
+        /// The App Store could not take the refund request (an unknown transaction, or a failure on its side).
+        public static let refundRequestFailed = Code("refundRequestFailed")
 
         // MARK: Network
 

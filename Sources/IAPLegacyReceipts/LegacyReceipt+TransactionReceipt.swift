@@ -48,7 +48,7 @@ extension LegacyReceipt {
         guard let data = Data(base64Encoded: compact) else {
             throw IAPError(.malformedSignedData, "the \(what) is not valid base64")
         }
-        guard let text = String(validating: data, as: UTF8.self) else {
+        guard let text = String(validUTF8: data) else {
             throw IAPError(.malformedSignedData, "the \(what) is not UTF-8 text")
         }
         return text

@@ -211,7 +211,7 @@ public enum LegacyReceipt {
         guard string.isUniversal(BERElement.Universal.utf8String), !string.isConstructed else {
             throw value.malformed(at: 0, "expected a UTF8String, found \(string.tagDescription)")
         }
-        guard let text = String(validating: value.bytes[string.contents], as: UTF8.self) else {
+        guard let text = String(validUTF8: value.bytes[string.contents]) else {
             throw value.malformed(at: string.contents.lowerBound, "the UTF8String is not valid UTF-8")
         }
         guard !text.isEmpty else {

@@ -1,6 +1,5 @@
 import Dispatch
 import IAPCore
-import Synchronization
 
 /// A small pool of libpq connections, and the threads their blocking calls run on.
 ///
@@ -27,7 +26,7 @@ final class PostgresConnectionPool: Sendable {
 
     private let size: Int
     private let connect: @Sendable () throws -> PostgresConnection
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let queue = DispatchQueue(label: "IAPStoragePostgres.connections", attributes: .concurrent)
 
     init(size: Int, connect: @escaping @Sendable () throws -> PostgresConnection) {

@@ -1,11 +1,4 @@
-import CIAPLibPQ
 import IAPCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 extension PostgresEntitlementStore {
     /// Where the ledger lives and how the store talks to the server.
@@ -78,20 +71,14 @@ extension PostgresEntitlementStore {
             guard !url.utf8.contains(0) else {
                 throw IAPError(.invalidConfiguration, "the PostgreSQL URL holds a NUL character")
             }
-            var error: UnsafeMutablePointer<CChar>?
-            guard let options = PQconninfoParse(url, &error) else {
-                let reason = error.map { PostgresConnection.trimmed($0) } ?? "libpq cannot parse it"
-                PQfreemem(error)
-                throw IAPError(.invalidConfiguration, "the PostgreSQL URL is not valid: \(reason)")
-            }
-            PQconninfoFree(options)
+            try PostgresConnection.checkSyntax(of: url)
         }
 
         /// The libpq keywords of a connection: the defaults first, then the URL, whose settings win
         /// over them (except the encoding).
         var connectionSettings: [(String, String)] {
             [
-                ("connect_timeout", String(max(2, connectTimeout.components.seconds))),
+                ("connect_timeout", String(max(2, connectTimeout.wholeSeconds))),
                 ("fallback_application_name", "swift-iap"),
                 ("dbname", url),
                 // After the URL: the store reads and writes UTF-8 whatever the URL says.

@@ -363,13 +363,18 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public func statistics() async throws -> LedgerStatistics {
         try await pool.run(retryingOnLostConnection: true) { connection in
             let row = try connection.execute(.statistics)
+            // One statement, so the counts and the environments are one snapshot; NULL when the ledger is empty.
+            let environments = try row.data(0, 6).map {
+                try Self.decode([String: Int].self, from: $0, what: "the environment counts")
+            }
             return LedgerStatistics(
                 transactions: Int(try row.int64(0, 0)),
                 delivered: Int(try row.int64(0, 1)),
                 pendingRetries: Int(try row.int64(0, 2)),
                 deadLetters: Int(try row.int64(0, 3)),
                 revoked: Int(try row.int64(0, 4)),
-                users: Int(try row.int64(0, 5))
+                users: Int(try row.int64(0, 5)),
+                environments: environments ?? [:]
             )
         }
     }
@@ -516,7 +521,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// - Parameter json: The catalog's JSON (UTF-8); not checked here: parse it before saving.
     /// - Throws: ``IAPError`` with code `invalidArgument` when it is not UTF-8 text, or if the store fails.
     public func saveCatalog(_ json: Data) async throws {
-        guard let text = String(validating: json, as: UTF8.self) else {
+        guard let text = String(validUTF8: json) else {
             throw IAPError(.invalidArgument, "a catalog must be UTF-8 JSON")
         }
         try await pool.run { connection in

@@ -153,7 +153,13 @@ extension PostgresStatement {
                 count(*) FILTER (WHERE delivery_state = 'retrying'),
                 count(*) FILTER (WHERE delivery_state = 'deadLettered'),
                 count(*) FILTER (WHERE revoked_at IS NOT NULL),
-                count(DISTINCT user_id)
+                count(DISTINCT user_id),
+                (SELECT json_object_agg(environment, transactions) FROM (
+                    SELECT entry->'transaction'->>'environment' AS environment, count(*) AS transactions
+                    FROM iap_ledger_entries
+                    WHERE entry->'transaction'->>'environment' IS NOT NULL
+                    GROUP BY 1
+                ) AS per_environment)
             FROM iap_ledger_entries
             """
     )

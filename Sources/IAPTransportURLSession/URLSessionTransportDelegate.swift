@@ -4,12 +4,12 @@
 #else
     import Foundation
 #endif
-import Synchronization
+import IAPCore
 
 /// The session delegate of a ``URLSessionTransport``: routes each task's events to its exchange, caps bodies
 /// and refuses redirects to another origin.
 final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchanges = Mutex<[Int: URLSessionTransportExchange]>([:])
+    private let exchanges = LockedValue<[Int: URLSessionTransportExchange]>([:])
 
     func register(_ exchange: URLSessionTransportExchange, for task: URLSessionTask) {
         let id = task.taskIdentifier

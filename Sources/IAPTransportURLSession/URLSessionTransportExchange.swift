@@ -5,7 +5,6 @@
     import Foundation
 #endif
 import IAPCore
-import Synchronization
 
 /// The state of one exchange of a ``URLSessionTransport``: the continuation of the waiting caller, the
 /// response head, the body so far, and whether it already ended.
@@ -23,7 +22,7 @@ final class URLSessionTransportExchange: Sendable {
     let request: HTTPRequest
     let maximumResponseSize: Int
     private let task: URLSessionTask
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(task: URLSessionTask, request: HTTPRequest, maximumResponseSize: Int) {
         self.task = task

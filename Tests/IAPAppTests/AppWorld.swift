@@ -4,7 +4,6 @@ import IAPCore
 import IAPCrypto
 import IAPInMemory
 import IAPTesting
-import Synchronization
 import Testing
 
 /// The app side and the server side of a shop, with the simulated App Store between them: devices
@@ -27,9 +26,14 @@ struct AppWorld {
     /// The server, reached over HTTP in process; `hang` makes it never answer.
     let transport: InProcessTransport
     let hang = Switch()
+    /// The server's sessions: when it holds a token, requests without it are answered 401 (or 403).
+    let sessions = SessionGate()
     let directory: String
 
-    init(serverBundleId: String = AppWorld.bundleId) throws {
+    init(
+        serverBundleId: String = AppWorld.bundleId,
+        configure: (inout SimulatedAppStore.Configuration) -> Void = { _ in }
+    ) throws {
         catalog = try StaticProductCatalog(products: [
             CatalogProduct(productId: Self.coins, kind: .consumable, entitlements: [], unitsPerPurchase: 100),
             CatalogProduct(productId: Self.premium, kind: .nonConsumable, entitlements: ["pro"]),
@@ -48,9 +52,11 @@ struct AppWorld {
                 duration: SubscriptionPeriod(value: 1, unit: .month)
             ),
         ])
+        var storeConfiguration = SimulatedAppStore.Configuration(bundleId: Self.bundleId)
+        configure(&storeConfiguration)
         appStore = try SimulatedAppStore(
             products: catalog.products,
-            configuration: .init(bundleId: Self.bundleId),
+            configuration: storeConfiguration,
             clock: clock
         )
         var serverConfiguration = appStore.verifierConfiguration
@@ -64,14 +70,19 @@ struct AppWorld {
             clock: clock,
             retryPolicy: RetryPolicy(jitter: 0)
         )
-        let handler = TransactionSubmissionHandler(pipeline: pipeline)
+        // The test world's server authenticates nobody: the app's body names the user.
+        let handler = TransactionSubmissionHandler(pipeline: pipeline, authentication: .trustBodyUserId)
         self.handler = handler
         let hang = self.hang
+        let sessions = self.sessions
         transport = InProcessTransport { request in
             if hang.isOn {
                 try await Task.sleep(for: .seconds(600))
             }
-            let response = await handler.handle(body: request.body ?? Data())
+            if let refusal = sessions.refusal(of: request) {
+                return refusal
+            }
+            let response = await handler.handle(body: request.body ?? Data(), authenticatedUserId: nil)
             return HTTPResponse(
                 status: response.status,
                 headers: ["Content-Type": TransactionSubmissionResponse.contentType],
@@ -92,6 +103,18 @@ struct AppWorld {
             transport: transport,
             headers: ["Authorization": "Bearer app-token"]
         )
+    }
+
+    /// A client whose headers come from `provider`, called for every request.
+    func delivery(headers provider: @escaping HTTPDeliveryClient.HeaderProvider) -> HTTPDeliveryClient {
+        HTTPDeliveryClient(baseURL: URL(string: "https://api.example.com/")!, transport: transport, headers: provider)
+    }
+
+    /// The submissions the server received, decoded.
+    var submissions: [TransactionSubmission] {
+        transport.requests.compactMap { request in
+            request.body.flatMap { try? JSONDecoder().decode(TransactionSubmission.self, from: $0) }
+        }
     }
 
     static let configuration = PurchaseCoordinator.Configuration(
@@ -119,7 +142,7 @@ struct AppWorld {
             configuration: Self.configuration,
             clock: clock
         )
-        try await coordinator.start(signedInUser: user)
+        await coordinator.start(signedInUser: user)
         return coordinator
     }
 
@@ -142,9 +165,31 @@ struct AppWorld {
     }
 }
 
+/// The server's sign-in: once it requires a token, a request without `Authorization: Bearer <token>` is answered
+/// with the refusal status (401 for an expired session, 403 for a forbidden one).
+final class SessionGate: Sendable {
+    private let state = LockedValue<(token: String?, status: Int)>((nil, 401))
+
+    /// Requires `token` from now on, refusing others with `status`; `nil` accepts every request.
+    func require(_ token: String?, refusingWith status: Int = 401) {
+        state.withLock { $0 = (token, status) }
+    }
+
+    /// The refusal of a request without the required token, or `nil` to let it through.
+    func refusal(of request: HTTPRequest) -> HTTPResponse? {
+        let (token, status) = state.withLock { $0 }
+        guard let token, request.headers["Authorization"] != "Bearer \(token)" else { return nil }
+        return HTTPResponse(
+            status: status,
+            headers: ["Content-Type": "application/json"],
+            body: Data(#"{"error":"the session has expired"}"#.utf8)
+        )
+    }
+}
+
 /// A switch a test flips while another task reads it.
 final class Switch: Sendable {
-    private let state = Mutex(false)
+    private let state = LockedValue(false)
 
     var isOn: Bool { state.withLock { $0 } }
 
@@ -175,9 +220,56 @@ func eventually(
     throw CancellationError()
 }
 
+/// A test's device that forwards every call to a simulated device, but for the calls it overrides.
+protocol ForwardingStoreClient: StoreClient {
+    var device: SimulatedStoreClient { get }
+}
+
+extension ForwardingStoreClient {
+    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
+        try await device.products(for: productIds)
+    }
+
+    func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        try await device.purchase(productId: productId, options: options)
+    }
+
+    func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
+
+    func unfinishedTransactions() async throws -> [String] { try await device.unfinishedTransactions() }
+
+    func allTransactions() async throws -> [String] { try await device.allTransactions() }
+
+    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
+
+    func latestTransaction(for productId: String) async throws -> String? {
+        try await device.latestTransaction(for: productId)
+    }
+
+    func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
+        try await device.subscriptionStatuses(groupId: groupId)
+    }
+
+    func appTransaction(refresh: Bool) async throws -> String { try await device.appTransaction(refresh: refresh) }
+
+    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
+
+    func sync() async throws { try await device.sync() }
+
+    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
+        try await device.requestRefund(transactionId: transactionId)
+    }
+
+    func showManageSubscriptions(groupId: String?) async throws {
+        try await device.showManageSubscriptions(groupId: groupId)
+    }
+
+    func presentOfferCodeRedemption() async throws { try await device.presentOfferCodeRedemption() }
+}
+
 /// A device whose updates the test sends itself, to order them against other calls; everything else is the
 /// simulated device's.
-struct ScriptedUpdatesStoreClient: StoreClient {
+struct ScriptedUpdatesStoreClient: ForwardingStoreClient {
     let device: SimulatedStoreClient
     let updates: AsyncStream<String>
     let continuation: AsyncStream<String>.Continuation
@@ -192,52 +284,14 @@ struct ScriptedUpdatesStoreClient: StoreClient {
         continuation.yield(signedTransaction)
     }
 
-    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
-        try await device.products(for: productIds)
-    }
-
-    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
-        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
-    }
-
     func transactionUpdates() -> AsyncStream<String> { updates }
-
-    func allTransactions() async throws -> [String] { try await device.allTransactions() }
-
-    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
-
-    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
-
-    func sync() async throws { try await device.sync() }
-
-    func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
-        try await device.requestRefund(transactionId: transactionId)
-    }
 }
 
 /// A device whose refund sheet stays open while `whileSheetIsOpen` runs; everything else is the simulated
 /// device's.
-struct RefundSheetStoreClient: StoreClient {
+struct RefundSheetStoreClient: ForwardingStoreClient {
     let device: SimulatedStoreClient
     let whileSheetIsOpen: @Sendable (String) async throws -> Void
-
-    func products(for productIds: Set<String>) async throws -> [StoreProduct] {
-        try await device.products(for: productIds)
-    }
-
-    func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws -> StorePurchaseResult {
-        try await device.purchase(productId: productId, appAccountToken: appAccountToken, quantity: quantity)
-    }
-
-    func transactionUpdates() -> AsyncStream<String> { device.transactionUpdates() }
-
-    func allTransactions() async throws -> [String] { try await device.allTransactions() }
-
-    func currentEntitlements() async throws -> [String] { try await device.currentEntitlements() }
-
-    func finish(transactionId: String) async throws { try await device.finish(transactionId: transactionId) }
-
-    func sync() async throws { try await device.sync() }
 
     func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
         let status = try await device.requestRefund(transactionId: transactionId)
@@ -248,7 +302,7 @@ struct RefundSheetStoreClient: StoreClient {
 
 /// A value set once by the test and read by a task it started.
 final class Box<Value: Sendable>: Sendable {
-    private let state = Mutex<Value?>(nil)
+    private let state = LockedValue<Value?>(nil)
 
     var value: Value? { state.withLock { $0 } }
 

@@ -91,6 +91,49 @@ struct DeliveryClientTests {
         #expect(!result.finish)
     }
 
+    @Test("401 and 403 mean the customer must sign in again: kept and submitted again, not a final rejection")
+    func authenticationRequired() async throws {
+        for status in [401, 403] {
+            let result = try await submit(status: status, body: #"{"error":"session expired"}"#)
+            #expect(result.outcome == .rejected)
+            #expect(result.error?.code == .authenticationRequired)
+            #expect(result.error?.httpStatus == status)
+            #expect(result.isRetryable)
+            #expect(!result.finish)
+            #expect(PurchaseFailureKind.classify(try #require(result.error)) == .authenticationRequired)
+        }
+    }
+
+    @Test("the header provider is called for each request; when it fails, nothing is sent")
+    func headerProvider() async throws {
+        let calls = LockedValue(0)
+        let transport = ScriptedTransport()
+        for token in ["t1", "t2"] {
+            transport.expect(
+                method: "POST",
+                path: "/iap/v1/transactions",
+                headers: ["Authorization": "Bearer \(token)"]
+            ).respond(status: 200, body: #"{"outcome":"delivered","transactionId":"7","finish":true}"#)
+        }
+        let client = HTTPDeliveryClient(baseURL: URL(string: "https://api.example.com")!, transport: transport) {
+            let call = calls.withLock { count in
+                count += 1
+                return count
+            }
+            guard call <= 2 else { throw IAPError(.notFound, "no session") }
+            return ["Authorization": "Bearer t\(call)"]
+        }
+        #expect(try await client.submit(Self.submission).finish)
+        #expect(try await client.submit(Self.submission).finish)
+        let error = await #expect(throws: IAPError(.authenticationRequired)) {
+            try await client.submit(Self.submission)
+        }
+        #expect(error?.isRetryable == true)
+        #expect(error?.message.contains("no session") == true)
+        try transport.verify()
+        #expect(calls.withLock { $0 } == 3)
+    }
+
     @Test("a 404 without a result points at the configuration")
     func wrongEndpoint() async throws {
         let result = try await submit(status: 404, body: "Not Found")
@@ -147,15 +190,21 @@ struct DeliveryClientTests {
         #expect(PurchaseFailureKind.classify(IAPError(.purchaseNotAllowed)) == .configuration)
         #expect(PurchaseFailureKind.classify(IAPError(.signatureInvalid)) == .verification)
         #expect(PurchaseFailureKind.classify(IAPError(.ownershipConflict)) == .unknown)
+        #expect(PurchaseFailureKind.classify(IAPError(.authenticationRequired)) == .authenticationRequired)
+        #expect(PurchaseFailureKind.classify(IAPError(.unauthenticated)) == .authenticationRequired)
+        #expect(PurchaseFailureKind.classify(IAPError(.userMismatch)) == .authenticationRequired)
+        #expect(PurchaseFailureKind.classify(IAPError(.refundAlreadyRequested)) == .alreadyRequested)
+        #expect(PurchaseFailureKind.classify(IAPError(.refundRequestFailed, isRetryable: true)) == .retryable)
+        #expect(PurchaseFailureKind.classify(IAPError(.offerInvalid)) == .configuration)
+        #expect(PurchaseFailureKind.classify(IAPError(.offerIneligible)) == .configuration)
+        #expect(PurchaseFailureKind.classify(IAPError(.unsupportedOperation)) == .configuration)
     }
 
     @Test("a signed transaction's claims are read for routing; anything else is malformedSignedData")
     func unverifiedClaims() throws {
         let payload =
             #"{"transactionId":"2000000000000009","productId":"coins","appAccountToken":"6F1B7C7E-3F52-4A8E-9A1E-0C2D9F6B5A10","purchaseDate":1767225600000}"#
-        let segment = Data(payload.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let segment = Base64.encodeURL(payload.utf8)
         let claims = try UnverifiedTransaction(signedTransaction: "eyJhbGciOiJFUzI1NiJ9.\(segment).c2ln")
         #expect(claims.transactionId == "2000000000000009")
         #expect(claims.productId == "coins")

@@ -27,7 +27,7 @@ struct PurchaseCoordinatorTests {
         #expect(world.wallet.balance("alice") == 300)
         #expect(world.grants.map(\.orderId) == ["order-17"])
         #expect(try await world.isFinished(item.transactionId))
-        #expect(try await app.pendingDeliveries().isEmpty)
+        #expect(await app.pendingDeliveries().isEmpty)
     }
 
     @Test("a non-consumable is delivered and finished; buying it again delivers nothing twice")
@@ -65,7 +65,7 @@ struct PurchaseCoordinatorTests {
         }
         #expect(world.wallet.calls.isEmpty)
         #expect(try await world.isFinished(transactionId) == false)
-        let kept = try await app?.pendingDeliveries() ?? []
+        let kept = await app?.pendingDeliveries() ?? []
         #expect(kept.map(\.transactionId) == [transactionId])
         #expect(kept.first?.lastErrorCode == "transportFailure")
 
@@ -83,7 +83,7 @@ struct PurchaseCoordinatorTests {
         #expect(world.wallet.calls.count == 1)
         #expect(world.grants.first?.orderId == "order-1")
         #expect(world.wallet.balance("alice") == 100)
-        try await eventually("the outbox is empty") { try await relaunched.pendingDeliveries().isEmpty }
+        try await eventually("the outbox is empty") { await relaunched.pendingDeliveries().isEmpty }
         #expect(phone == nil)
     }
 
@@ -112,7 +112,7 @@ struct PurchaseCoordinatorTests {
             outbox: outbox
         )
         try await eventually("the purchase is finished") { try await world.isFinished(transactionId) }
-        try await eventually("the outbox is empty") { try await relaunched.pendingDeliveries().isEmpty }
+        try await eventually("the outbox is empty") { await relaunched.pendingDeliveries().isEmpty }
         #expect(world.grants.map(\.orderId) == ["order-2"])
         #expect(world.wallet.calls.count == 1)
     }
@@ -149,7 +149,7 @@ struct PurchaseCoordinatorTests {
         #expect(world.grants.map(\.orderId) == ["order-6"])
         #expect(world.grants.map(\.userId) == ["alice"])
         #expect(world.wallet.balance("alice") == 200)
-        try await eventually("the outbox is empty") { try await relaunched.pendingDeliveries().isEmpty }
+        try await eventually("the outbox is empty") { await relaunched.pendingDeliveries().isEmpty }
     }
 
     @Test("a coordinator stopped and started again still receives updates, once each")
@@ -159,7 +159,7 @@ struct PurchaseCoordinatorTests {
         let tablet = SimulatedStoreClient(store: world.appStore, account: "alice")
         let app = try await world.launch(on: phone, outbox: InMemoryPurchaseOutboxStorage())
         await app.stop()
-        try await app.start(signedInUser: "alice")
+        await app.start(signedInUser: "alice")
         let tabletApp = try await world.launch(on: tablet, outbox: InMemoryPurchaseOutboxStorage())
 
         guard case .delivered(let bought) = await tabletApp.purchase(productId: AppWorld.premium, for: "alice") else {
@@ -184,7 +184,7 @@ struct PurchaseCoordinatorTests {
         world.transport.setReachable(false)
         let waiting = await app.purchase(productId: AppWorld.coins, for: "alice", orderId: "order-10")
         #expect(waiting.failureKind == nil)
-        let report = try await app.drainOutbox()
+        let report = await app.drainOutbox()
         #expect(report.delivered.isEmpty && report.notDue.count == 1)
         world.transport.setReachable(true)
 
@@ -192,7 +192,7 @@ struct PurchaseCoordinatorTests {
             Issue.record("the second purchase was not delivered")
             return
         }
-        try await eventually("the waiting purchase is delivered") { try await app.pendingDeliveries().isEmpty }
+        try await eventually("the waiting purchase is delivered") { await app.pendingDeliveries().isEmpty }
         #expect(Set(world.grants.compactMap(\.orderId)) == ["order-10"])
         #expect(world.wallet.balance("alice") == 101)
     }
@@ -239,7 +239,7 @@ struct PurchaseCoordinatorTests {
         #expect(error.code == .transportFailure)
         #expect(result.failureKind == .retryable)
         #expect(try await world.transactions(of: "alice").isEmpty)
-        #expect(try await app.pendingDeliveries().isEmpty)
+        #expect(await app.pendingDeliveries().isEmpty)
         await #expect(throws: IAPError(.transportFailure)) { try await app.restore() }
 
         await phone.setOffline(false)
@@ -293,15 +293,15 @@ struct PurchaseCoordinatorTests {
         }
 
         #expect(try await app.requestRefund(transactionId: item.transactionId) == .success)
-        #expect(try await app.isRefundRequested(transactionId: item.transactionId))
+        #expect(await app.isRefundRequested(transactionId: item.transactionId))
         #expect(try await app.history().items.first?.refundRequestedAt != nil)
         try await world.appStore.refund(transactionId: item.transactionId)
 
         try await eventually("the revocation is recorded") { world.revokes.count == 1 }
         try await eventually("the mark is cleared") {
-            try await !app.isRefundRequested(transactionId: item.transactionId)
+            await !app.isRefundRequested(transactionId: item.transactionId)
         }
-        try await eventually("the refund is settled") { try await app.pendingDeliveries().isEmpty }
+        try await eventually("the refund is settled") { await app.pendingDeliveries().isEmpty }
         #expect(world.revokes.first?.userId == "alice")
         let history = try await app.history()
         #expect(history.items.first?.isRevoked == true)
@@ -320,7 +320,7 @@ struct PurchaseCoordinatorTests {
             configuration: AppWorld.configuration,
             clock: world.clock
         )
-        try await app.start(signedInUser: "alice")
+        await app.start(signedInUser: "alice")
         guard case .delivered(let item) = await app.purchase(productId: AppWorld.premium, for: "alice") else {
             Issue.record("the purchase was not delivered")
             return
@@ -353,19 +353,19 @@ struct PurchaseCoordinatorTests {
             configuration: AppWorld.configuration,
             clock: world.clock
         )
-        try await app.start(signedInUser: "alice")
+        await app.start(signedInUser: "alice")
         world.transport.setReachable(false)
         guard case .pending = await app.purchase(productId: AppWorld.premium, for: "alice") else {
             Issue.record("the purchase should wait for the server")
             return
         }
-        let transactionId = try #require(try await app.pendingDeliveries().first?.transactionId)
+        let transactionId = try #require(await app.pendingDeliveries().first?.transactionId)
         try await world.appStore.refund(transactionId: transactionId)
         try await app.refreshHistory()
 
         // The outbox still holds the purchase as bought: the server grants it, it does not revoke it.
         world.transport.setReachable(true)
-        try await app.drainOutbox(force: true)
+        await app.drainOutbox(force: true)
         #expect(world.grants.count == 1)
         #expect(world.revokes.isEmpty)
         #expect(try await app.history().items.first?.delivery == .delivered)
@@ -402,7 +402,7 @@ struct PurchaseCoordinatorTests {
             clock: world.clock
         )
         coordinator.set(app)
-        try await app.start(signedInUser: "alice")
+        await app.start(signedInUser: "alice")
         guard case .delivered(let item) = await app.purchase(productId: AppWorld.premium, for: "alice") else {
             Issue.record("the purchase was not delivered")
             return
@@ -411,7 +411,7 @@ struct PurchaseCoordinatorTests {
         #expect(try await app.requestRefund(transactionId: item.transactionId) == .success)
 
         #expect(world.revokes.count == 1)
-        #expect(try await !app.isRefundRequested(transactionId: item.transactionId))
+        #expect(await !app.isRefundRequested(transactionId: item.transactionId))
         #expect(try await app.history().items.first?.refundRequestedAt == nil)
     }
 
@@ -438,8 +438,8 @@ struct PurchaseCoordinatorTests {
             try await phoneApp.history().items.contains { $0.transactionId == coins.transactionId }
         }
         try await eventually("both devices are settled") {
-            let phoneWaiting = try await phoneApp.pendingDeliveries()
-            let tabletWaiting = try await tabletApp.pendingDeliveries()
+            let phoneWaiting = await phoneApp.pendingDeliveries()
+            let tabletWaiting = await tabletApp.pendingDeliveries()
             return phoneWaiting.isEmpty && tabletWaiting.isEmpty
         }
         #expect(world.grants.count == 2)
@@ -459,7 +459,7 @@ struct PurchaseCoordinatorTests {
                 configuration: configuration,
                 clock: world.clock
             )
-            try await coordinator.start(signedInUser: user)
+            await coordinator.start(signedInUser: user)
             return coordinator
         }
         // One App Store account, two people of the app: alice on the phone, bob on the shared tablet.
@@ -474,7 +474,7 @@ struct PurchaseCoordinatorTests {
             try await tabletApp.history().items.contains { $0.transactionId == bought.transactionId }
         }
         try await eventually("the tablet settled it with the server") {
-            try await tabletApp.pendingDeliveries().isEmpty
+            await tabletApp.pendingDeliveries().isEmpty
         }
         #expect(world.grants.map(\.userId) == ["alice"])
         #expect(try await tabletApp.history(for: "bob").items.isEmpty)
@@ -500,7 +500,7 @@ struct PurchaseCoordinatorTests {
         #expect(error.code == .bundleIdMismatch)
         #expect(result.failureKind == .configuration)
         #expect(world.wallet.calls.isEmpty)
-        let kept = try await app.pendingDeliveries()
+        let kept = await app.pendingDeliveries()
         #expect(kept.count == 1)
         #expect(kept.first?.state == .rejected)
         #expect(kept.first?.lastErrorCode == "bundleIdMismatch")
@@ -524,7 +524,7 @@ struct PurchaseCoordinatorTests {
 
         try await eventually("the renewal is delivered") { world.grants.count == 2 }
         #expect(Set(world.grants.map(\.userId)) == ["alice"])
-        try await eventually("the renewal is finished") { try await app.pendingDeliveries().isEmpty }
+        try await eventually("the renewal is finished") { await app.pendingDeliveries().isEmpty }
     }
 
     @Test("unknown products are reported with what it takes to fix them; products are cached until they expire")

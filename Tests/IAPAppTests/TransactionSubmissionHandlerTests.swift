@@ -33,8 +33,8 @@ struct TransactionSubmissionHandlerTests {
             "signedTransaction": transaction.signedTransaction, "userId": "alice", "orderId": "order-1",
         ])
 
-        let first = await world.handler.handle(body: request)
-        let second = await world.handler.handle(body: request)
+        let first = await world.handler.handle(body: request, authenticatedUserId: nil)
+        let second = await world.handler.handle(body: request, authenticatedUserId: nil)
 
         #expect(first.status == 200)
         let answer = try json(first)
@@ -62,7 +62,7 @@ struct TransactionSubmissionHandlerTests {
             Data(repeating: 0x20, count: TransactionSubmissionHandler.maximumBodySize + 1),
         ]
         for request in bodies {
-            let response = await world.handler.handle(body: request)
+            let response = await world.handler.handle(body: request, authenticatedUserId: nil)
             #expect(response.status == 400)
             #expect(response.result.error?.code == .malformedRequest)
             let answer = try json(response)
@@ -77,7 +77,8 @@ struct TransactionSubmissionHandlerTests {
     @Test("signed data that does not verify is rejected: 400 malformed, 422 another app")
     func rejectsSignedData() async throws {
         let garbage = await (try AppWorld()).handler.handle(
-            body: try body(["signedTransaction": "x.y.z", "userId": "alice"])
+            body: try body(["signedTransaction": "x.y.z", "userId": "alice"]),
+            authenticatedUserId: nil
         )
         #expect(garbage.status == 400)
         #expect(garbage.result.error?.code == .malformedSignedData)
@@ -85,7 +86,8 @@ struct TransactionSubmissionHandlerTests {
         let world = try AppWorld(serverBundleId: "com.example.other")
         let transaction = try await buy(world, AppWorld.premium)
         let response = await world.handler.handle(
-            body: try body(["signedTransaction": transaction.signedTransaction, "userId": "alice"])
+            body: try body(["signedTransaction": transaction.signedTransaction, "userId": "alice"]),
+            authenticatedUserId: nil
         )
         #expect(response.status == 422)
         #expect(response.result.error?.code == .bundleIdMismatch)
@@ -98,10 +100,12 @@ struct TransactionSubmissionHandlerTests {
         let token = UUID()
         let transaction = try await buy(world, AppWorld.premium, token: token)
         _ = await world.handler.handle(
-            body: try body(["signedTransaction": transaction.signedTransaction, "userId": "alice"])
+            body: try body(["signedTransaction": transaction.signedTransaction, "userId": "alice"]),
+            authenticatedUserId: nil
         )
         let stolen = await world.handler.handle(
-            body: try body(["signedTransaction": transaction.signedTransaction, "userId": "mallory"])
+            body: try body(["signedTransaction": transaction.signedTransaction, "userId": "mallory"]),
+            authenticatedUserId: nil
         )
         #expect(stolen.status == 409)
         #expect(stolen.result.error?.code == .ownershipConflict)
@@ -130,8 +134,8 @@ struct TransactionSubmissionHandlerTests {
         let request = try body(["signedTransaction": transaction.signedTransaction, "userId": "alice"])
         faulty.inject(.beforeApplying, on: .insert)
 
-        let failed = await handler.handle(body: request)
-        let retried = await handler.handle(body: request)
+        let failed = await handler.handle(body: request, authenticatedUserId: "alice")
+        let retried = await handler.handle(body: request, authenticatedUserId: "alice")
 
         #expect(failed.status == 503)
         let error = try #require(try json(failed)["error"] as? [String: Any])

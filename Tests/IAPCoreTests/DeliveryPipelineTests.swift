@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTestSupport
 import IAPTesting
 import Testing
 
@@ -12,12 +13,12 @@ struct DeliveryPipelineTests {
         let pipeline = shop.pipeline()
 
         let first = await pipeline.submit(signedTransaction: jws, userId: "alice")
-        #expect(first.name == "delivered")
+        #expect(first.isDelivered)
         #expect(first.shouldFinishTransaction)
         #expect(shop.wallet.balance("alice") == 300)
 
         let second = await pipeline.submit(signedTransaction: jws, userId: "alice")
-        #expect(second.name == "alreadyDelivered")
+        #expect(second.isAlreadyDelivered)
         #expect(second.shouldFinishTransaction)
         #expect(shop.wallet.calls.count == 1)
         #expect(shop.wallet.balance("alice") == 300)
@@ -30,7 +31,7 @@ struct DeliveryPipelineTests {
 
         let restarted = shop.pipeline()
         let outcome = await restarted.submit(signedTransaction: jws, userId: "alice")
-        #expect(outcome.name == "alreadyDelivered")
+        #expect(outcome.isAlreadyDelivered)
         #expect(shop.wallet.calls.count == 1)
 
         let entries = try await shop.memory.history(userId: "alice", cursor: nil, limit: 10).entries
@@ -46,18 +47,18 @@ struct DeliveryPipelineTests {
         var shop = try Shop()
         let jws = try shop.sign(shop.transaction("coins.100"))
         let pipeline = shop.pipeline()
-        let names = await withTaskGroup(of: String.self) { group in
+        let outcomes = await withTaskGroup(of: DeliveryOutcome.self) { group in
             for _ in 0..<1_000 {
-                group.addTask { await pipeline.submit(signedTransaction: jws, userId: "alice").name }
+                group.addTask { await pipeline.submit(signedTransaction: jws, userId: "alice") }
             }
-            var names: [String] = []
-            for await name in group {
-                names.append(name)
+            var outcomes: [DeliveryOutcome] = []
+            for await outcome in group {
+                outcomes.append(outcome)
             }
-            return names
+            return outcomes
         }
-        #expect(names.filter { $0 == "delivered" }.count == 1)
-        #expect(names.allSatisfy { ["delivered", "alreadyDelivered", "pending"].contains($0) })
+        #expect(outcomes.filter(\.isDelivered).count == 1)
+        #expect(outcomes.allSatisfy { $0.isDelivered || $0.isAlreadyDelivered || $0.isPending })
         #expect(shop.wallet.calls.count == 1)
         #expect(shop.wallet.balance("alice") == 100)
     }
@@ -89,7 +90,7 @@ struct DeliveryPipelineTests {
         #expect(await pipeline.drainDueRetries().delivered == 1)
         #expect(shop.wallet.calls.count == 3)
         #expect(shop.wallet.balance("alice") == 100)
-        #expect(await pipeline.submit(signedTransaction: jws, userId: "alice").name == "alreadyDelivered")
+        #expect(await pipeline.submit(signedTransaction: jws, userId: "alice").isAlreadyDelivered)
     }
 
     @Test func aGrantThatKeepsFailingIsDeadLetteredNotDropped() async throws {
@@ -142,7 +143,7 @@ struct DeliveryPipelineTests {
         shop.wallet.afterNextApply { store.inject(.beforeApplying, on: .replace) }  // marking fails
 
         let outcome = await shop.pipeline().submit(signedTransaction: jws, userId: "alice")
-        #expect(outcome.name == "rejected")
+        #expect(outcome.isRejected)
         shop.wallet.clearAfterApply()
         #expect(await shop.pipeline().drainDueRetries().skipped == 0)  // the claim still holds: not due
         shop.clock.advance(by: .seconds(121))
@@ -158,8 +159,8 @@ struct DeliveryPipelineTests {
         let withToken = try shop.sign(shop.transaction("pro.lifetime", token: token))
         let withoutToken = try shop.sign(shop.transaction("pro.lifetime"))
         let pipeline = shop.pipeline()
-        #expect(await pipeline.submit(signedTransaction: withToken, userId: "alice").name == "delivered")
-        #expect(await pipeline.submit(signedTransaction: withoutToken, userId: "alice").name == "delivered")
+        #expect(await pipeline.submit(signedTransaction: withToken, userId: "alice").isDelivered)
+        #expect(await pipeline.submit(signedTransaction: withoutToken, userId: "alice").isDelivered)
 
         for jws in [withToken, withoutToken] {
             let replay = await pipeline.submit(signedTransaction: jws, userId: "mallory")
@@ -187,12 +188,16 @@ struct DeliveryPipelineTests {
         let anonymous = shop.transaction("coins.100")
         let signed = try shop.sign(anonymous)
         let waiting = await pipeline.submit(signedTransaction: signed, userId: nil)
-        #expect(waiting.name == "pending")
-        #expect(waiting.entry?.deliveryState == .awaitingOwner)
+        guard case .awaitingOwner(let entry) = waiting else {
+            Issue.record("expected awaitingOwner, got \(waiting)")
+            return
+        }
+        #expect(!waiting.shouldFinishTransaction)
+        #expect(entry.deliveryState == .awaitingOwner)
         #expect(waiting.entry?.userId == DeliveryPipeline.unownedPrefix + (anonymous.transactionId ?? ""))
         #expect(shop.wallet.calls.count == 2)
         let claimed = await pipeline.submit(signedTransaction: signed, userId: "bob")
-        #expect(claimed.name == "delivered")
+        #expect(claimed.isDelivered)
         #expect(shop.wallet.calls.last?.userId == "bob")
     }
 
@@ -209,20 +214,20 @@ struct DeliveryPipelineTests {
         refunded.revocationReason = .refundedForOtherReason
         refunded.signedDate = shop.clock.now
         let revoked = try #require(await pipeline.apply(refunded))
-        #expect(revoked.name == "revoked")
+        #expect(revoked.isRevoked)
         #expect(shop.wallet.balance("alice") == 0)
         #expect(shop.wallet.calls.last?.action == .revoke)
         #expect(shop.wallet.calls.last?.idempotencyKey == "\(purchase.transactionId ?? ""):revoke:0")
 
-        #expect(await pipeline.apply(refunded)?.name == "revoked")
-        #expect(await pipeline.submit(signedTransaction: original, userId: "alice").name == "revoked")
+        #expect(await pipeline.apply(refunded)?.isRevoked == true)
+        #expect(await pipeline.submit(signedTransaction: original, userId: "alice").isRevoked)
         #expect(shop.wallet.calls.count == 2)
         #expect(shop.wallet.balance("alice") == 0)
 
         shop.clock.advance(by: .seconds(3_600))
         var reversed = purchase
         reversed.signedDate = shop.clock.now
-        #expect(await pipeline.apply(reversed)?.name == "delivered")
+        #expect(await pipeline.apply(reversed)?.isDelivered == true)
         #expect(shop.wallet.calls.last?.idempotencyKey == "\(purchase.transactionId ?? ""):grant:1")
         #expect(shop.wallet.balance("alice") == 100)
     }
@@ -235,9 +240,9 @@ struct DeliveryPipelineTests {
 
         var refunded = purchase
         refunded.revocationDate = shop.clock.now  // same signedDate as the purchase
-        #expect(await pipeline.apply(refunded)?.name == "revoked")
+        #expect(await pipeline.apply(refunded)?.isRevoked == true)
         #expect(shop.wallet.balance("alice") == 0)
-        #expect(await pipeline.apply(purchase)?.name == "revoked")  // not newer: no reversal
+        #expect(await pipeline.apply(purchase)?.isRevoked == true)  // not newer: no reversal
         #expect(shop.wallet.balance("alice") == 0)
     }
 
@@ -246,7 +251,7 @@ struct DeliveryPipelineTests {
         var purchase = shop.transaction("pro.lifetime")
         purchase.revocationDate = shop.clock.now
         let outcome = await shop.pipeline().submit(signedTransaction: try shop.sign(purchase), userId: "alice")
-        #expect(outcome.name == "revoked")
+        #expect(outcome.isRevoked)
         #expect(outcome.shouldFinishTransaction)
         #expect(shop.wallet.calls.isEmpty)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTestSupport
 import IAPTesting
 import Testing
 
@@ -22,7 +23,7 @@ struct DeliveryRaceTests {
         shop.wallet.duringNextCall { _ = await pipeline.apply(refund) }
 
         let outcome = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice")
-        #expect(outcome.name == "revoked")
+        #expect(outcome.isRevoked)
         #expect(shop.wallet.balance("alice") == 0)
         #expect(shop.wallet.calls.map(\.action) == [.grant, .revoke])
         let entry = try #require(await shop.memory.entry(transactionId: purchase.transactionId ?? ""))
@@ -38,7 +39,7 @@ struct DeliveryRaceTests {
 
         shop.wallet.failNext(1)  // the take-back fails and waits for its retry
         let refund = Self.refunded(purchase, at: shop.clock.now.addingTimeInterval(60))
-        #expect(await pipeline.apply(refund)?.name == "deferred")
+        #expect(await pipeline.apply(refund)?.isDeferred == true)
 
         var reversal = purchase
         reversal.signedDate = shop.clock.now.addingTimeInterval(120)
@@ -56,14 +57,14 @@ struct DeliveryRaceTests {
         let store = shop.store
         shop.wallet.afterNextApply { store.inject(.beforeApplying, on: .replace, count: 20) }  // the process dies
         #expect(
-            await shop.pipeline().submit(signedTransaction: try shop.sign(purchase), userId: "alice").name == "rejected"
+            await shop.pipeline().submit(signedTransaction: try shop.sign(purchase), userId: "alice").isRejected
         )
         shop.wallet.clearAfterApply()
         shop.store.clearFaults()
         #expect(shop.wallet.balance("alice") == 100)  // the grant did land
 
         let refund = Self.refunded(purchase, at: shop.clock.now.addingTimeInterval(1))
-        #expect(await shop.pipeline().apply(refund)?.name == "pending")  // the dead claim still holds
+        #expect(await shop.pipeline().apply(refund)?.isPending == true)  // the dead claim still holds
         shop.clock.advance(by: .seconds(121))
         #expect(await shop.pipeline().drainDueRetries().delivered == 1)
 
@@ -79,14 +80,17 @@ struct DeliveryRaceTests {
         let purchase = shop.transaction("pro.lifetime", token: token)
         let pipeline = shop.pipeline()
 
-        let early = await pipeline.process(purchase, userId: nil)  // the notification
-        #expect(early.name == "pending")
-        #expect(early.entry?.deliveryState == .awaitingOwner)
+        let early = await pipeline.deliver(purchase, userId: nil)  // the notification
+        guard case .awaitingOwner(let entry) = early else {
+            Issue.record("expected awaitingOwner, got \(early)")
+            return
+        }
+        #expect(entry.deliveryState == .awaitingOwner)
         #expect(shop.wallet.calls.isEmpty)
         #expect(await pipeline.drainDueRetries().delivered == 0)
 
         let submitted = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice")
-        #expect(submitted.name == "delivered")
+        #expect(submitted.isDelivered)
         #expect(shop.wallet.calls.map(\.userId) == ["alice"])
         #expect(await shop.memory.user(forAppAccountToken: token.lowercased()) == "alice")
     }
@@ -97,15 +101,15 @@ struct DeliveryRaceTests {
         let original = try shop.sign(purchase)
         let pipeline = shop.pipeline()
 
-        let notified = await pipeline.process(
+        let notified = await pipeline.deliver(
             Self.refunded(purchase, at: shop.clock.now.addingTimeInterval(60)),
             userId: nil
         )
-        #expect(notified.name == "revoked")
+        #expect(notified.isRevoked)
 
         // The app reports the purchase late, with the copy it got before the refund.
         let late = await pipeline.submit(signedTransaction: original, userId: "alice")
-        #expect(late.name == "revoked")
+        #expect(late.isRevoked)
         #expect(late.shouldFinishTransaction)
         #expect(late.entry?.userId == "alice")
         #expect(shop.wallet.calls.isEmpty)
@@ -116,15 +120,17 @@ struct DeliveryRaceTests {
         let token = UUID().uuidString
         let jws = try shop.sign(shop.transaction("pro.lifetime", token: token))
         let pipeline = shop.pipeline()
-        #expect(await pipeline.submit(signedTransaction: jws, userId: "alice").name == "delivered")
-        #expect(await pipeline.submit(signedTransaction: jws, userId: "mallory").name == "rejected")
+        #expect(await pipeline.submit(signedTransaction: jws, userId: "alice").isDelivered)
+        #expect(await pipeline.submit(signedTransaction: jws, userId: "mallory").rejection?.code == .ownershipConflict)
         #expect(await shop.memory.user(forAppAccountToken: token.lowercased()) == "alice")
 
         // Mallory first, with a transaction that is not hers: rejected, and the token stays unbound.
         let other = UUID().uuidString
         let stolen = try shop.sign(shop.transaction("pro.lifetime", token: other))
         _ = await pipeline.submit(signedTransaction: stolen, userId: "bob")
-        #expect(await pipeline.submit(signedTransaction: stolen, userId: "mallory").name == "rejected")
+        #expect(
+            await pipeline.submit(signedTransaction: stolen, userId: "mallory").rejection?.code == .ownershipConflict
+        )
         #expect(await shop.memory.user(forAppAccountToken: other.lowercased()) == "bob")
     }
 
@@ -143,8 +149,8 @@ struct DeliveryRaceTests {
             return
         }
         #expect(error.code == .ownershipConflict)
-        let notified = await pipeline.process(renewal, userId: nil)
-        #expect(notified.name == "delivered")
+        let notified = await pipeline.deliver(renewal, userId: nil)
+        #expect(notified.isDelivered)
         #expect(notified.entry?.userId == "alice")
     }
 
@@ -155,7 +161,7 @@ struct DeliveryRaceTests {
         shop.wallet.failNext(5)
         _ = await pipeline.submit(signedTransaction: jws, userId: "alice")
         for _ in 0..<3 {
-            #expect(await pipeline.submit(signedTransaction: jws, userId: "alice").name == "deferred")
+            #expect(await pipeline.submit(signedTransaction: jws, userId: "alice").isDeferred)
         }
         #expect(shop.wallet.calls.count == 1)
     }

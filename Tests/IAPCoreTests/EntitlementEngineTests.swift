@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// 2024-01-01T00:00:00Z.
@@ -609,5 +610,110 @@ private func renewal(
     @Test func stateGrantsAccessExactlyForActiveWillExpireAndGrace() {
         let granting = EntitlementState.allCases.filter(\.grantsAccess)
         #expect(granting == [.active, .willExpire, .gracePeriod])
+    }
+}
+
+@Suite struct EntitlementEngineCatalogTests {
+    /// A catalog kept elsewhere than in code (a database, a configuration service), answering asynchronously.
+    actor RemoteCatalog: ProductCatalog {
+        var products: [CatalogProduct]
+        private(set) var listings = 0
+
+        init(_ products: [CatalogProduct]) {
+            self.products = products
+        }
+
+        func product(id: String) throws -> CatalogProduct {
+            guard let product = products.first(where: { $0.productId == id }) else {
+                throw IAPError(.unknownProduct, "no product '\(id)'")
+            }
+            return product
+        }
+
+        func allProducts() -> [CatalogProduct] {
+            listings += 1
+            return products
+        }
+
+        func add(_ product: CatalogProduct) {
+            products.append(product)
+        }
+    }
+
+    @Test func aProductUnlocksTheSameInCodeInACatalogFileAndInAStoreKitFile() throws {
+        let inCode = try StaticProductCatalog(products: [
+            CatalogProduct(
+                productId: "lifetime",
+                kind: .nonConsumable,
+                displayName: "Lifetime subscription",
+                familyShareable: true
+            )
+        ])
+        let json = #"""
+            {"version": 1, "products": [{"productId": "lifetime", "type": "nonConsumable",
+              "displayName": "Lifetime subscription", "familyShareable": true}]}
+            """#
+        let inFile = try StaticProductCatalog(jsonData: Data(json.utf8))
+        let storeKit = try StaticProductCatalog(
+            jsonData: Data(contentsOf: Fixture.url("revenuecat-UnitTestsConfiguration.v5", fileExtension: "storekit"))
+        )
+
+        let products = [inCode, inFile, storeKit].map { $0[productId: "lifetime"] }
+        #expect(products.allSatisfy { $0 == products[0] })
+        #expect(products[0]?.entitlements == ["lifetime"])
+        let bought = [entry("1", "lifetime", purchased: day(0))]
+        for catalog in [inCode, inFile, storeKit] {
+            let snapshot = EntitlementEngine(catalog: catalog).evaluate(entries: bought, renewalInfos: [], at: day(1))
+            #expect(snapshot.entitlementIds == ["lifetime"])
+        }
+    }
+
+    @Test func anEmptyListUnlocksNothingWhereverTheProductComesFrom() throws {
+        let inCode = try StaticProductCatalog(products: [
+            CatalogProduct(productId: "tip", kind: .nonConsumable, entitlements: [])
+        ])
+        let json = #"{"version":1,"products":[{"productId":"tip","type":"nonConsumable","entitlements":[]}]}"#
+        let inFile = try StaticProductCatalog(jsonData: Data(json.utf8))
+        let bought = [entry("1", "tip", purchased: day(0))]
+        for catalog in [inCode, inFile] {
+            let snapshot = EntitlementEngine(catalog: catalog).evaluate(entries: bought, renewalInfos: [], at: day(1))
+            #expect(snapshot.entitlements.map(\.productId) == ["tip"])
+            #expect(snapshot.entitlementIds.isEmpty)
+        }
+    }
+
+    @Test func anyCatalogGivesTheEngineASnapshotOfWhatItListsNow() async throws {
+        let remote = RemoteCatalog([
+            CatalogProduct(productId: "lifetime", kind: .nonConsumable, entitlements: ["premium"]),
+            CatalogProduct(productId: "coins", kind: .consumable, unitsPerPurchase: 100),
+        ])
+        let engine = try await EntitlementEngine(snapshotOf: remote)
+        #expect(await remote.listings == 1)
+        let entries = [entry("1", "lifetime", purchased: day(0)), entry("2", "coins", purchased: day(0))]
+        let snapshot = engine.evaluate(entries: entries, renewalInfos: [], at: day(1))
+        #expect(snapshot.entitlementIds == ["premium"])
+        #expect(snapshot.balances["coins"]?.balance == 100)
+        #expect(snapshot.unknownProductIds.isEmpty)
+
+        // A product added later is unknown to that engine, and known to the next one.
+        await remote.add(CatalogProduct(productId: "themes", kind: .nonConsumable))
+        let later = entries + [entry("3", "themes", purchased: day(0))]
+        #expect(engine.evaluate(entries: later, renewalInfos: [], at: day(1)).unknownProductIds == ["themes"])
+        let next = try await EntitlementEngine(snapshotOf: remote)
+        #expect(next.evaluate(entries: later, renewalInfos: [], at: day(1)).entitlementIds == ["premium", "themes"])
+
+        // A static catalog is its own snapshot.
+        let fixed = try StaticProductCatalog(products: await remote.products)
+        #expect(try await fixed.snapshot() == fixed)
+    }
+
+    @Test func aCatalogListingAnInvalidProductGivesNoEngine() async throws {
+        let remote = RemoteCatalog([
+            CatalogProduct(productId: "lifetime", kind: .nonConsumable),
+            CatalogProduct(productId: "lifetime", kind: .consumable),
+        ])
+        let error = await #expect(throws: IAPError.self) { try await EntitlementEngine(snapshotOf: remote) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("'lifetime'") == true)
     }
 }

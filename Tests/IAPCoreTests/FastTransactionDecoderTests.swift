@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// The fast transaction decoder must agree with `JSONDecoder` on every input it accepts, and hand
@@ -100,37 +101,12 @@ struct FastTransactionDecoderTests {
         let alphabet = Array(#"{}[]:,"\ -+.0123456789eEtrufalsn x"#.utf8)
         var accepted = 0
         for _ in 0..<20_000 {
-            var bytes = original
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(bytes.count))
-                switch generator.next() % 3 {
-                case 0: bytes[position] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                case 1: bytes.remove(at: position)
-                default: bytes.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: position)
-                }
-            }
+            let bytes = generator.mutate(original, alphabet: alphabet)
             guard let fast = bytes.withUnsafeBytes({ FastTransactionDecoder.decode($0) }) else { continue }
             accepted += 1
             let full = try? AppStoreJSON.makeDecoder().decode(TransactionPayload.self, from: Data(bytes))
             #expect(full == fast, "disagreement on \(String(decoding: bytes, as: UTF8.self))")
         }
         #expect(accepted > 100, "the mutations should leave many payloads in the fast path's shape")
-    }
-}
-
-/// A small deterministic generator for reproducible mutation tests.
-struct SplitMix64 {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

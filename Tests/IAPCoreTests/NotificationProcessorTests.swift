@@ -4,13 +4,12 @@ import IAPCrypto
 import IAPInMemory
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 @Suite("Notification processor")
 struct NotificationProcessorTests {
     final class ConsumptionRecorder: ConsumptionRequestHandler {
-        let requests = Mutex<[String]>([])
+        let requests = LockedValue<[String]>([])
 
         func handleConsumptionRequest(for transaction: TransactionPayload, reason: ConsumptionRequestReason?)
             async throws

@@ -3,7 +3,6 @@ import IAPCore
 import IAPCrypto
 import IAPInMemory
 import IAPTesting
-import Synchronization
 
 /// A shop: a test PKI that signs like the App Store, a verifier trusting it, a catalog, a ledger and a wallet.
 struct Shop {
@@ -45,14 +44,20 @@ struct Shop {
         store = FaultInjectingEntitlementStore(wrapping: memory)
     }
 
-    func pipeline(retryPolicy: RetryPolicy = RetryPolicy(jitter: 0)) -> DeliveryPipeline {
+    func pipeline(
+        retryPolicy: RetryPolicy = RetryPolicy(jitter: 0),
+        tokenOwnership: TokenOwnershipCheck? = nil,
+        events: any EventSink = DiscardingEventSink()
+    ) -> DeliveryPipeline {
         DeliveryPipeline(
             verifier: verifier,
             catalog: catalog,
             store: store,
             hook: wallet,
             clock: clock,
-            retryPolicy: retryPolicy
+            retryPolicy: retryPolicy,
+            tokenOwnership: tokenOwnership,
+            events: events
         )
     }
 

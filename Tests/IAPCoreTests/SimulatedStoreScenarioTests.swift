@@ -18,12 +18,12 @@ struct SimulatedStoreScenarioTests {
         let pro = try await world.buy("pro.lifetime", user: "alice")
         for purchase in [coins, pro] {
             let outcome = await world.pipeline().submit(signedTransaction: purchase.signedTransaction, userId: "alice")
-            #expect(outcome.name == "delivered")
+            #expect(outcome.isDelivered)
         }
         // The server restarts: a new pipeline over the same ledger; the app resubmits (it never heard back).
         for purchase in [coins, pro] {
             let outcome = await world.pipeline().submit(signedTransaction: purchase.signedTransaction, userId: "alice")
-            #expect(outcome.name == "alreadyDelivered")
+            #expect(outcome.isAlreadyDelivered)
         }
         let snapshot = try await world.snapshot("alice")
         #expect(snapshot.balances["coins.100"]?.balance == 100)
@@ -66,7 +66,7 @@ struct SimulatedStoreScenarioTests {
         #expect(!first.shouldFinishTransaction)
         #expect(world.wallet.calls.isEmpty)
         let later = await world.pipeline().submit(signedTransaction: purchase.signedTransaction, userId: "dave")
-        #expect(later.name == "delivered")
+        #expect(later.isDelivered)
         #expect(world.wallet.balance("dave") == 100)
     }
 
@@ -82,7 +82,7 @@ struct SimulatedStoreScenarioTests {
 
         let approved = try #require(try await world.appStore.approveAskToBuy(request).transaction)
         let outcome = await world.pipeline().submit(signedTransaction: approved.signedTransaction, userId: "kid")
-        #expect(outcome.name == "delivered")
+        #expect(outcome.isDelivered)
         #expect(try await world.snapshot("kid").entitlementIds == ["pro"])
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTesting
 import Testing
 
 extension Fixtures {
@@ -16,7 +17,7 @@ extension Fixtures {
 struct AppleFixtureTests {
     /// 2025-01-01: inside the test chain's validity (2023-01-05 ... 2033-01-01). Read only for fixtures that carry no
     /// `signedDate`, so these tests do not start failing when the test certificates expire.
-    let clock = FixedClock(now: Instants.jan2025)
+    let clock = ManualClock(now: Instants.jan2025)
 
     func verifier(
         bundleId: String? = "com.example",

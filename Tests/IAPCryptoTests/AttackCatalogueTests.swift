@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTesting
 import Testing
 
 /// Forged and malformed tokens, each rejected with the code that names the failed check, and the legitimate
@@ -49,7 +50,7 @@ struct AttackCatalogueTests {
     @Test("A tampered signature: signatureInvalid")
     func tamperedSignature() throws {
         let segments = parts(try valid())
-        var signature = try #require(Bytes.base64URLDecode(Substring(segments[2])))
+        var signature = try #require(Base64.decodeURL(segments[2]))
         signature[63] ^= 0x01
         let forged = [segments[0], segments[1], B64.url(signature)].joined(separator: ".")
         expectIAPError(.signatureInvalid) { try verifier.transaction(forged) }
@@ -95,7 +96,7 @@ struct AttackCatalogueTests {
     @Test("A high-S twin of a valid signature still verifies")
     func highS() throws {
         let segments = parts(try valid())
-        let signature = try #require(Bytes.base64URLDecode(Substring(segments[2])))
+        let signature = try #require(Base64.decodeURL(segments[2]))
         let r = Array(signature[0..<32])
         let s = Array(signature[32..<64])
         let twin = r + Bytes.subtract(p256Order, s)
@@ -290,7 +291,7 @@ struct AttackCatalogueTests {
         let leafExpiry = Date(millisecondsSince1970: Minted.signedDateMs + 86_400_000)
         let minter = Minter(try Minted.pki { $0.leafNotAfter = leafExpiry })
         let token = try minter.sign(Payloads.transaction())
-        let later = FixedClock(now: Instants.dec2026)
+        let later = ManualClock(now: Instants.dec2026)
         let offline = try AppStoreSignedDataVerifier(
             configuration: .init(
                 rootCertificates: [minter.pki.root],

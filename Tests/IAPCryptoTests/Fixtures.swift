@@ -81,14 +81,6 @@ enum Bytes {
         return bytes
     }
 
-    static func base64URLDecode(_ text: Substring) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 {
-            base64 += "="
-        }
-        return Data(base64Encoded: base64).map { Array($0) }
-    }
-
     /// `a - b` for 32-byte big-endian integers with `a >= b`.
     static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: 32)

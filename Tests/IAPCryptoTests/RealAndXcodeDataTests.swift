@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTesting
 import Testing
 
 enum RealSamples {
@@ -17,7 +18,7 @@ struct RealNotificationTests {
     static let productionAppAppleId: Int64 = 6_450_284_872
 
     /// Dec 2026, after the leaf's expiry. Only read where the validation instant is "now".
-    let lateClock = FixedClock(now: Instants.dec2026)
+    let lateClock = ManualClock(now: Instants.dec2026)
 
     func verifier(
         bundleId: String,

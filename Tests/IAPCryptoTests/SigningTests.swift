@@ -1,23 +1,8 @@
 import Foundation
 import IAPCore
 import IAPCrypto
-import Synchronization
+import IAPTesting
 import Testing
-
-/// A wall clock a test moves by hand.
-final class MovableClock: WallClock {
-    private let instant: Mutex<Date>
-
-    init(_ start: Date) {
-        instant = Mutex(start)
-    }
-
-    var now: Date { instant.withLock { $0 } }
-
-    func advance(seconds: Double) {
-        instant.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
 
 /// A compact JWS split into its decoded header, decoded claims, signing input and raw signature.
 struct DecodedJWS {
@@ -32,7 +17,7 @@ struct DecodedJWS {
         header = try B64.jsonObject(segments[0])
         claims = try B64.jsonObject(segments[1])
         signingInput = Array((segments[0] + "." + segments[1]).utf8)
-        signature = try #require(Bytes.base64URLDecode(segments[2]))
+        signature = try #require(Base64.decodeURL(segments[2]))
     }
 
     func int(_ key: String) -> Int64? {
@@ -63,7 +48,7 @@ struct AppStoreServerAPITokenProviderTests {
 
     @Test("Header and claims are what App Store Connect requires, and the signature verifies")
     func claims() async throws {
-        let token = try await provider(clock: FixedClock(now: start)).token()
+        let token = try await provider(clock: ManualClock(now: start)).token()
         let jws = try DecodedJWS(token)
         #expect(jws.header["alg"] as? String == "ES256")
         #expect(jws.header["kid"] as? String == "ABCDEFGHIJ")
@@ -88,13 +73,13 @@ struct AppStoreServerAPITokenProviderTests {
 
     @Test("A token is reused until 60 s before it expires, then re-minted; invalidate() forces a new one")
     func reuse() async throws {
-        let clock = MovableClock(start)
+        let clock = ManualClock(now: start)
         let provider = try provider(clock: clock)
         let first = try await provider.token()
         #expect(try await provider.token() == first)
-        clock.advance(seconds: 239)  // exp - now = 61 s
+        clock.advance(by: .seconds(239))  // exp - now = 61 s
         #expect(try await provider.token() == first)
-        clock.advance(seconds: 2)  // exp - now = 59 s
+        clock.advance(by: .seconds(2))  // exp - now = 59 s
         let second = try await provider.token()
         #expect(second != first)
         #expect(try DecodedJWS(second).int("iat") == 1_698_148_900 + 241)
@@ -110,7 +95,7 @@ struct AppStoreServerAPITokenProviderTests {
 
     @Test("A lifetime over 20 minutes or of 1 minute or less: invalidConfiguration")
     func lifetimeBounds() throws {
-        let clock = FixedClock(now: start)
+        let clock = ManualClock(now: start)
         for lifetime: Duration in [.seconds(20 * 60 + 1), .seconds(3600), .seconds(60), .seconds(1), .zero] {
             let error = expectIAPError(.invalidConfiguration) { try provider(clock: clock, lifetime: lifetime) }
             #expect(error?.message.contains("lifetime") == true)
@@ -118,7 +103,7 @@ struct AppStoreServerAPITokenProviderTests {
         for lifetime: Duration in [.seconds(61), .seconds(20 * 60)] {
             let provider = try provider(clock: clock, lifetime: lifetime)
             let exp = try DecodedJWS(try provider.currentToken()).int("exp")
-            #expect(exp == 1_698_148_900 + lifetime.components.seconds)
+            #expect(exp == 1_698_148_900 + lifetime.wholeSeconds)
         }
     }
 
@@ -231,7 +216,7 @@ struct OfferJWSSignatureTests {
             keyId: "keyId",
             issuerId: "issuerId",
             bundleId: "bundleId",
-            clock: FixedClock(now: Date(timeIntervalSince1970: 1_698_148_900.9))
+            clock: ManualClock(now: Date(timeIntervalSince1970: 1_698_148_900.9))
         )
     }
 

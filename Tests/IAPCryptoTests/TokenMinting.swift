@@ -1,12 +1,8 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTesting
 import Testing
-
-/// A wall clock that always reads the same instant.
-struct FixedClock: WallClock {
-    let now: Date
-}
 
 /// Fixed instants for minted tokens.
 enum Minted {
@@ -50,7 +46,7 @@ enum B64 {
 
     /// Decodes one segment of a compact JWS into a JSON object.
     static func jsonObject(_ segment: Substring) throws -> [String: Any] {
-        let bytes = try #require(Bytes.base64URLDecode(segment))
+        let bytes = try #require(Base64.decodeURL(segment))
         return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
 }
@@ -86,7 +82,7 @@ struct Minter {
                 skippedChecks: .skipping(bundleId: bundleId, environment: environment, appAppleId: appAppleId),
                 validationTime: validationTime,
                 cacheCapacity: cacheCapacity,
-                clock: FixedClock(now: Minted.signedDate)
+                clock: ManualClock(now: Minted.signedDate)
             )
         )
     }

@@ -77,7 +77,7 @@ struct X509ChainTests {
     func realJWSChain() throws {
         let jws = try Fixtures.text("production-test-notification-2024-10-17.jws")
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let header = try #require(jws.split(separator: ".").first.flatMap(Bytes.base64URLDecode))
+        let header = try #require(jws.split(separator: ".").first.flatMap(Base64.decodeURL))
         let headerObject = try #require(try JSONSerialization.jsonObject(with: Data(header)) as? [String: Any])
         let x5c = try #require(headerObject["x5c"] as? [String])
         try #require(x5c.count == 3)

@@ -30,6 +30,8 @@ actor FlawedEntitlementStore: EntitlementStore {
         case nonAtomicNotificationMark
         /// `insert` writes an entry without a user id before it rejects it.
         case partialInvalidInsert
+        /// `originalTransactionIds` is not implemented: it throws `unsupportedOperation`.
+        case noFamilyListing
 
         var testDescription: String { rawValue }
 
@@ -54,6 +56,8 @@ actor FlawedEntitlementStore: EntitlementStore {
                 ["concurrentNotificationMarks"]
             case .partialInvalidInsert:
                 ["failedWritesChangeNothing"]
+            case .noFamilyListing:
+                ["originalTransactionIdsWalkEveryFamilyOnce"]
             }
         }
     }
@@ -207,6 +211,13 @@ actor FlawedEntitlementStore: EntitlementStore {
 
     func statistics() async throws -> LedgerStatistics {
         await base.statistics()
+    }
+
+    func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
+        guard flaw == .noFamilyListing else {
+            return try await base.originalTransactionIds(cursor: cursor, limit: limit)
+        }
+        throw IAPError(.unsupportedOperation, "this store cannot list its purchase families")
     }
 }
 

@@ -310,18 +310,6 @@ struct LegacyReceiptTests {
 
     // MARK: Robustness
 
-    /// A small deterministic generator, so that a failing mutation can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func mutate(_ input: [UInt8], using generator: inout SplitMix64) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &generator) {
@@ -348,7 +336,7 @@ struct LegacyReceiptTests {
             DER.appReceipt([DER.inApp([(1705, "1"), (1703, "2")]), DER.inApp([(1703, "3")])]),
         ]
         #expect(seeds.allSatisfy { $0.count > 100 })
-        var generator = SplitMix64(state: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         var outcomes = (found: 0, none: 0, rejected: 0)
         for round in 0..<20_000 {
             let input = Self.mutate(seeds[round % seeds.count], using: &generator)

@@ -114,6 +114,29 @@ struct OrderLookupTests {
         #expect(report.transactions.first?.redelivery == entries.last?.outcomes.first?.outcome)
     }
 
+    @Test func anOrderWaitingForItsOwnerGoesToTheUserTheAgentNamesThroughTheOneEntry() async throws {
+        let setup = try Setup()
+        let purchase = try await setup.buyAndLose("pro.lifetime", user: "alice")
+        // The App Store's notification came first: recorded, given to nobody.
+        _ = try await setup.world.deliverNotifications(to: setup.pipeline)
+        let waiting = try #require(await setup.world.ledger.entry(transactionId: purchase.transactionId))
+        #expect(waiting.deliveryState == .awaitingOwner)
+        let audit = InMemorySupportAuditLog()
+        let tool = lookup(setup, auditLog: audit)
+        let orderId = try #require(purchase.orderId)
+
+        let plain = try await tool.redeliver(orderId: orderId, actor: "agent-7")
+        #expect(plain.transactions.map(\.redelivery) == ["awaitingOwner"])
+        let named = try await tool.redeliver(orderId: orderId, actor: "agent-7", userId: "alice")
+        #expect(named.transactions.map(\.redelivery) == ["delivered"])
+        #expect(named.transactions.first?.owner == "alice")
+        #expect(setup.world.wallet.calls.map(\.userId) == ["alice"])
+
+        await #expect(throws: IAPError(.invalidArgument)) {
+            try await tool.redeliver(orderId: orderId, actor: "agent-7", userId: "unowned:\(purchase.transactionId)")
+        }
+    }
+
     @Test func anInvalidOrderIdIsAClearAnswerNotAnError() async throws {
         let setup = try Setup()
         let audit = InMemorySupportAuditLog()

@@ -6,7 +6,6 @@ import IAPServerAPI
 import IAPStorageFile
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 @Suite("Reconciler")
@@ -391,7 +390,7 @@ struct ReconcilerTests {
     }
 
     @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
-        struct LegacyStore: EntitlementStore {
+        struct UnlistableStore: EntitlementStore {
             let base: InMemoryEntitlementStore
             func insert(_ entry: LedgerEntry) async throws -> InsertOutcome { try await base.insert(entry) }
             func entry(transactionId: String) async throws -> LedgerEntry? {
@@ -428,14 +427,17 @@ struct ReconcilerTests {
                 await base.isNotificationProcessed(notificationUUID)
             }
             func statistics() async throws -> LedgerStatistics { await base.statistics() }
+            func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
+                throw IAPError(.unsupportedOperation, "this store cannot list its purchase families")
+            }
         }
         let setup = try Setup()
-        let legacy = LegacyStore(base: setup.world.ledger)
+        let unlistable = UnlistableStore(base: setup.world.ledger)
         let reconciler = Reconciler(
             client: setup.connection.client,
             verifier: setup.world.verifier,
             pipeline: setup.pipeline,
-            store: legacy,
+            store: unlistable,
             checkpoints: setup.checkpoints,
             clock: setup.sleeper,
             wallClock: setup.world.clock
@@ -459,9 +461,10 @@ struct ReconcilerTests {
         let foreign = try #require(try await otherApp.purchase(productId: "coins.100", account: "alice").transaction)
         // A forged copy: the payload of the lost order with a bigger quantity, under the original signature.
         let parts = lost.signedTransaction.split(separator: ".").map(String.init)
-        var payload = try JSONSerialization.jsonObject(with: try #require(base64URL(parts[1]))) as? [String: Any] ?? [:]
+        let payloadBytes = try #require(Base64.decodeURL(parts[1]))
+        var payload = try JSONSerialization.jsonObject(with: Data(payloadBytes)) as? [String: Any] ?? [:]
         payload["quantity"] = 10
-        let forgedPayload = base64URL(try JSONSerialization.data(withJSONObject: payload))
+        let forgedPayload = Base64.encodeURL(try JSONSerialization.data(withJSONObject: payload))
         let forged = [parts[0], forgedPayload, parts[2]].joined(separator: ".")
 
         let report = await setup.reconciler(threshold: 10).reconcileUpload(
@@ -590,7 +593,7 @@ struct ReconcilerTests {
 
 /// Collects what a callback hands over, across tasks.
 final class Recorder<Item: Sendable>: Sendable {
-    private let storage = Mutex<[Item]>([])
+    private let storage = LockedValue<[Item]>([])
 
     func append(_ item: Item) {
         storage.withLock { $0.append(item) }
@@ -599,15 +602,4 @@ final class Recorder<Item: Sendable>: Sendable {
     var items: [Item] {
         storage.withLock { $0 }
     }
-}
-
-private func base64URL(_ text: String) -> Data? {
-    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while standard.count % 4 != 0 { standard += "=" }
-    return Data(base64Encoded: standard)
-}
-
-private func base64URL(_ data: Data) -> String {
-    data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
 }

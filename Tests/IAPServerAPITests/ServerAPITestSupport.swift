@@ -4,12 +4,11 @@ import IAPInMemory
 import IAPServerAPI
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 /// A token provider that hands out `token-1`, then `token-2` after each invalidation, and counts both.
 final class CountingTokenProvider: BearerTokenProvider {
-    private let state = Mutex((generation: 1, invalidations: 0, issued: 0))
+    private let state = LockedValue((generation: 1, invalidations: 0, issued: 0))
 
     func token() async throws -> String {
         state.withLock { state in

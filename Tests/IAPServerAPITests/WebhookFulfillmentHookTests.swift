@@ -5,7 +5,6 @@ import IAPInMemory
 import IAPServerAPI
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 /// A wallet behind HTTP, as an integrator's backend would be: it checks every signature, applies each idempotency
@@ -19,7 +18,7 @@ final class WebhookReceiver: Sendable {
         var balances: [String: Int64] = [:]
     }
 
-    let state = Mutex(State())
+    let state = LockedValue(State())
     let authenticator: HMACSHA256
     let clock: ManualClock
 

@@ -71,4 +71,21 @@ import Testing
             #expect(Array(variant.utf8).withUnsafeBytes { FastRecordDecoder.decode($0) } == nil, "\(variant)")
         }
     }
+
+    /// Thousands of deterministic random mutations of written records: whenever the fast path answers,
+    /// `JSONDecoder` must give the same operation.
+    @Test func agreesWithJSONDecoderOnMutatedRecords() throws {
+        var generator = SplitMix64(seed: 0x5EED)
+        let records = try Self.variants().map { try Array(RecordEncoder().encode(.replace($0))) }
+        let alphabet = Array(#"{}[]:,"\ -+.0123456789eEtrufalsn x"#.utf8)
+        var accepted = 0
+        for round in 0..<20_000 {
+            let bytes = generator.mutate(records[round % records.count], alphabet: alphabet)
+            guard let fast = bytes.withUnsafeBytes({ FastRecordDecoder.decode($0) }) else { continue }
+            accepted += 1
+            let full = try? AppStoreJSON.makeDecoder().decode(JournalOperation.self, from: Data(bytes))
+            #expect(full == fast, "disagreement on \(String(decoding: bytes, as: UTF8.self))")
+        }
+        #expect(accepted > 100, "the mutations should leave many records in the fast path's shape")
+    }
 }

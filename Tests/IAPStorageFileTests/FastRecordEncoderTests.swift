@@ -1,24 +1,21 @@
 import Foundation
 import IAPCore
 import IAPStorageFile
+import IAPTestSupport
 import Testing
 
 /// The hand-written entry encoder must write what `JSONDecoder` reads back as the same entry.
 @Suite("Fast record encoding")
 struct FastRecordEncoderTests {
     final class Generator {
-        var state: UInt64
+        private var random: SplitMix64
 
         init(state: UInt64) {
-            self.state = state
+            random = SplitMix64(seed: state)
         }
 
         func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+            random.next()
         }
 
         func maybe<T>(_ value: @autoclosure () -> T) -> T? {

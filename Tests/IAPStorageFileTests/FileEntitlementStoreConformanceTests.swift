@@ -6,13 +6,12 @@
 import IAPCore
 import IAPInMemory
 import IAPStorageFile
-import Synchronization
 import Testing
 
 @Suite struct FileEntitlementStoreConformanceTests {
     /// Every store the suite made, so they can be closed and their directories removed.
     final class Opened: Sendable {
-        let stores = Mutex<[(FileEntitlementStore, TemporaryDirectory)]>([])
+        let stores = LockedValue<[(FileEntitlementStore, TemporaryDirectory)]>([])
 
         func make(_ options: FileEntitlementStore.Options) throws -> FileEntitlementStore {
             let directory = TemporaryDirectory()

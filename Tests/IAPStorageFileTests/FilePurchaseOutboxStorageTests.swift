@@ -37,6 +37,34 @@ struct FilePurchaseOutboxStorageTests {
         }
     }
 
+    @Test("quarantine moves the file aside unchanged, never over an earlier one; the next load finds nothing")
+    func quarantineMovesAside() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.path + "/outbox.json"
+            let storage = FilePurchaseOutboxStorage(path: path)
+            let when = Date(millisecondsSince1970: 1_767_225_600_000)
+            try await storage.save(Data("damaged once".utf8))
+            let first = try await storage.quarantine(at: when)
+            #expect(first == path + ".quarantined-1767225600000")
+            #expect(try await storage.load() == nil)
+            #expect(try await FilePurchaseOutboxStorage(path: first).load() == Data("damaged once".utf8))
+
+            try await storage.save(Data("damaged twice".utf8))
+            let second = try await storage.quarantine(at: when)
+            #expect(second == path + ".quarantined-1767225600000-2")
+            #expect(try await FilePurchaseOutboxStorage(path: first).load() == Data("damaged once".utf8))
+            #expect(try await FilePurchaseOutboxStorage(path: second).load() == Data("damaged twice".utf8))
+
+            // Nothing to move: an error, and nothing changes.
+            await #expect(throws: IAPError(.storageFailure)) { try await storage.quarantine(at: when) }
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                    "outbox.json.quarantined-1767225600000", "outbox.json.quarantined-1767225600000-2",
+                ]
+            )
+        }
+    }
+
     @Test("a save that cannot be made fails with storageFailure and leaves the old file")
     func failedSave() async throws {
         try await withTemporaryDirectory { directory in

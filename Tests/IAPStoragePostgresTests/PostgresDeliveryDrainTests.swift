@@ -5,7 +5,6 @@ import IAPInMemory
 import IAPStoragePostgres
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 /// Several instances of a backend draining one PostgreSQL ledger's retry queue at once.
@@ -37,7 +36,7 @@ struct PostgresDeliveryDrainTests {
             _ = try await first.insert(PostgresEntitlementStoreTests.entry(id, user: "user-\(id.suffix(2))"))
         }
 
-        let grants = Mutex<[String: Int]>([:])
+        let grants = LockedValue<[String: Int]>([:])
         let hook = ClosureFulfillmentHook(
             grant: { delivery in grants.withLock { $0[delivery.transactionId, default: 0] += 1 } },
             revoke: { _ in }

@@ -4,7 +4,6 @@ import IAPInMemory
 import IAPStoragePostgres
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 @Suite(.enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipReason))
@@ -12,7 +11,7 @@ struct PostgresEntitlementStoreConformanceTests {
     /// The stores a suite run made: the previous one is closed when the next check starts, and every schema is
     /// dropped at the end.
     final class Opened: Sendable {
-        let stores = Mutex<[PostgresEntitlementStore]>([])
+        let stores = LockedValue<[PostgresEntitlementStore]>([])
 
         func make(poolSize: Int) async throws -> PostgresEntitlementStore {
             let store = try await PostgresTestServer.store(poolSize: poolSize)

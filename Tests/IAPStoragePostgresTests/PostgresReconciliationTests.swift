@@ -6,7 +6,6 @@ import IAPServerAPI
 import IAPStoragePostgres
 import IAPTestSupport
 import IAPTesting
-import Synchronization
 import Testing
 
 /// The reconciler's whole-ledger walk over a PostgreSQL ledger: the family listing the walk needs, and a lost
@@ -29,7 +28,7 @@ struct PostgresReconciliationTests {
         )
         let first = try await PostgresTestServer.store()
         let second = try await PostgresTestServer.store(schema: first.configuration.schema)
-        let grants = Mutex<[String: Int]>([:])
+        let grants = LockedValue<[String: Int]>([:])
         let hook = ClosureFulfillmentHook(
             grant: { delivery in grants.withLock { $0[delivery.idempotencyKey, default: 0] += 1 } },
             revoke: { _ in }
@@ -47,7 +46,7 @@ struct PostgresReconciliationTests {
                 try await appStore.purchase(productId: "remove.ads", account: user, appAccountToken: token).transaction
             )
             let outcome = await pipelines[0].submit(signedTransaction: bought.signedTransaction, userId: user)
-            #expect(outcome.name == "delivered")
+            #expect(outcome.isDelivered)
             let coins = try #require(
                 try await appStore.purchase(productId: "coins.100", account: user, appAccountToken: token).transaction
             )

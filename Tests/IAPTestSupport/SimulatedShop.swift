@@ -65,9 +65,7 @@ package struct SimulatedShop {
                 _ = try await ledger.storeRenewalInfo(renewal)
             }
             if let transaction = notification.transaction {
-                if await pipeline.apply(transaction) == nil {
-                    _ = await pipeline.process(transaction, userId: nil)
-                }
+                _ = await pipeline.deliver(transaction, userId: nil)
             }
         }
         return types

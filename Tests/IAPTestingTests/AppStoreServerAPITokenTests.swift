@@ -19,13 +19,8 @@ struct AppStoreServerAPITokenTests {
         """
 
     static func segment(_ token: String, _ index: Int) throws -> [String: Any] {
-        let part = String(token.split(separator: ".")[index])
-        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 {
-            base64 += "="
-        }
-        let data = try #require(Data(base64Encoded: base64))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let bytes = try #require(Base64.decodeURL(token.split(separator: ".")[index]))
+        return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
 
     @Test func headersCarryASignedBearerToken() async throws {

@@ -182,4 +182,49 @@ struct SimulatedStoreClientTests {
         current = try await phone.currentEntitlements().map { try harness.verifier.transaction($0).productId }
         #expect(current.isEmpty)
     }
+
+    @Test("unfinished transactions, the latest of a product and the group's statuses, as StoreKit lists them")
+    func storeKitLists() async throws {
+        let harness = try StoreHarness()
+        let phone = SimulatedStoreClient(store: harness.store, account: "alice")
+        #expect(try await phone.unfinishedTransactions().isEmpty)
+        #expect(try await phone.latestTransaction(for: SimulatedCatalog.coins) == nil)
+        #expect(try await phone.subscriptionStatuses(groupId: SimulatedCatalog.group).isEmpty)
+
+        let first = try await harness.buy(SimulatedCatalog.coins)
+        harness.clock.advance(by: .seconds(60))
+        let second = try await harness.buy(SimulatedCatalog.coins)
+        let monthly = try await harness.buy(SimulatedCatalog.proMonthly)
+        #expect(
+            try await phone.unfinishedTransactions().map { try harness.verifier.transaction($0).transactionId } == [
+                first.transactionId, second.transactionId, monthly.transactionId,
+            ]
+        )
+        let latest = try #require(try await phone.latestTransaction(for: SimulatedCatalog.coins))
+        #expect(try harness.verifier.transaction(latest).transactionId == second.transactionId)
+
+        // A finished consumable leaves both lists, as in StoreKit.
+        try await phone.finish(transactionId: second.transactionId)
+        #expect(try await phone.unfinishedTransactions().count == 2)
+        let latestUnfinished = try #require(try await phone.latestTransaction(for: SimulatedCatalog.coins))
+        #expect(try harness.verifier.transaction(latestUnfinished).transactionId == first.transactionId)
+
+        let status = try #require(try await phone.subscriptionStatuses(groupId: SimulatedCatalog.group).first)
+        #expect(status.state == .active)
+        #expect(try harness.verifier.transaction(status.signedTransaction).transactionId == monthly.transactionId)
+        #expect(try harness.verifier.renewalInfo(status.signedRenewalInfo).autoRenewStatus == .on)
+    }
+
+    @Test("the app transaction verifies as Apple's, and names the account's download")
+    func appTransaction() async throws {
+        let harness = try StoreHarness()
+        let phone = SimulatedStoreClient(store: harness.store, account: "alice")
+        let signed = try await phone.appTransaction(refresh: false)
+        let payload = try harness.verifier.appTransaction(signed)
+        #expect(payload.appTransactionId == (await harness.store.appTransactionId(ofAccount: "alice")))
+        #expect(payload.bundleId == harness.store.configuration.bundleId)
+        #expect(payload.originalPurchaseDate == SimulatedCatalog.start)
+        await phone.setOffline(true)
+        await #expect(throws: IAPError(.transportFailure)) { try await phone.appTransaction(refresh: true) }
+    }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import IAPCore
 
 #if canImport(Glibc)
     import Glibc
@@ -29,7 +29,7 @@ final class LoopbackServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let handler: @Sendable (Request) -> Reply
-    private let recorded = Mutex<[Request]>([])
+    private let recorded = LockedValue<[Request]>([])
 
     init(handler: @escaping @Sendable (Request) -> Reply) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

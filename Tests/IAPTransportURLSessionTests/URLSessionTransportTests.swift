@@ -2,7 +2,6 @@ import Foundation
 import IAPCore
 import IAPServerAPI
 import IAPTransportURLSession
-import Synchronization
 import Testing
 
 #if canImport(Glibc)

@@ -178,8 +178,13 @@ struct CommandLineContractTests {
         #expect(rows.contains { $0["type"] as? String == "autoRenewable" && $0["expiresDate"] is Int })
 
         let stats = try Self.json(try Self.iap(["ledger", "stats", "--data", data, "--json"]).stdout)
-        #expect(Set(stats.keys) == ["transactions", "delivered", "pendingRetries", "deadLetters", "revoked", "users"])
+        #expect(
+            Set(stats.keys) == [
+                "transactions", "delivered", "pendingRetries", "deadLetters", "revoked", "users", "environments",
+            ]
+        )
         #expect(stats["transactions"] as? Int == 8)
+        #expect(stats["environments"] as? [String: Int] == ["Sandbox": 8])
 
         let history = try Self.json(
             try Self.iap(["ledger", "history", "--data", data, "--user", "alice", "--limit", "3", "--json"]).stdout
@@ -302,6 +307,51 @@ struct CommandLineContractTests {
         )
     }
 
+    @Test func environmentListsAreAcceptedAndTheLedgerCountsTransactionsPerEnvironment() throws {
+        let bench = try Workbench()  // 8 Sandbox transactions, ids ...01 to ...08
+        defer { bench.remove() }
+        let productionRoot = bench.directory.appending(path: "production-root.der").path
+        let production = try Self.iap([
+            "testdata", "transactions", "--count", "12", "--users", "2", "--environment", "Production", "--root-out",
+            productionRoot,
+        ])
+        #expect(production.status == 0)
+        let later = Array(production.stdoutLines.suffix(4))  // ids ...09 to ...12
+
+        let productionOnly = try bench.ingest(
+            [bench.tokens[0]],
+            ["--root", productionRoot, "--environment", "Production", "--user", "alice"]
+        )
+        #expect(productionOnly.status == 1)
+        #expect(productionOnly.stdoutLines == ["REJECT 1 environmentMismatch"])
+
+        let both = try bench.ingest(
+            bench.tokens + later,
+            ["--root", productionRoot, "--environment", "Production,Sandbox", "--user", "alice"]
+        )
+        #expect(both.status == 0, "\(both.stderr)")
+        #expect(both.stdoutLines.count == 12 && both.stdoutLines.allSatisfy { $0.hasSuffix(" delivered") })
+
+        let json = try Self.json(try Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
+        #expect(json["environments"] as? [String: Int] == ["Production": 4, "Sandbox": 8])
+        let text = try Self.iap(["ledger", "stats", "--data", bench.data])
+        #expect(
+            text.stdoutLines.last?.split(separator: " ").joined(separator: " ")
+                == "environments Production 4, Sandbox 8"
+        )
+
+        let token = Data(bench.tokens[0].utf8)
+        let verify = ["verify", "--root", bench.root, "--bundle-id", "com.example.app", "--app-apple-id", "1"]
+        #expect(try Self.iap(verify + ["--environment", "Production,Sandbox"], input: token).status == 0)
+        #expect(try Self.iap(verify + ["--environment", "Production"], input: token).status == 1)
+        let bogus = try Self.iap(verify + ["--environment", "Sandbox,Staging"], input: token)
+        #expect(bogus.status == 2)
+        #expect(bogus.stderr.contains("'Staging'"))
+        let reserved = try bench.ingest([bench.tokens[0]], ["--user", "unowned:2000000000000001"])
+        #expect(reserved.status == 2)
+        #expect(reserved.stdout.isEmpty)
+    }
+
     @Test func statsPrintsTextForPeopleAndJSONOnRequest() throws {
         let bench = try Workbench()
         defer { bench.remove() }
@@ -315,6 +365,7 @@ struct CommandLineContractTests {
         #expect(
             text.stdoutLines.dropFirst().map { $0.split(separator: " ").joined(separator: " ") } == [
                 "transactions 8", "users 1", "delivered 8", "pending retries 0", "dead letters 0", "revoked 0",
+                "environments Sandbox 8",
             ]
         )
 

@@ -3,7 +3,6 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTransportURLSession
-import Synchronization
 
 /// An `iap emulate` child process on an ephemeral loopback port, for tests.
 ///
@@ -16,12 +15,16 @@ final class EmulatorProcess: Sendable {
     static let keyId = "EMULATOR1"
 
     let baseURL: URL
+    /// The control token: the one given with `--control-token`, or the one the emulator printed.
+    let controlToken: String
     let key: P256PrivateKey
     let directory: URL
     private let process: Process
+    private let logFile: URL
     let transport = URLSessionTransport()
 
-    /// Starts the emulator and waits for its `listening on` line.
+    /// Starts the emulator and waits for its `listening on` line (and its `control token:` line, unless
+    /// `--control-token` is among the arguments).
     ///
     /// - Parameters:
     ///   - extraArguments: More `iap emulate` options, such as `--notify-url`.
@@ -49,17 +52,24 @@ final class EmulatorProcess: Sendable {
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()
 
-        let line = Self.firstLine(of: output.fileHandleForReading)
-        guard let line, line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst(13))) else {
+        let given = extraArguments.firstIndex(of: "--control-token").map { extraArguments[$0 + 1] }
+        let lines = Self.lines(given == nil ? 2 : 1, of: output.fileHandleForReading)
+        guard let line = lines.first, line.hasPrefix("listening on "),
+            let url = URL(string: String(line.dropFirst(13))),
+            let token = given
+                ?? lines.last.flatMap({ $0.hasPrefix("control token: ") ? String($0.dropFirst(15)) : nil })
+        else {
             process.terminate()
             process.waitUntilExit()
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-            throw IAPError(.internalError, "iap emulate did not start: \(line ?? "no output"); \(log)")
+            throw IAPError(.internalError, "iap emulate did not start: \(lines); \(log)")
         }
         self.baseURL = url
+        self.controlToken = token
         self.key = key
         self.directory = directory
         self.process = process
+        self.logFile = logFile
     }
 
     /// Stops the emulator with SIGTERM and waits for it to exit.
@@ -68,6 +78,11 @@ final class EmulatorProcess: Sendable {
             process.terminate()
         }
         process.waitUntilExit()
+    }
+
+    /// What the emulator wrote to standard error so far.
+    func standardError() throws -> String {
+        try String(contentsOf: logFile, encoding: .utf8)
     }
 
     /// Whether the process is still running.
@@ -97,25 +112,22 @@ final class EmulatorProcess: Sendable {
         )
     }
 
-    /// Reads up to the first newline, giving up after 30 seconds.
-    private static func firstLine(of handle: FileHandle) -> String? {
-        let result = Mutex<String?>(nil)
+    /// Reads the first `count` lines, giving up after 30 seconds.
+    private static func lines(_ count: Int, of handle: FileHandle) -> [String] {
+        let result = LockedValue<[String]>([])
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var bytes: [UInt8] = []
-            while true {
+            while bytes.count(where: { $0 == 10 }) < count {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 bytes.append(contentsOf: chunk)
-                if let newline = bytes.firstIndex(of: 10) {
-                    bytes = Array(bytes[..<newline])
-                    break
-                }
             }
-            result.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
+            let lines = bytes.split(separator: 10, omittingEmptySubsequences: false).prefix(count)
+            result.withLock { $0 = lines.map { String(decoding: $0, as: UTF8.self) } }
             done.signal()
         }
-        guard done.wait(timeout: .now() + 30) == .success else { return nil }
+        guard done.wait(timeout: .now() + 30) == .success else { return [] }
         return result.withLock { $0 }
     }
 
@@ -166,13 +178,18 @@ final class EmulatorProcess: Sendable {
 
     // MARK: - Control endpoints
 
+    /// The headers of a request to `path`: the control token on control paths.
+    private func headers(for path: String) -> [String: String] {
+        path.hasPrefix("/emulator/") ? ["X-Emulator-Control-Token": controlToken] : [:]
+    }
+
     /// Sends a control request with a JSON body.
     func post(_ path: String, json: String = "") async throws -> HTTPResponse {
         try await transport.send(
             HTTPRequest(
                 method: "POST",
                 url: baseURL.appending(path: path),
-                headers: ["Content-Type": "application/json"],
+                headers: headers(for: path).merging(["Content-Type": "application/json"]) { $1 },
                 body: Data(json.utf8)
             )
         )
@@ -180,7 +197,9 @@ final class EmulatorProcess: Sendable {
 
     /// Sends a GET request.
     func get(_ path: String) async throws -> HTTPResponse {
-        try await transport.send(HTTPRequest(method: "GET", url: baseURL.appending(path: path)))
+        try await transport.send(
+            HTTPRequest(method: "GET", url: baseURL.appending(path: path), headers: headers(for: path))
+        )
     }
 
     /// The answer of a purchase.

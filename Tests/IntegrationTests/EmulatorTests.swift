@@ -173,7 +173,7 @@ struct EmulatorTests {
             let aud: String
             let bid: String
         }
-        let signer = JWSSigner(key: emulator.key, keyID: EmulatorProcess.keyId, type: "JWT")
+        let signer = JWSSigner(key: emulator.key, keyId: EmulatorProcess.keyId, type: "JWT")
         let now = Int64(SystemClock().now.timeIntervalSince1970)
         let expired = try signer.sign(
             Claims(
@@ -250,7 +250,9 @@ struct EmulatorTests {
         let port = try #require(emulator.baseURL.port)
         let idle = try RawConnection(port: port)  // sends nothing: must not block the others
         defer { idle.close() }
-        #expect(try RawConnection.exchange(port: port, "GARBAGE\r\n\r\n").hasPrefix("HTTP/1.1 400"))
+        // A request line without a single space is not HTTP: libmicrohttpd 0.9.75 closes it without an answer.
+        let garbage = try RawConnection.exchange(port: port, "GARBAGE\r\n\r\n")
+        #expect(garbage.isEmpty || garbage.hasPrefix("HTTP/1.1 400"))
         #expect(
             try RawConnection.exchange(port: port, "GET / HTTP/1.1\r\nBad Header\r\n\r\n").hasPrefix("HTTP/1.1 400")
         )
@@ -258,7 +260,9 @@ struct EmulatorTests {
         #expect(try RawConnection.exchange(port: port, huge).hasPrefix("HTTP/1.1 431"))
         let tooLarge = "POST /emulator/v1/purchases HTTP/1.1\r\nContent-Length: 5000000\r\n\r\n"
         #expect(try RawConnection.exchange(port: port, tooLarge).hasPrefix("HTTP/1.1 413"))
-        let badJSON = "POST /emulator/v1/purchases HTTP/1.1\r\nContent-Length: 3\r\n\r\n{x}"
+        let badJSON =
+            "POST /emulator/v1/purchases HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + "X-Emulator-Control-Token: \(emulator.controlToken)\r\nContent-Length: 3\r\n\r\n{x}"
         #expect(try RawConnection.exchange(port: port, badJSON).hasPrefix("HTTP/1.1 400"))
 
         async let purchases = withThrowingTaskGroup(of: String.self) { group in
@@ -367,7 +371,7 @@ struct EmulatorTests {
             defer { first.stop() }
             purchase = try await first.purchase("pro.monthly")
             _ = try await first.purchase("coins.100")
-            // A refused change is journaled with its status and refused again on replay.
+            // A refused change is not journaled: it changed nothing.
             let refused = try await first.post("/emulator/v1/purchases", json: #"{"productId":"nope"}"#)
             #expect(refused.status == 400)
             advanced = try await first.post("/emulator/v1/clock/advance", json: #"{"seconds":3600}"#)
@@ -423,6 +427,12 @@ final class RawConnection {
             #endif
             descriptor = -1
         }
+    }
+
+    /// Sends `text` without waiting for an answer.
+    func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Sends `text` and reads until the server closes the connection.

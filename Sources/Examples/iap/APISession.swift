@@ -24,6 +24,15 @@ struct APISession {
         "verify each signed field and add its payload as <field>Decoded (--root, --app-apple-id apply)"
     )
 
+    /// The `--environment` option of a command that takes a list: the verifier accepts every environment listed, and
+    /// the App Store Server API is asked in Production when it is listed (Look Up Order ID answers there only).
+    static let environmentListOption = CommandSpec.Option.value(
+        "environment",
+        "LIST",
+        "Production, Sandbox or LocalTesting, or a comma-separated list such as Production,Sandbox (required): "
+            + "signed data of each is accepted; the API is asked in Production when it is listed"
+    )
+
     let client: AppStoreServerAPIClient
     let recorder: RecordingTransport
     let verifier: AppStoreSignedDataVerifier?
@@ -33,21 +42,29 @@ struct APISession {
     /// - Parameters:
     ///   - arguments: The parsed options.
     ///   - verifying: Whether to make the verifier without `--decode` (commands that always verify).
-    init(_ arguments: Arguments, verifying: Bool = false) throws(Arguments.UsageError) {
+    ///   - environmentList: Whether `--environment` may list several environments (``environmentListOption``).
+    init(_ arguments: Arguments, verifying: Bool = false, environmentList: Bool = false) throws(Arguments.UsageError) {
         let issuerId = try Self.required("issuer-id", arguments)
         let keyId = try Self.required("key-id", arguments)
         let keyPath = try Self.required("auth-key", arguments)
         let bundleId = try Self.required("bundle-id", arguments)
-        let environmentName = try Self.required("environment", arguments)
+        let environments = try EnvironmentList.parse(
+            try Self.required("environment", arguments),
+            allowed: [.production, .sandbox, .localTesting]
+        )
         let environment: AppStoreEnvironment
-        switch environmentName {
-        case "Production": environment = .production
-        case "Sandbox": environment = .sandbox
-        case "LocalTesting": environment = .localTesting
-        default:
+        if environments.contains(.production) {
+            environment = .production
+        } else if environments.count == 1, let only = environments.first {
+            environment = only
+        } else {
             throw Arguments.UsageError(
-                message: "--environment must be Production, Sandbox or LocalTesting, not '\(environmentName)'"
+                message: "--environment lists \(environments.map(\.rawValue).joined(separator: ",")): with several "
+                    + "environments, one of them must be Production, where the App Store Server API is asked"
             )
+        }
+        if environments.count > 1, !environmentList {
+            throw Arguments.UsageError(message: "--environment takes one environment for this command")
         }
         var baseURL: URL?
         if let text = try arguments.value("base-url") {
@@ -95,8 +112,11 @@ struct APISession {
             verifier = nil
             return
         }
-        var configuration = AppStoreSignedDataVerifier.Configuration(bundleId: bundleId, environment: environment)
-        configuration.acceptsXcodeSignedData = environment == .localTesting
+        var configuration = AppStoreSignedDataVerifier.Configuration(
+            bundleId: bundleId,
+            environments: Set(environments)
+        )
+        configuration.acceptsXcodeSignedData = environments.contains(.localTesting)
         var roots: [X509Certificate] = []
         for path in arguments.values("root") {
             roots.append(try VerifyCommand.Settings.loadCertificate(path))

@@ -63,11 +63,7 @@ enum DecodeCommand {
     }
 
     private static func jsonObject(_ segment: Substring) -> Any? {
-        var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 {
-            base64.append("=")
-        }
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        return try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        guard let bytes = Base64.decodeURL(segment) else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
     }
 }

@@ -3,13 +3,12 @@ import IAPCore
 import IAPCrypto
 import IAPInMemory
 import IAPTesting
-import Synchronization
 
 /// `iap bench pipeline`: deliveries per second through the delivery pipeline.
 enum PipelineBenchmark {
     /// A hook that grants instantly, so the figure is the pipeline's own cost.
     final class CountingHook: FulfillmentHook {
-        let grants = Mutex(0)
+        let grants = LockedValue(0)
 
         func grant(_ delivery: Delivery) async throws {
             grants.withLock { $0 += 1 }

@@ -1,12 +1,11 @@
 import Foundation
 import IAPCore
-import Synchronization
 
 /// A ``Transport`` that forwards to another and keeps the body of every 2xx answer, so that `iap api` can print
 /// the App Store's JSON exactly as it came, fields this version of swift-iap does not model included.
 final class RecordingTransport: Transport {
     private let base: any Transport
-    private let bodies = Mutex<[Data]>([])
+    private let bodies = LockedValue<[Data]>([])
 
     init(_ base: any Transport) {
         self.base = base

@@ -16,7 +16,7 @@ enum SupportCommand {
             "  [--catalog FILE] [--json]",
             "  [--redeliver [--operator NAME] [--user ID] [--audit FILE] [--grant-log FILE]]",
             "  --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
-            "  --environment Production|Sandbox|LocalTesting [--base-url URL]",
+            "  --environment LIST [--base-url URL]",
             "  [--root FILE.der]... [--app-apple-id N]",
         ],
         discussion: """
@@ -25,7 +25,9 @@ enum SupportCommand {
             UTC), Apple's state (active, expired, refunded, revoked), the owner (from the ledger, else the user
             bound to its appAccountToken) and whether the ledger delivered it. A lookup changes nothing.
             --redeliver records in the ledger, as delivered to its owner, what it lacks (idempotent: a second run
-            delivers nothing), with an audit entry before and after.
+            delivers nothing), with an audit entry before and after. --environment Production,Sandbox also accepts
+            App Review's sandbox purchases in the ledger; Look Up Order ID itself answers in Production only, so
+            with Production listed the order is looked up there.
 
             Exit status: 0 the order was found (and, with --redeliver, nothing failed), 1 an error, an unknown
             order id, or a failed redelivery, 2 usage error.
@@ -34,14 +36,19 @@ enum SupportCommand {
             .flag("json", "print the report as one JSON object, dates in milliseconds since 1970"),
             .flag("redeliver", "deliver, through the ledger, what the order holds and the ledger lacks"),
             .value("operator", "NAME", "who asks, for the audit log (with --redeliver; default $USER)"),
-            .value("user", "ID", "the owner when neither the ledger nor the token names one (with --redeliver)"),
+            .value(
+                "user",
+                "ID",
+                "the customer: gets what waits for an owner; refused if the ledger or token names another "
+                    + "(with --redeliver)"
+            ),
             .value(
                 "audit",
                 "FILE",
                 "the audit log (with --redeliver; default DIR/support-audit.jsonl, required with --database)"
             ),
             .value("grant-log", "FILE", "append 'grant KEY' for each fulfillment call (with --redeliver)"),
-        ] + APISession.options,
+        ] + APISession.options.map { $0.name == "environment" ? APISession.environmentListOption : $0 },
         examples: [
             "iap support lookup-order MH43IXG3WA --data ./ledger --issuer-id ISSUER --key-id KEY --auth-key key.p8 "
                 + "--bundle-id com.example.app --environment Production"
@@ -71,6 +78,13 @@ enum SupportCommand {
                     throw Arguments.UsageError(message: "--\(name) applies only with --redeliver")
                 }
             }
+            if let user = try parsed.value("user") {
+                do {
+                    try DeliveryPipeline.validate(userId: user)
+                } catch {
+                    throw Arguments.UsageError(message: "--user: \((error as? IAPError)?.message ?? "\(error)")")
+                }
+            }
             let location: CommandLedger.Location
             do {
                 location = try CommandLedger.location(parsed)
@@ -82,7 +96,7 @@ enum SupportCommand {
             if case .database = location, parsed.has("redeliver"), try parsed.value("audit") == nil {
                 throw Arguments.UsageError(message: "--redeliver with --database needs --audit FILE")
             }
-            session = try APISession(parsed, verifying: true)
+            session = try APISession(parsed, verifying: true, environmentList: true)
         } catch {
             command.fail(error)
         }

@@ -10,8 +10,9 @@ enum VerifyCommand {
         .value("bundle-id", "ID", "reject data of another app"),
         .value(
             "environment",
-            "ENV",
-            "reject data of another environment: Production, Sandbox, Xcode or LocalTesting"
+            "LIST",
+            "accept data of these environments only: Production, Sandbox, Xcode or LocalTesting, or a "
+                + "comma-separated list (Production,Sandbox: a production server that takes App Review's purchases)"
         ),
         .value("app-apple-id", "N", "reject data of another App Apple ID"),
         .flag("strict-x509", "apply strict X.509 (RFC 5280) checks to the certificate chain"),
@@ -21,7 +22,7 @@ enum VerifyCommand {
         name: "verify",
         summary: "verify App Store signed data (JWS) and print its payload",
         synopsis: [
-            "[--root FILE.der]... [--bundle-id ID] [--environment Production|Sandbox|Xcode|LocalTesting]",
+            "[--root FILE.der]... [--bundle-id ID] [--environment LIST]",
             "  [--app-apple-id N] [--at now|MILLIS|ISO8601]",
             "  [--kind auto|transaction|renewal|notification|app-transaction] [--batch] [--strict-x509] [FILE|-]",
         ],
@@ -54,6 +55,7 @@ enum VerifyCommand {
         examples: [
             "iap verify --bundle-id com.example.app --environment Production --app-apple-id 1234567890 tx.jws",
             "iap verify --batch --root root.der < tokens.txt",
+            "iap verify --bundle-id com.example.app --environment Production,Sandbox --app-apple-id 1234567890 tx.jws",
         ]
     )
 
@@ -163,16 +165,13 @@ enum VerifyCommand {
                 configuration.skippedChecks.insert(.bundleId)
                 skippedChecks.append("no --bundle-id: the bundle id is not checked")
             }
-            if let environment = try arguments.value("environment") {
-                let known: [AppStoreEnvironment] = [.production, .sandbox, .xcode, .localTesting]
-                guard let match = known.first(where: { $0.rawValue == environment }) else {
-                    throw Arguments.UsageError(
-                        message:
-                            "--environment must be Production, Sandbox, Xcode or LocalTesting, not '\(environment)'"
-                    )
-                }
-                configuration.environments = [match]
-                if match == .xcode || match == .localTesting {
+            if let text = try arguments.value("environment") {
+                let environments = try EnvironmentList.parse(
+                    text,
+                    allowed: [.production, .sandbox, .xcode, .localTesting]
+                )
+                configuration.environments = Set(environments)
+                if environments.contains(.xcode) || environments.contains(.localTesting) {
                     // Naming the Xcode environment is the explicit opt-in to data Xcode signed itself.
                     configuration.acceptsXcodeSignedData = true
                 }

@@ -58,7 +58,7 @@ struct CatalogFile: Decodable {
                 kind: type,
                 subscriptionGroupId: subscriptionGroupId,
                 groupLevel: groupLevel,
-                entitlements: entitlements ?? [productId],
+                entitlements: entitlements,
                 unitsPerPurchase: unitsPerPurchase ?? 1,
                 duration: duration,
                 displayName: displayName,

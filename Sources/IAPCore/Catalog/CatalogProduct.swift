@@ -93,7 +93,8 @@ public struct CatalogProduct: Codable, Sendable, Hashable {
     public var subscriptionGroupId: String?
     /// The product's level in its subscription group: 1 is the highest tier, as in App Store Connect.
     public var groupLevel: Int?
-    /// The entitlement ids a purchase unlocks (for example `"premium"`).
+    /// The entitlement ids a purchase unlocks (for example `"premium"`); by default the product's own id, in code
+    /// as in a JSON catalog or a `.storekit` file.
     public var entitlements: [String]
     /// How many units one purchase of a consumable adds to the balance; 1 by default.
     public var unitsPerPurchase: Int
@@ -106,12 +107,24 @@ public struct CatalogProduct: Codable, Sendable, Hashable {
     public var familyShareable: Bool
 
     /// Creates a product.
+    ///
+    /// - Parameters:
+    ///   - productId: The App Store product id.
+    ///   - kind: What kind of purchase it is.
+    ///   - subscriptionGroupId: The subscription group, for auto-renewable subscriptions.
+    ///   - groupLevel: The level in the subscription group, 1 the highest.
+    ///   - entitlements: The entitlement ids a purchase unlocks; `nil` (the default) for the product's own id, as
+    ///     a catalog file without `entitlements` says; `[]` for none.
+    ///   - unitsPerPurchase: The units one purchase of a consumable adds.
+    ///   - duration: The access of a non-renewing subscription; a subscription's renewal period.
+    ///   - displayName: A human-readable name.
+    ///   - familyShareable: Whether Family Sharing shares a purchase.
     public init(
         productId: String,
         kind: ProductKind,
         subscriptionGroupId: String? = nil,
         groupLevel: Int? = nil,
-        entitlements: [String] = [],
+        entitlements: [String]? = nil,
         unitsPerPurchase: Int = 1,
         duration: SubscriptionPeriod? = nil,
         displayName: String? = nil,
@@ -121,7 +134,7 @@ public struct CatalogProduct: Codable, Sendable, Hashable {
         self.kind = kind
         self.subscriptionGroupId = subscriptionGroupId
         self.groupLevel = groupLevel
-        self.entitlements = entitlements
+        self.entitlements = entitlements ?? [productId]
         self.unitsPerPurchase = unitsPerPurchase
         self.duration = duration
         self.displayName = displayName
@@ -135,7 +148,8 @@ extension CatalogProduct {
         case displayName, familyShareable
     }
 
-    /// Decodes a product; `entitlements`, `unitsPerPurchase` and `familyShareable` may be absent.
+    /// Decodes a product; `entitlements` (then the product's own id), `unitsPerPurchase` and `familyShareable` may
+    /// be absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -143,7 +157,7 @@ extension CatalogProduct {
             kind: try container.decode(ProductKind.self, forKey: .kind),
             subscriptionGroupId: try container.decodeIfPresent(String.self, forKey: .subscriptionGroupId),
             groupLevel: try container.decodeIfPresent(Int.self, forKey: .groupLevel),
-            entitlements: try container.decodeIfPresent([String].self, forKey: .entitlements) ?? [],
+            entitlements: try container.decodeIfPresent([String].self, forKey: .entitlements),
             unitsPerPurchase: try container.decodeIfPresent(Int.self, forKey: .unitsPerPurchase) ?? 1,
             duration: try container.decodeIfPresent(SubscriptionPeriod.self, forKey: .duration),
             displayName: try container.decodeIfPresent(String.self, forKey: .displayName),

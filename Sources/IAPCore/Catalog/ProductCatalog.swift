@@ -1,7 +1,7 @@
 /// What the business sells: product id → kind, subscription group, entitlements, units, duration.
 ///
 /// The delivery pipeline asks the catalog about every verified transaction, and the entitlement engine
-/// works from a snapshot of it. `StaticProductCatalog` (built in code or loaded from JSON or an Xcode
+/// works from a snapshot of it (``snapshot()``, ``EntitlementEngine/init(snapshotOf:refundPolicy:)``). `StaticProductCatalog` (built in code or loaded from JSON or an Xcode
 /// `.storekit` file) is the standard implementation; a catalog kept in a database or fetched from a
 /// configuration service conforms the same way.
 ///
@@ -24,4 +24,20 @@ public protocol ProductCatalog: Sendable {
     ///
     /// - Throws: ``IAPError`` if the catalog cannot be read.
     func allProducts() async throws -> [CatalogProduct]
+}
+
+extension ProductCatalog {
+    /// The catalog as it is now, as a ``StaticProductCatalog``: what the synchronous, pure
+    /// ``EntitlementEngine`` works from. A `StaticProductCatalog` is its own snapshot.
+    ///
+    /// - Returns: A catalog of ``allProducts()``, checked as ``StaticProductCatalog/init(products:storeKitSettings:)``
+    ///   checks products.
+    /// - Throws: ``IAPError`` when the catalog cannot be read, or `invalidConfiguration` when a product it lists is
+    ///   invalid or listed twice.
+    public func snapshot() async throws -> StaticProductCatalog {
+        if let snapshot = self as? StaticProductCatalog {
+            return snapshot
+        }
+        return try StaticProductCatalog(products: try await allProducts())
+    }
 }

@@ -20,7 +20,8 @@ extension StaticProductCatalog {
     /// (`Documentation/ProductCatalog.md`), an object `{"major": 3...5, "minor": ...}` is a `.storekit` file.
     ///
     /// A `.storekit` file has no entitlements and no durations for non-renewing subscriptions, so:
-    /// - each product unlocks the entitlement named after its product id unless `entitlements` maps it;
+    /// - each product unlocks the entitlement named after its product id (as a ``CatalogProduct`` made in code and
+    ///   a swift-iap catalog without `entitlements` do) unless `entitlements` maps it;
     /// - a non-renewing subscription lasts `nonRenewingDurations[productId]`, else its
     ///   `recurringSubscriptionPeriod` if the file has one, else `defaultNonRenewingDuration`.
     ///
@@ -166,7 +167,6 @@ extension StaticProductCatalog {
                 kind: kind,
                 subscriptionGroupId: kind == .autoRenewable ? entry.groupId : nil,
                 groupLevel: kind == .autoRenewable ? source.groupNumber : nil,
-                entitlements: [source.productID],
                 duration: kind == .autoRenewable || kind == .nonRenewing ? period : nil,
                 displayName: source.displayName,
                 familyShareable: source.familyShareable ?? false

@@ -8,6 +8,10 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case alreadyDelivered(LedgerEntry)
     /// Recorded; another deliverer is granting it right now. Ask again shortly.
     case pending(LedgerEntry)
+    /// Recorded, but nobody can be named as its owner yet (the App Store told the server before the app did, and
+    /// no user is bound to its appAccountToken): nothing is granted until its owner presents it
+    /// (state ``DeliveryState/awaitingOwner``).
+    case awaitingOwner(LedgerEntry)
     /// Recorded, but the fulfillment hook failed; a retry is scheduled (``LedgerEntry/nextAttemptAt``),
     /// or, in state ``DeliveryState/deadLettered``, it waits for a person. Nothing is lost.
     case deferred(LedgerEntry, IAPError)
@@ -15,38 +19,58 @@ public enum DeliveryOutcome: Sendable, Hashable {
     /// anything granted before is taken back.
     case revoked(LedgerEntry)
     /// Not recorded: the signed data did not verify, names an unknown product, belongs to another user,
-    /// or the store failed (then ``IAPError/isRetryable`` is `true`: submit again later).
+    /// comes from an environment the pipeline refuses, or the store failed (then ``IAPError/isRetryable`` is
+    /// `true`: submit again later).
     case rejected(IAPError)
 
-    /// Whether the app may finish its StoreKit transaction: the server holds the purchase durably and
-    /// will never need it again.
+    /// Whether the app may finish its StoreKit transaction: the server holds the purchase durably, has given it
+    /// to its owner (or recorded it revoked), and will never need it again.
     public var shouldFinishTransaction: Bool {
         switch self {
         case .delivered, .alreadyDelivered, .revoked: true
-        case .pending, .deferred, .rejected: false
+        case .pending, .awaitingOwner, .deferred, .rejected: false
         }
     }
 
     /// The ledger entry, when the transaction was recorded.
     public var entry: LedgerEntry? {
         switch self {
-        case .delivered(let entry), .alreadyDelivered(let entry), .pending(let entry), .deferred(let entry, _),
-            .revoked(let entry):
+        case .delivered(let entry), .alreadyDelivered(let entry), .pending(let entry), .awaitingOwner(let entry),
+            .deferred(let entry, _), .revoked(let entry):
             entry
         case .rejected:
             nil
         }
     }
 
-    /// A short stable name: `delivered`, `alreadyDelivered`, `pending`, `deferred`, `revoked` or `rejected`.
+    /// A short stable name: `delivered`, `alreadyDelivered`, `pending`, `awaitingOwner`, `deferred`, `revoked` or
+    /// `rejected`.
     public var name: String {
         switch self {
         case .delivered: "delivered"
         case .alreadyDelivered: "alreadyDelivered"
         case .pending: "pending"
+        case .awaitingOwner: "awaitingOwner"
         case .deferred: "deferred"
         case .revoked: "revoked"
         case .rejected: "rejected"
+        }
+    }
+}
+
+extension DeliveryOutcome: CustomStringConvertible {
+    /// One line for logs: the outcome, then the entry or the error, such as
+    /// `delivered: transaction 2000000000000001 (coins.100) of alice, Production, delivered` or
+    /// `rejected: ownershipConflict: ...`.
+    public var description: String {
+        switch self {
+        case .deferred(let entry, let error):
+            "\(name): \(entry) (\(error))"
+        case .rejected(let error):
+            "\(name): \(error)"
+        case .delivered(let entry), .alreadyDelivered(let entry), .pending(let entry), .awaitingOwner(let entry),
+            .revoked(let entry):
+            "\(name): \(entry)"
         }
     }
 }

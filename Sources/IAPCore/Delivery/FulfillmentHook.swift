@@ -31,6 +31,15 @@ public struct Delivery: Sendable, Hashable {
     public var units: Int64
     /// The business order id the app attached, if any.
     public var orderId: String?
+    /// Whether the pipeline's ``SandboxPolicy/grantAndFlag`` flagged the purchase: a sandbox purchase (App Review,
+    /// TestFlight, a sandbox tester) on a production server. Grant it as usual; keep it apart from real revenue.
+    public var isFlagged: Bool
+
+    /// The App Store environment the purchase was made in (`Production`, `Sandbox`, ...), from the signed
+    /// transaction; `nil` when the data names none.
+    public var environment: AppStoreEnvironment? {
+        transaction.environment
+    }
 
     /// Creates a delivery.
     public init(
@@ -42,7 +51,8 @@ public struct Delivery: Sendable, Hashable {
         product: CatalogProduct,
         transaction: TransactionPayload,
         units: Int64,
-        orderId: String?
+        orderId: String?,
+        isFlagged: Bool = false
     ) {
         self.action = action
         self.idempotencyKey = idempotencyKey
@@ -53,6 +63,7 @@ public struct Delivery: Sendable, Hashable {
         self.transaction = transaction
         self.units = units
         self.orderId = orderId
+        self.isFlagged = isFlagged
     }
 }
 

@@ -32,7 +32,8 @@
 /// `transactionId` count once (the highest `revision`). Entries whose product the catalog does not know are
 /// skipped and listed in ``EntitlementSnapshot/unknownProductIds``.
 public struct EntitlementEngine: Sendable {
-    /// The catalog that says what each product is and unlocks.
+    /// The catalog that says what each product is and unlocks: a ``StaticProductCatalog``, or the snapshot of
+    /// another catalog.
     public let catalog: StaticProductCatalog
     /// What a consumable balance does below zero.
     public let refundPolicy: ConsumableRefundPolicy
@@ -45,6 +46,22 @@ public struct EntitlementEngine: Sendable {
     public init(catalog: StaticProductCatalog, refundPolicy: ConsumableRefundPolicy = .allowNegativeBalance) {
         self.catalog = catalog
         self.refundPolicy = refundPolicy
+    }
+
+    /// Creates an engine over a snapshot of any catalog: one in a database, a remote one, a static one.
+    ///
+    /// The engine answers from the products the catalog lists now (``ProductCatalog/snapshot()``); take a new
+    /// engine to see later changes.
+    ///
+    /// - Parameters:
+    ///   - catalog: What each product is and unlocks.
+    ///   - refundPolicy: What a consumable balance does when refunds take back more than it holds.
+    /// - Throws: ``IAPError`` when the catalog cannot be read or lists an invalid product.
+    public init(
+        snapshotOf catalog: some ProductCatalog,
+        refundPolicy: ConsumableRefundPolicy = .allowNegativeBalance
+    ) async throws {
+        self.init(catalog: try await catalog.snapshot(), refundPolicy: refundPolicy)
     }
 
     /// Works out one user's entitlements at an instant.

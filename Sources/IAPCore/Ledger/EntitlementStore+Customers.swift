@@ -11,16 +11,3 @@ public struct OriginalTransactionIdPage: Sendable, Hashable {
         self.nextCursor = nextCursor
     }
 }
-
-extension EntitlementStore {
-    /// The default for stores written before this call existed: it throws, so a whole-ledger reconciliation
-    /// reports that the store cannot be walked instead of walking nothing.
-    ///
-    /// - Throws: ``IAPError`` with code ``IAPError/Code/unsupportedOperation``.
-    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
-        throw IAPError(
-            .unsupportedOperation,
-            "\(type(of: self)) cannot list its purchase families: implement originalTransactionIds(cursor:limit:)"
-        )
-    }
-}

@@ -161,9 +161,8 @@ public protocol EntitlementStore: Sendable {
     ///
     /// Families come in the order of their first entry's `sequence`; a cursor stays valid while entries are added
     /// (new families come after it), and a walk never repeats a family. A page may hold fewer than `limit` ids, even
-    /// none, while `nextCursor` is not `nil`. A store written before this requirement existed gets a default that
-    /// throws ``IAPError/Code/unsupportedOperation``; implement it to enable a whole-ledger reconciliation
-    /// (`Reconciler.reconcileLedger(progress:)` in IAPServerAPI).
+    /// none, while `nextCursor` is not `nil`. A whole-ledger reconciliation (`Reconciler.reconcileLedger(progress:)`
+    /// in IAPServerAPI) walks the ledger with it.
     ///
     /// - Parameters:
     ///   - cursor: `nil` for the first page, or the previous page's `nextCursor`.

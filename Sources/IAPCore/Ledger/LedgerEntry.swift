@@ -100,35 +100,28 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
 }
 
 extension LedgerEntry {
-    private enum CodingKeys: String, CodingKey {
-        case transactionId, originalTransactionId, userId, productId, transaction, orderId, deliveryState
-        case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt, revocationDelivered
-        case grantGeneration, grantAttempted, grantedUnits, sequence, revision
+    /// The App Store environment the transaction was made in (`Production`, `Sandbox`, ...), as its signed data
+    /// says; `nil` when the verifier did not check it and the data names none.
+    ///
+    /// A production server that also accepts the sandbox (for App Review) keeps the two apart by it: see
+    /// ``SandboxPolicy``.
+    public var environment: AppStoreEnvironment? {
+        transaction.environment
     }
+}
 
-    /// Decodes an entry; fields added in later versions take their defaults when absent, so a ledger
-    /// written by an older version still opens.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        transactionId = try container.decode(String.self, forKey: .transactionId)
-        originalTransactionId = try container.decode(String.self, forKey: .originalTransactionId)
-        userId = try container.decode(String.self, forKey: .userId)
-        productId = try container.decode(String.self, forKey: .productId)
-        transaction = try container.decode(TransactionPayload.self, forKey: .transaction)
-        orderId = try container.decodeIfPresent(String.self, forKey: .orderId)
-        deliveryState = try container.decode(DeliveryState.self, forKey: .deliveryState)
-        deliveryAttempts = try container.decodeIfPresent(Int.self, forKey: .deliveryAttempts) ?? 0
-        nextAttemptAt = try container.decodeIfPresent(Date.self, forKey: .nextAttemptAt)
-        lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
-        recordedAt = try container.decode(Date.self, forKey: .recordedAt)
-        deliveredAt = try container.decodeIfPresent(Date.self, forKey: .deliveredAt)
-        revokedAt = try container.decodeIfPresent(Date.self, forKey: .revokedAt)
-        revocationDelivered = try container.decodeIfPresent(Bool.self, forKey: .revocationDelivered) ?? false
-        grantGeneration = try container.decodeIfPresent(Int.self, forKey: .grantGeneration) ?? 0
-        grantAttempted = try container.decodeIfPresent(Bool.self, forKey: .grantAttempted) ?? (deliveredAt != nil)
-        grantedUnits = try container.decodeIfPresent(Int64.self, forKey: .grantedUnits)
-        sequence = try container.decode(Int64.self, forKey: .sequence)
-        revision = try container.decode(Int64.self, forKey: .revision)
+extension LedgerEntry: CustomStringConvertible {
+    /// One line for logs, such as `transaction 2000000000000001 (coins.100) of alice, Sandbox, delivered, revoked`.
+    public var description: String {
+        var parts = ["transaction \(transactionId) (\(productId)) of \(userId)"]
+        if let environment {
+            parts.append(environment.rawValue)
+        }
+        parts.append(deliveryState.rawValue)
+        if revokedAt != nil {
+            parts.append(revocationDelivered ? "revoked" : "revoked, take-back owed")
+        }
+        return parts.joined(separator: ", ")
     }
 }
 
@@ -178,14 +171,43 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
     public var revoked: Int
     /// Distinct users.
     public var users: Int
+    /// Transactions per App Store environment (`"Production"`, `"Sandbox"`, ...), from each transaction's signed
+    /// data; an environment is present only when it has a transaction. Transactions whose data names no environment
+    /// are not counted here.
+    public var environments: [String: Int]
 
     /// Creates statistics.
-    public init(transactions: Int, delivered: Int, pendingRetries: Int, deadLetters: Int, revoked: Int, users: Int) {
+    public init(
+        transactions: Int,
+        delivered: Int,
+        pendingRetries: Int,
+        deadLetters: Int,
+        revoked: Int,
+        users: Int,
+        environments: [String: Int] = [:]
+    ) {
         self.transactions = transactions
         self.delivered = delivered
         self.pendingRetries = pendingRetries
         self.deadLetters = deadLetters
         self.revoked = revoked
         self.users = users
+        self.environments = environments
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case transactions, delivered, pendingRetries, deadLetters, revoked, users, environments
+    }
+
+    /// Decodes statistics; `environments`, added later, is empty when absent.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        transactions = try container.decode(Int.self, forKey: .transactions)
+        delivered = try container.decode(Int.self, forKey: .delivered)
+        pendingRetries = try container.decode(Int.self, forKey: .pendingRetries)
+        deadLetters = try container.decode(Int.self, forKey: .deadLetters)
+        revoked = try container.decode(Int.self, forKey: .revoked)
+        users = try container.decode(Int.self, forKey: .users)
+        environments = try container.decodeIfPresent([String: Int].self, forKey: .environments) ?? [:]
     }
 }

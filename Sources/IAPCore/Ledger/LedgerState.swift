@@ -247,6 +247,10 @@ package struct LedgerState: Sendable {
         if entry.revokedAt != nil {
             counts.revoked += delta
         }
+        if let environment = entry.transaction.environment?.rawValue {
+            let count = (counts.environments[environment] ?? 0) + delta
+            counts.environments[environment] = count > 0 ? count : nil
+        }
         switch entry.deliveryState {
         case .pending, .retrying:
             if delta > 0 {

@@ -3,11 +3,6 @@
 #else
     import Foundation
 #endif
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Decodes the common shape of a transaction payload without `JSONDecoder`.
 ///
@@ -20,45 +15,42 @@
 /// error to report. For every input it accepts, the result equals `JSONDecoder`'s (with
 /// ``AppStoreJSON/makeDecoder()``); the tests and the fuzz target check that equivalence.
 package enum FastTransactionDecoder {
-    private enum Value {
-        case string(UnsafeRawBufferPointer)
-        case integer(Int64)
-        case bool(Bool)
-        case null
-    }
+    private typealias Value = JSONScanner.Value
 
     /// Decodes `bytes`, or returns `nil` to ask for the full decoder.
     package static func decode(_ bytes: UnsafeRawBufferPointer) -> TransactionPayload? {
-        var parser = Parser(bytes)
+        var scanner = JSONScanner(bytes)
+        guard scanner.skipWhitespace(), let payload = decodeObject(from: &scanner), scanner.skipWhitespace(),
+            scanner.isAtEnd
+        else { return nil }
+        return payload
+    }
+
+    /// Decodes the object that starts at the scanner's position and leaves the scanner after it, or returns `nil`
+    /// to ask for the full decoder: how the file store reads the transaction inside a ledger record.
+    package static func decodeObject(from scanner: inout JSONScanner) -> TransactionPayload? {
         var payload = TransactionPayload()
         var seen: UInt64 = 0
-        guard parser.skipWhitespace(), parser.consume(UInt8(ascii: "{")) else { return nil }
-        guard parser.skipWhitespace() else { return nil }
-        if parser.consume(UInt8(ascii: "}")) {
-            return parser.atEndAfterWhitespace() ? payload : nil
+        guard scanner.consume(UInt8(ascii: "{")), scanner.skipWhitespace() else { return nil }
+        if scanner.consume(UInt8(ascii: "}")) {
+            return payload
         }
-        while true {
-            guard parser.skipWhitespace(), let keyBytes = parser.string() else { return nil }
-            let field = Field.named(keyBytes)
+        repeat {
+            guard scanner.skipWhitespace(), let key = scanner.string() else { return nil }
+            let field = Field.named(key)
             if let field {
                 // A repeated field is left to the full decoder; unknown keys are ignored, repeated or not.
                 guard seen & (1 << field.rawValue) == 0 else { return nil }
                 seen |= 1 << field.rawValue
             }
-            guard parser.skipWhitespace(), parser.consume(UInt8(ascii: ":")), parser.skipWhitespace() else {
-                return nil
-            }
-            guard let value = parser.value() else { return nil }
+            guard scanner.skipWhitespace(), scanner.consume(UInt8(ascii: ":")), scanner.skipWhitespace(),
+                let value = scanner.value(), scanner.skipWhitespace()
+            else { return nil }
             if let field {
                 guard assign(value, to: field, in: &payload) else { return nil }
             }
-            guard parser.skipWhitespace() else { return nil }
-            if parser.consume(UInt8(ascii: ",")) {
-                continue
-            }
-            guard parser.consume(UInt8(ascii: "}")) else { return nil }
-            return parser.atEndAfterWhitespace() ? payload : nil
-        }
+        } while scanner.consume(UInt8(ascii: ","))
+        return scanner.consume(UInt8(ascii: "}")) ? payload : nil
     }
 
     // MARK: - Fields
@@ -99,27 +91,11 @@ package enum FastTransactionDecoder {
         case advancedCommerceInfo
         case commitmentInfo
 
-        /// The fields by key length, with their names as bytes.
-        private static let byLength: [[(name: [UInt8], field: Field)]] = {
-            var table = [[(name: [UInt8], field: Field)]](repeating: [], count: 64)
-            for field in allCases {
-                let name = Array("\(field)".utf8)
-                table[name.count].append((name, field))
-            }
-            return table
-        }()
+        private static let keys = JSONKeyTable(allCases.map { "\($0)" })
 
-        static func named(_ key: UnsafeRawBufferPointer) -> Field? {
-            guard key.count > 0, key.count < byLength.count, let keyBase = key.baseAddress else { return nil }
-            for candidate in byLength[key.count] {
-                let matches = candidate.name.withUnsafeBytes { name in
-                    name.baseAddress.map { memcmp($0, keyBase, key.count) == 0 } ?? false
-                }
-                if matches {
-                    return candidate.field
-                }
-            }
-            return nil
+        /// The field whose JSON key is `bytes`.
+        static func named(_ bytes: UnsafeRawBufferPointer) -> Field? {
+            keys.index(of: bytes).flatMap(Field.init(rawValue:))
         }
     }
 
@@ -213,122 +189,6 @@ package enum FastTransactionDecoder {
                 milliseconds.magnitude <= UInt64(AppStoreJSON.maximumMilliseconds)
             else { return nil }
             return Date(millisecondsSince1970: milliseconds)
-        }
-    }
-
-    // MARK: - Scanning
-
-    private struct Parser {
-        let bytes: UnsafeRawBufferPointer
-        var index = 0
-
-        init(_ bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-        }
-
-        /// Skips JSON white space; always `true`, so it chains in `guard` conditions.
-        mutating func skipWhitespace() -> Bool {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return true
-                }
-            }
-            return true
-        }
-
-        mutating func consume(_ byte: UInt8) -> Bool {
-            guard index < bytes.count, bytes[index] == byte else { return false }
-            index += 1
-            return true
-        }
-
-        mutating func atEndAfterWhitespace() -> Bool {
-            _ = skipWhitespace()
-            return index == bytes.count
-        }
-
-        /// A string of printable ASCII without escapes; `nil` for anything else.
-        mutating func string() -> UnsafeRawBufferPointer? {
-            guard consume(UInt8(ascii: "\"")) else { return nil }
-            let start = index
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-                    index += 1
-                    return slice
-                }
-                guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
-                index += 1
-            }
-            return nil
-        }
-
-        mutating func value() -> Value? {
-            guard index < bytes.count else { return nil }
-            switch bytes[index] {
-            case UInt8(ascii: "\""):
-                return string().map(Value.string)
-            case UInt8(ascii: "t"):
-                return literal("true") ? .bool(true) : nil
-            case UInt8(ascii: "f"):
-                return literal("false") ? .bool(false) : nil
-            case UInt8(ascii: "n"):
-                return literal("null") ? .null : nil
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return integer().map(Value.integer)
-            default:
-                return nil
-            }
-        }
-
-        private mutating func literal(_ word: StaticString) -> Bool {
-            let count = word.utf8CodeUnitCount
-            guard index + count <= bytes.count else { return false }
-            let matches = word.withUTF8Buffer { expected in
-                (0..<count).allSatisfy { bytes[index + $0] == expected[$0] }
-            }
-            guard matches else { return false }
-            index += count
-            return terminatesValue(at: index + 0)
-        }
-
-        /// A JSON integer (no fraction, no exponent, no leading zeros) that fits in Int64.
-        private mutating func integer() -> Int64? {
-            var negative = false
-            if bytes[index] == UInt8(ascii: "-") {
-                negative = true
-                index += 1
-            }
-            let start = index
-            var magnitude: UInt64 = 0
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                let digit = UInt64(bytes[index] - UInt8(ascii: "0"))
-                let (shifted, overflowed) = magnitude.multipliedReportingOverflow(by: 10)
-                let (sum, carried) = shifted.addingReportingOverflow(digit)
-                guard !overflowed, !carried else { return nil }
-                magnitude = sum
-                index += 1
-            }
-            let digits = index - start
-            guard digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
-            guard terminatesValue(at: index) else { return nil }
-            if negative {
-                guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-                return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-            }
-            guard magnitude <= UInt64(Int64.max) else { return nil }
-            return Int64(magnitude)
-        }
-
-        /// Whether a scalar ends here: at white space, `,`, `}` or the end (not `.`, `e`, a letter, ...).
-        private func terminatesValue(at position: Int) -> Bool {
-            guard position < bytes.count else { return true }
-            switch bytes[position] {
-            case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "}"): return true
-            default: return false
-            }
         }
     }
 }

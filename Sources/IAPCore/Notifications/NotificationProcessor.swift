@@ -77,6 +77,11 @@ public protocol ConsumptionRequestHandler: Sendable {
 /// - `TEST`, `REFUND_DECLINED`, `RENEWAL_EXTENSION` summaries and types this version does not know are
 ///   recorded and acknowledged, never fatal.
 ///
+/// One processor takes the notifications of both environments: give it a verifier that accepts Production and
+/// Sandbox (`AppStoreSignedDataVerifier.Configuration(environments: [.production, .sandbox], ...)`) and point App
+/// Store Connect's production and sandbox notification URLs at the same route. Each transaction keeps its own
+/// environment in the ledger, and the pipeline's ``SandboxPolicy`` decides what a sandbox purchase gets.
+///
 /// Out-of-order delivery is harmless: a renewal info is stored only when newer than the stored one, and
 /// a transaction changes the ledger only when its `signedDate` is newer. The answer is `200` only once the
 /// effect is durable, and the notification is marked processed only after its effect.
@@ -219,11 +224,8 @@ public final class NotificationProcessor: Sendable {
     private func deliver(_ transaction: TransactionPayload, userId: String?) async throws -> Delivered {
         // A transaction the ledger knows is brought up to date (refund, reversal, new expiry);
         // an unknown one is a purchase made elsewhere (a renewal, another device, Ask to Buy approved).
-        if let applied = await pipeline.apply(transaction) {
-            return try result(applied)
-        }
-        let outcome = await pipeline.process(transaction, userId: userId)
-        if outcome.entry?.deliveryState == .awaitingOwner {
+        let outcome = await pipeline.deliver(transaction, userId: userId)
+        if case .awaitingOwner = outcome {
             return .unowned
         }
         return try result(outcome)

@@ -8,6 +8,11 @@ public struct TransactionSubmission: Sendable, Hashable, Codable {
     public var userId: String?
     /// The business order id the purchase was made for, if any.
     public var orderId: String?
+    /// The App Store's signed app transaction (StoreKit's `AppTransaction.shared`, JWS), when the app sends it:
+    /// the customer's `appTransactionId` and original app version, for a server that verifies it (``Verifier``,
+    /// kind `appTransaction`). ``TransactionSubmissionHandler`` does not read it; it is left out of the JSON when
+    /// `nil`.
+    public var signedAppTransaction: String?
 
     /// Creates a submission.
     ///
@@ -15,9 +20,16 @@ public struct TransactionSubmission: Sendable, Hashable, Codable {
     ///   - signedTransaction: The JWS.
     ///   - userId: The business user, if known.
     ///   - orderId: The business order id, if any.
-    public init(signedTransaction: String, userId: String?, orderId: String? = nil) {
+    ///   - signedAppTransaction: The signed app transaction, if the app sends it.
+    public init(
+        signedTransaction: String,
+        userId: String?,
+        orderId: String? = nil,
+        signedAppTransaction: String? = nil
+    ) {
         self.signedTransaction = signedTransaction
         self.userId = userId
         self.orderId = orderId
+        self.signedAppTransaction = signedAppTransaction
     }
 }

@@ -18,8 +18,11 @@ public struct TransactionSubmissionResult: Sendable, Hashable {
         case delivered
         /// Recorded and granted before.
         case alreadyDelivered
-        /// Recorded; being granted right now, or waiting for its owner. Submit again later.
+        /// Recorded; being granted right now. Submit again later.
         case pending
+        /// Recorded, but given to nobody yet: the request named no user and no user is bound to the transaction's
+        /// appAccountToken. Do not finish the transaction; submit it again with its user.
+        case awaitingOwner
         /// Recorded; the grant failed and the server retries it. Submit again later.
         case deferred
         /// Recorded as refunded or revoked: nothing is granted.
@@ -56,42 +59,47 @@ public struct TransactionSubmissionResult: Sendable, Hashable {
         case .delivered: self.init(outcome: .delivered, transactionId: transactionId)
         case .alreadyDelivered: self.init(outcome: .alreadyDelivered, transactionId: transactionId)
         case .pending: self.init(outcome: .pending, transactionId: transactionId)
+        case .awaitingOwner: self.init(outcome: .awaitingOwner, transactionId: transactionId)
         case .deferred(_, let error): self.init(outcome: .deferred, transactionId: transactionId, error: error)
         case .revoked: self.init(outcome: .revoked, transactionId: transactionId)
         case .rejected(let error): self.init(outcome: .rejected, transactionId: nil, error: error)
         }
     }
 
-    /// Whether the app may finish the StoreKit transaction: the server holds it durably and settled
-    /// (delivered, already delivered or revoked).
+    /// Whether the app may finish the StoreKit transaction: the server holds it durably, settled and given to its
+    /// owner (delivered, already delivered, or revoked). Never for a transaction the ledger has given to nobody
+    /// (``Outcome/awaitingOwner``).
     public var finish: Bool {
         switch outcome {
         case .delivered, .alreadyDelivered, .revoked: true
-        case .pending, .deferred, .rejected: false
+        case .pending, .awaitingOwner, .deferred, .rejected: false
         }
     }
 
     /// Whether submitting the same transaction again later can have another outcome.
     public var isRetryable: Bool {
         switch outcome {
-        case .pending, .deferred: true
+        case .pending, .awaitingOwner, .deferred: true
         case .delivered, .alreadyDelivered, .revoked: false
         case .rejected: error?.isRetryable ?? false
         }
     }
 
-    /// The HTTP status the answer travels with: `200` settled, `202` pending or deferred, `503` a rejection that
-    /// may pass, `409` another user's purchase, `400` a malformed request or signed data, `422` any other rejection.
+    /// The HTTP status the answer travels with: `200` settled, `202` pending, awaiting its owner or deferred, `503`
+    /// a rejection that may pass, `401` no authenticated user, `403` a user other than the authenticated one, `409`
+    /// another user's purchase, `400` a malformed request or signed data, `422` any other rejection.
     public var httpStatus: Int {
         switch outcome {
         case .delivered, .alreadyDelivered, .revoked: return 200
-        case .pending, .deferred: return 202
+        case .pending, .awaitingOwner, .deferred: return 202
         case .rejected:
             guard let error else { return 422 }
             if error.isRetryable {
                 return 503
             }
             switch error.code {
+            case .unauthenticated: return 401
+            case .userMismatch: return 403
             case .ownershipConflict: return 409
             case .malformedRequest, .malformedSignedData, .invalidArgument: return 400
             default: return 422

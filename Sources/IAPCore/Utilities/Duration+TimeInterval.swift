@@ -4,6 +4,11 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
+    /// The duration in whole seconds, the fraction dropped (what JWT dates and libpq's `connect_timeout` take).
+    package var wholeSeconds: Int64 {
+        components.seconds
+    }
+
     /// The duration in whole milliseconds, rounded down (what libpq's and libc's millisecond timeouts take).
     package var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components

@@ -28,7 +28,8 @@ package enum Hex {
         return bytes
     }
 
-    private static func value(_ digit: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit (either case), or `nil`.
+    package static func value(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

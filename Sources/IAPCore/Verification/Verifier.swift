@@ -43,4 +43,16 @@ public protocol Verifier: Sendable {
     /// - Returns: The verified, decoded app transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     func verifyAppTransaction(_ signedAppTransaction: String) async throws -> AppTransactionPayload
+
+    /// The App Store environments whose data this verifier accepts, or `nil` when it does not say (it checks no
+    /// environment, or cannot tell).
+    ///
+    /// The ``DeliveryPipeline`` reads it to know whether it runs on a production server (one that accepts
+    /// Production data), where its ``SandboxPolicy`` decides what sandbox purchases get. The default is `nil`.
+    var acceptedEnvironments: Set<AppStoreEnvironment>? { get }
+}
+
+extension Verifier {
+    /// `nil`: the verifier does not say which environments it accepts.
+    public var acceptedEnvironments: Set<AppStoreEnvironment>? { nil }
 }

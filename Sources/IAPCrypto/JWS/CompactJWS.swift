@@ -124,7 +124,7 @@ extension CompactJWS {
         /// The `alg` value.
         let algorithm: String
         /// The `kid` value, if any (Xcode uses `Apple_Xcode_Key`).
-        let keyID: String?
+        let keyId: String?
         /// The DER certificates of `x5c`, leaf first.
         let certificateChain: [[UInt8]]
 
@@ -179,7 +179,7 @@ extension CompactJWS {
                 chain.append(der)
             }
             self.algorithm = alg
-            self.keyID = wire.kid
+            self.keyId = wire.kid
             self.certificateChain = chain
         }
     }

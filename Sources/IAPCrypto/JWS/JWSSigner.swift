@@ -14,7 +14,7 @@ public struct JWSSigner: Sendable {
     /// The signing key.
     public let key: P256PrivateKey
     /// The `kid` header, if any.
-    public let keyID: String?
+    public let keyId: String?
     /// The `typ` header, if any.
     public let type: String?
     /// The `x5c` header: DER certificates, leaf first, encoded as standard base64.
@@ -24,12 +24,12 @@ public struct JWSSigner: Sendable {
     ///
     /// - Parameters:
     ///   - key: The P-256 signing key.
-    ///   - keyID: The `kid` header value, or `nil` to omit it.
+    ///   - keyId: The `kid` header value, or `nil` to omit it.
     ///   - type: The `typ` header value, or `nil` to omit it.
     ///   - certificateChain: The `x5c` header value, or `nil` to omit it.
-    public init(key: P256PrivateKey, keyID: String? = nil, type: String? = nil, certificateChain: [String]? = nil) {
+    public init(key: P256PrivateKey, keyId: String? = nil, type: String? = nil, certificateChain: [String]? = nil) {
         self.key = key
-        self.keyID = keyID
+        self.keyId = keyId
         self.type = type
         self.certificateChain = certificateChain
     }
@@ -51,7 +51,7 @@ public struct JWSSigner: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let header: Data
         do {
-            header = try encoder.encode(Header(kid: keyID, typ: type, x5c: certificateChain))
+            header = try encoder.encode(Header(kid: keyId, typ: type, x5c: certificateChain))
         } catch {
             throw IAPError.wrapping(error, as: .internalError, "encoding the JWS header failed")
         }

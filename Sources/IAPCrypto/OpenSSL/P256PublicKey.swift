@@ -1,6 +1,5 @@
 internal import CIAPOpenSSL
 import IAPCore
-import Synchronization
 
 /// A NIST P-256 public key that verifies ES256 signatures.
 ///
@@ -21,7 +20,7 @@ public final class P256PublicKey: @unchecked Sendable {
         Self.subjectPublicKeyInfo(of: pkey) ?? []
     }
     /// Verification contexts ready for `EVP_PKEY_verify`; each is used by one thread at a time.
-    private let verifyContexts = Mutex<[VerifyContext]>([])
+    private let verifyContexts = LockedValue<[VerifyContext]>([])
     /// How many idle contexts the pool keeps.
     private static let maximumPooledContexts = 16
 

@@ -4,7 +4,6 @@
     import Foundation
 #endif
 public import IAPCore
-import Synchronization
 
 /// Signs App Store Server API bearer tokens with an App Store Connect in-app purchase key (`.p8`).
 ///
@@ -31,7 +30,7 @@ public final class AppStoreServerAPITokenProvider: BearerTokenProvider {
 
     private let signer: JWSSigner
     private let clock: any WallClock
-    private let cached = Mutex<(token: String, expires: Date)?>(nil)
+    private let cached = LockedValue<(token: String, expires: Date)?>(nil)
 
     /// Creates a token provider.
     ///
@@ -65,7 +64,7 @@ public final class AppStoreServerAPITokenProvider: BearerTokenProvider {
         self.bundleId = bundleId
         self.lifetime = lifetime
         self.refreshMargin = .seconds(60)
-        self.signer = JWSSigner(key: privateKey, keyID: keyId, type: "JWT")
+        self.signer = JWSSigner(key: privateKey, keyId: keyId, type: "JWT")
         self.clock = clock
     }
 
@@ -117,12 +116,12 @@ public final class AppStoreServerAPITokenProvider: BearerTokenProvider {
     public func currentToken() throws -> String {
         let now = clock.now
         if let cached = cached.withLock({ $0 }),
-            cached.expires.timeIntervalSince(now) > Double(refreshMargin.components.seconds)
+            cached.expires.timeIntervalSince(now) > refreshMargin.timeInterval
         {
             return cached.token
         }
         let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
-        let expires = issuedAt + lifetime.components.seconds
+        let expires = issuedAt + lifetime.wholeSeconds
         let token = try signer.sign(
             Claims(iss: issuerId, iat: issuedAt, exp: expires, aud: Self.audience, bid: bundleId)
         )

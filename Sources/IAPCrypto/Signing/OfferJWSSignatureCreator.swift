@@ -32,7 +32,7 @@ public struct OfferJWSSignatureCreator: Sendable {
         bundleId: String,
         clock: any WallClock = SystemClock()
     ) {
-        self.signer = JWSSigner(key: privateKey, keyID: keyId, type: "JWT")
+        self.signer = JWSSigner(key: privateKey, keyId: keyId, type: "JWT")
         self.issuerId = issuerId
         self.bundleId = bundleId
         self.clock = clock

@@ -238,6 +238,12 @@ public final class AppStoreSignedDataVerifier: Verifier {
         self.decoder = AppStoreJSON.makeDecoder()
     }
 
+    /// The environments of ``Configuration/environments``, or `nil` when the configuration names none and so checks
+    /// no environment (``SkippedChecks/environment``).
+    public var acceptedEnvironments: Set<AppStoreEnvironment>? {
+        configuration.environments.isEmpty ? nil : configuration.environments
+    }
+
     /// The number of chains in the cache.
     public var cachedChainCount: Int { cache.count }
 
@@ -421,7 +427,7 @@ public final class AppStoreSignedDataVerifier: Verifier {
         }
 
         let header = try checkedHeader ?? jws.decodeHeader()
-        if header.certificateChain.count == 1, header.keyID == "Apple_Xcode_Key" || isUnsignedEnvironment(payload) {
+        if header.certificateChain.count == 1, header.keyId == "Apple_Xcode_Key" || isUnsignedEnvironment(payload) {
             try verifyXcodeSigned(jws, header: header, payload: payload)
             return
         }

@@ -3,7 +3,7 @@
 #else
     import Foundation
 #endif
-import Synchronization
+import IAPCore
 
 #if canImport(Glibc)
     import Glibc
@@ -87,7 +87,7 @@ final class VerifiedChainCache: Sendable {
     }
 
     let capacity: Int
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(capacity: Int) {
         self.capacity = Swift.max(0, capacity)

@@ -1,4 +1,4 @@
-import Synchronization
+import IAPCore
 
 /// A `Swift.Clock` whose sleeps return at once, moving its time forward instead, for tests of retries and
 /// backoff.
@@ -41,7 +41,7 @@ public final class ImmediateClock: Clock, Sendable {
         var sleeps: [Duration] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let wallClock: ManualClock?
 
     /// Creates a clock at offset zero.

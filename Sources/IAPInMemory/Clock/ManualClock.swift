@@ -4,7 +4,6 @@
     public import Foundation
 #endif
 public import IAPCore
-import Synchronization
 
 /// A wall clock that only moves when a test moves it.
 ///
@@ -16,13 +15,13 @@ import Synchronization
 /// clock.advance(by: .seconds(30 * 86_400))
 /// ```
 public final class ManualClock: WallClock {
-    private let current: Mutex<Date>
+    private let current: LockedValue<Date>
 
     /// Creates a clock showing `now`.
     ///
     /// - Parameter now: The initial instant.
     public init(now: Date) {
-        self.current = Mutex(now)
+        self.current = LockedValue(now)
     }
 
     /// The instant the clock shows.

@@ -37,9 +37,14 @@ extension EntitlementStoreConformance {
         user: String = "user-1",
         state: DeliveryState,
         nextAttemptAt: Date?,
+        environment: AppStoreEnvironment? = nil,
         into store: any EntitlementStore
     ) async throws -> LedgerEntry {
-        let inserted = try await Fixtures.insertNew(Fixtures.entry(transactionId, user: user), into: store)
+        var new = Fixtures.entry(transactionId, user: user)
+        if let environment {
+            new.transaction.environment = environment
+        }
+        let inserted = try await Fixtures.insertNew(new, into: store)
         guard state != .pending || nextAttemptAt != nil else {
             return inserted
         }

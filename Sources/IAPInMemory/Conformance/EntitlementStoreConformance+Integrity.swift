@@ -11,7 +11,8 @@ extension EntitlementStoreConformance {
         ConformanceCheck(
             name: "statisticsCount",
             requirement: "statistics count transactions, delivered, retrying (pendingRetries), dead-lettered and "
-                + "revoked entries and distinct users, and follow every write",
+                + "revoked entries, distinct users and transactions per environment (of the signed transaction; an "
+                + "environment only when it has one), and follow every write",
             body: statisticsCount
         ),
         ConformanceCheck(
@@ -114,7 +115,14 @@ extension EntitlementStoreConformance {
             nextAttemptAt: nil,
             into: store
         )
-        try await insertEntry("delivered-2", user: "user-3", state: .delivered, nextAttemptAt: nil, into: store)
+        try await insertEntry(
+            "delivered-2",
+            user: "user-3",
+            state: .delivered,
+            nextAttemptAt: nil,
+            environment: .production,
+            into: store
+        )
         try await insertEntry(
             "retrying-1",
             user: "user-2",
@@ -122,19 +130,36 @@ extension EntitlementStoreConformance {
             nextAttemptAt: Fixtures.date(9),
             into: store
         )
-        try await insertEntry("dead-1", user: "user-3", state: .deadLettered, nextAttemptAt: nil, into: store)
+        try await insertEntry(
+            "dead-1",
+            user: "user-3",
+            state: .deadLettered,
+            nextAttemptAt: nil,
+            environment: .production,
+            into: store
+        )
+        // Six entries of three users, two of them Production, one dead letter throughout.
+        func counts(delivered: Int, pendingRetries: Int, revoked: Int) -> LedgerStatistics {
+            LedgerStatistics(
+                transactions: 6,
+                delivered: delivered,
+                pendingRetries: pendingRetries,
+                deadLetters: 1,
+                revoked: revoked,
+                users: 3,
+                environments: ["Sandbox": 4, "Production": 2]
+            )
+        }
         try await expect(
-            "after inserting 2 pending, 2 delivered, 1 retrying and 1 dead-lettered entry for 3 users",
-            LedgerStatistics(transactions: 6, delivered: 2, pendingRetries: 1, deadLetters: 1, revoked: 0, users: 3)
+            "after inserting 2 pending, 2 delivered, 1 retrying and 1 dead-lettered entry for 3 users, 2 of them "
+                + "Production",
+            counts(delivered: 2, pendingRetries: 1, revoked: 0)
         )
 
         var revoked = delivered
         revoked.revokedAt = Fixtures.date(100)
         let afterRevoke = try await Fixtures.replaceAccepted(revoked, ifRevision: delivered.revision, in: store)
-        try await expect(
-            "after revoking delivered-1",
-            LedgerStatistics(transactions: 6, delivered: 2, pendingRetries: 1, deadLetters: 1, revoked: 1, users: 3)
-        )
+        try await expect("after revoking delivered-1", counts(delivered: 2, pendingRetries: 1, revoked: 1))
 
         if let retrying = try await store.entry(transactionId: "retrying-1") {
             var done = retrying
@@ -148,14 +173,14 @@ extension EntitlementStoreConformance {
         _ = try await Fixtures.replaceAccepted(revocationDelivered, ifRevision: afterRevoke.revision, in: store)
         try await expect(
             "after retrying-1 was delivered and delivered-1's revocation confirmed",
-            LedgerStatistics(transactions: 6, delivered: 3, pendingRetries: 0, deadLetters: 1, revoked: 1, users: 3)
+            counts(delivered: 3, pendingRetries: 0, revoked: 1)
         )
 
         _ = try await store.insert(Fixtures.entry("pending-1", user: "user-9"))
         _ = try await store.replace(Fixtures.entry("ghost", user: "user-9"), ifRevision: 1)
         try await expect(
             "after a duplicate insert and a replace of an unknown id",
-            LedgerStatistics(transactions: 6, delivered: 3, pendingRetries: 0, deadLetters: 1, revoked: 1, users: 3)
+            counts(delivered: 3, pendingRetries: 0, revoked: 1)
         )
         if !problems.isEmpty {
             throw ConformanceViolation(problems: problems)

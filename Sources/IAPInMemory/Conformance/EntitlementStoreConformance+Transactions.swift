@@ -440,7 +440,8 @@ extension EntitlementStoreConformance {
             pendingRetries: 0,
             deadLetters: 0,
             revoked: 1,
-            users: 2
+            users: 2,
+            environments: ["Sandbox": 2]
         )
         try Fixtures.require(
             statistics == expected,

@@ -1,9 +1,8 @@
 public import IAPCore
-import Synchronization
 
 /// An ``EventSink`` that keeps every event in memory, in order, for tests to read.
 public final class InMemoryEventSink: EventSink {
-    private let state = Mutex<[IAPEvent]>([])
+    private let state = LockedValue<[IAPEvent]>([])
 
     /// Creates an empty sink.
     public init() {}

@@ -4,7 +4,6 @@
     public import Foundation
 #endif
 public import IAPCore
-import Synchronization
 
 /// Wraps an ``EntitlementStore`` and makes chosen calls fail, to test what a crash or an outage leaves
 /// behind.
@@ -40,8 +39,8 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
 
     /// The wrapped store.
     public let base: any EntitlementStore
-    private let faults = Mutex<[Fault]>([])
-    private let counts = Mutex<[Operation: Int]>([:])
+    private let faults = LockedValue<[Fault]>([])
+    private let counts = LockedValue<[Operation: Int]>([:])
 
     /// Wraps a store.
     public init(wrapping base: some EntitlementStore) {

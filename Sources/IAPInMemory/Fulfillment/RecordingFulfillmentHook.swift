@@ -1,5 +1,4 @@
 public import IAPCore
-import Synchronization
 
 /// A ``FulfillmentHook`` that keeps a wallet in memory the way an integrator's should: it applies each idempotency
 /// key once, takes back only what it gave, counts every call and fails on demand.
@@ -28,7 +27,7 @@ public final class RecordingFulfillmentHook: FulfillmentHook {
         var cancelledGrants: Set<String> = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Creates an empty wallet.
     public init() {}

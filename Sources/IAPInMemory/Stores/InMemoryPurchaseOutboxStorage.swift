@@ -5,7 +5,6 @@
 #endif
 public import IAPApp
 import IAPCore
-import Synchronization
 
 /// A ``PurchaseOutboxStorage`` in memory, for tests: keep one and hand it to a new coordinator to simulate an app
 /// restart; ``failSaves(_:after:)`` simulates a full disk.
@@ -15,15 +14,17 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
         var failingSaves = 0
         var successesBeforeFailing = 0
         var saves = 0
+        var quarantined: [(location: String, data: Data)] = []
+        var failingQuarantines = false
     }
 
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// Creates a storage, empty or holding `data`.
     ///
     /// - Parameter data: The bytes to start with.
     public init(data: Data? = nil) {
-        state = Mutex(State(data: data))
+        state = LockedValue(State(data: data))
     }
 
     /// The bytes saved last.
@@ -31,6 +32,17 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
 
     /// How many saves succeeded.
     public var saveCount: Int { state.withLock { $0.saves } }
+
+    /// The bytes moved aside by ``quarantine(at:)``, oldest first, each with the location it reported.
+    public var quarantined: [(location: String, data: Data)] { state.withLock { $0.quarantined } }
+
+    /// Makes ``quarantine(at:)`` fail with `storageFailure` (a read-only disk), leaving the bytes where they are,
+    /// or succeed again.
+    ///
+    /// - Parameter failing: Whether moves fail.
+    public func failQuarantines(_ failing: Bool) {
+        state.withLock { $0.failingQuarantines = failing }
+    }
 
     /// Makes `count` saves fail with `storageFailure`, leaving the saved bytes as they were, after `successes`
     /// more saves succeed: `failSaves(.max, after: 1)` is a process killed right after its next save.
@@ -57,6 +69,23 @@ public final class InMemoryPurchaseOutboxStorage: PurchaseOutboxStorage {
     /// - Returns: The bytes, or `nil`.
     public func load() async throws -> Data? {
         state.withLock { $0.data }
+    }
+
+    /// Moves the bytes aside: ``quarantined`` keeps them, and ``load()`` finds nothing.
+    ///
+    /// - Parameter date: When, which names the location (`memory:quarantined-<milliseconds>`).
+    /// - Returns: The location.
+    /// - Throws: ``IAPError`` `storageFailure` when a failure was injected (``failQuarantines(_:)``).
+    public func quarantine(at date: Date) async throws -> String {
+        try state.withLock { state in
+            guard !state.failingQuarantines else {
+                throw IAPError(.storageFailure, "the disk is read-only (injected)")
+            }
+            let location = "memory:quarantined-\(date.millisecondsSince1970)-\(state.quarantined.count + 1)"
+            state.quarantined.append((location, state.data ?? Data()))
+            state.data = nil
+            return location
+        }
     }
 
     /// Replaces the bytes.

@@ -1,5 +1,4 @@
 public import IAPCore
-import Synchronization
 
 /// A ``Transport`` that answers in the same process, by calling a route: to run a client against a server
 /// handler (``TransactionSubmissionHandler``, say) without sockets, and to cut the connection on demand.
@@ -21,7 +20,7 @@ public final class InProcessTransport: Transport {
     }
 
     private let route: Route
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Creates a transport that sends every request to `route`.
     ///

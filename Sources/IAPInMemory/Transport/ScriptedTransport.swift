@@ -4,7 +4,6 @@
     public import Foundation
 #endif
 public import IAPCore
-import Synchronization
 
 /// A ``Transport`` that plays a script of expected requests and canned answers, for unit tests.
 ///
@@ -73,7 +72,7 @@ public final class ScriptedTransport: Transport {
         var mismatches: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Creates a transport with an empty script.
     public init() {}

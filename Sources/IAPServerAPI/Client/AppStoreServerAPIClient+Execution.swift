@@ -145,15 +145,8 @@ extension AppStoreServerAPIClient {
 
     /// Builds the absolute URL of an endpoint under a base URL.
     private func makeURL(_ endpoint: APIEndpoint, base: URL) throws -> URL {
-        var text = base.absoluteString
-        while text.hasSuffix("/") {
-            text.removeLast()
-        }
-        text += endpoint.encodedPath
-        if !endpoint.query.isEmpty {
-            text += "?" + APIPercentEncoding.query(endpoint.query)
-        }
-        guard let url = URL(string: text) else {
+        let query = endpoint.query.isEmpty ? nil : APIPercentEncoding.query(endpoint.query)
+        guard let url = base.appending(encodedPath: endpoint.encodedPath, encodedQuery: query) else {
             throw IAPError(.invalidArgument, "cannot make a URL for \(endpoint.summary)")
         }
         return url

@@ -79,35 +79,6 @@ extension AppStoreServerAPIClient {
             anyTransactionId: anyTransactionId,
             request: request,
             revision: revision,
-            version: "v2",
-            target: nil
-        ).response
-    }
-
-    /// Gets one page of a customer's transaction history with the deprecated version 1 of the endpoint:
-    /// `GET /inApps/v1/history/{transactionId}`.
-    ///
-    /// - Parameters:
-    ///   - anyTransactionId: Any transaction identifier of the customer.
-    ///   - request: The filters and order; send the same with every page.
-    ///   - revision: The `revision` of the previous page, or `nil` for the first.
-    /// - Returns: The page.
-    /// - Throws: ``IAPError``.
-    @available(
-        *,
-        deprecated,
-        message: "Apple deprecated version 1; use transactionHistory(anyTransactionId:request:revision:)"
-    )
-    public func transactionHistoryV1Page(
-        anyTransactionId: String,
-        request: TransactionHistoryRequest = TransactionHistoryRequest(),
-        revision: String? = nil
-    ) async throws -> HistoryResponse {
-        try await historyPage(
-            anyTransactionId: anyTransactionId,
-            request: request,
-            revision: revision,
-            version: "v1",
             target: nil
         ).response
     }
@@ -117,12 +88,11 @@ extension AppStoreServerAPIClient {
         anyTransactionId: String,
         request: TransactionHistoryRequest,
         revision: String?,
-        version: String,
         target: Target?
     ) async throws -> (response: HistoryResponse, target: Target) {
         var endpoint = try APIEndpoint(
             "GET",
-            ["inApps", version, "history"],
+            ["inApps", "v2", "history"],
             identifiers: [("anyTransactionId", anyTransactionId)],
             isIdempotent: true
         )

@@ -1,12 +1,11 @@
 import IAPCore
-import Synchronization
 
 /// The last paging token a sequence has seen, shared by the sequence and its iterators.
 final class PageProgress: Sendable {
-    private let token: Mutex<String?>
+    private let token: LockedValue<String?>
 
     init(_ initial: String?) {
-        self.token = Mutex(initial)
+        self.token = LockedValue(initial)
     }
 
     var value: String? {

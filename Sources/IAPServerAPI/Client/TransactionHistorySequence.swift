@@ -59,7 +59,6 @@ public struct TransactionHistorySequence: AsyncSequence, Sendable {
                         anyTransactionId: id,
                         request: request,
                         revision: revision,
-                        version: "v2",
                         target: target
                     )
                 },

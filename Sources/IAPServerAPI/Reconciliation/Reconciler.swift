@@ -14,8 +14,8 @@ public import IAPCore
 /// only for what changed since (a saved revision that Apple refuses is dropped, and that history read whole). It
 /// verifies every signed transaction with the ``Verifier``; delivers what the ledger lacks through the
 /// ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken binding, as for a
-/// notification); applies Apple's newer data to what the ledger has (``DeliveryPipeline/apply(_:)``,
-/// which takes back a refund once); and answers a ``ReconciliationReport``. When the ledger had left more of Apple's
+/// notification); applies Apple's newer data to what the ledger has (both through
+/// ``DeliveryPipeline/deliver(_:userId:orderId:)``, which takes back a refund once); and answers a ``ReconciliationReport``. When the ledger had left more of Apple's
 /// transactions unsettled than ``Configuration/alarmThreshold``, it raises the alarm.
 ///
 /// Three ways in:
@@ -203,8 +203,7 @@ public actor Reconciler {
     ///
     /// - Parameter progress: Called after each family with done/total.
     /// - Returns: The totals.
-    /// - Throws: ``IAPError`` when the ledger cannot be listed (`unsupportedOperation` for a store without
-    ///   ``EntitlementStore/originalTransactionIds(cursor:limit:)``), or `cancelled`.
+    /// - Throws: ``IAPError`` when the ledger cannot be listed, or `cancelled`.
     public func reconcileLedger(
         progress: (@Sendable (ReconciliationProgress) async -> Void)? = nil
     ) async throws -> LedgerReconciliationSummary {
@@ -463,34 +462,26 @@ public actor Reconciler {
             report.alreadyDelivered.append(transactionId)
             return
         }
-        let outcome: DeliveryOutcome
-        if existing != nil, userId == nil, let applied = await pipeline.apply(transaction) {
-            outcome = applied
-        } else {
-            outcome = await pipeline.process(transaction, userId: userId)
-        }
-        switch outcome {
+        switch await pipeline.deliver(transaction, userId: userId) {
         case .delivered:
             report.deliveredNow.append(transactionId)
         case .revoked:
             report.revokedNow.append(transactionId)
         case .alreadyDelivered:
             report.alreadyDelivered.append(transactionId)
-        case .pending(let entry):
-            if entry.deliveryState == .awaitingOwner {
-                report.awaitingOwner.append(transactionId)
-            } else {
-                report.stillFailing.append(
-                    .init(
-                        transactionId: transactionId,
-                        error: IAPError(
-                            .fulfillmentFailed,
-                            "transaction \(transactionId) is being delivered by another deliverer",
-                            isRetryable: true
-                        )
+        case .awaitingOwner:
+            report.awaitingOwner.append(transactionId)
+        case .pending:
+            report.stillFailing.append(
+                .init(
+                    transactionId: transactionId,
+                    error: IAPError(
+                        .fulfillmentFailed,
+                        "transaction \(transactionId) is being delivered by another deliverer",
+                        isRetryable: true
                     )
                 )
-            }
+            )
         case .deferred(_, let error):
             report.stillFailing.append(.init(transactionId: transactionId, error: error))
         case .rejected(let error):

@@ -94,3 +94,15 @@ public struct ReconciliationReport: Sendable, Hashable {
         stillFailing.isEmpty && rejectedSignatures.isEmpty
     }
 }
+
+extension ReconciliationReport: CustomStringConvertible {
+    /// One line for logs, such as
+    /// `reconciliation of alice (appStoreHistory): 5 from Apple, 3 already settled, 1 delivered now, 0 revoked now,
+    /// 1 awaiting owner, 0 failing, 0 rejected signatures, checkpoint saved`.
+    public var description: String {
+        "reconciliation of \(customer) (\(source.rawValue)): \(appleTransactions.count) from Apple, "
+            + "\(alreadyDelivered.count) already settled, \(deliveredNow.count) delivered now, "
+            + "\(revokedNow.count) revoked now, \(awaitingOwner.count) awaiting owner, \(stillFailing.count) failing, "
+            + "\(rejectedSignatures.count) rejected signatures, checkpoint \(checkpointSaved ? "saved" : "not saved")"
+    }
+}

@@ -1,5 +1,4 @@
 import IAPCore
-import Synchronization
 
 /// Spaces calls to the App Store Server API at most `requestsPerSecond` apart, sleeping on a `Swift.Clock`.
 protocol RequestPacing: Sendable {
@@ -14,7 +13,7 @@ protocol RequestPacing: Sendable {
 final class RequestPacer<C: Clock>: RequestPacing where C.Duration == Duration {
     private let clock: C
     private let interval: Duration
-    private let nextSlot = Mutex<C.Instant?>(nil)
+    private let nextSlot = LockedValue<C.Instant?>(nil)
 
     /// The longest interval: a rate below one request in this many seconds (down to the smallest `Double`, whose
     /// inverse no `Duration` holds) is paced at it.

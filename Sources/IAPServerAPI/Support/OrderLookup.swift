@@ -56,24 +56,28 @@ public struct OrderLookup: Sendable {
 
     /// Looks an order up and delivers what the ledger lacks, with an audit entry before and after.
     ///
-    /// A transaction the ledger never recorded is delivered to its owner (the user bound to its appAccountToken, or
-    /// `userId` when given and nobody else owns it); one recorded but not delivered yet is settled. Delivered and
-    /// refunded transactions are left as they are, so running it twice delivers once.
+    /// Each transaction goes through ``DeliveryPipeline/deliver(_:userId:orderId:)``: one the ledger never recorded is
+    /// delivered to its owner (the user bound to its appAccountToken, the owner of the purchase it continues, or
+    /// `userId`); one waiting for its owner is given to `userId`; one recorded but not delivered yet is settled.
+    /// A `userId` that another user's binding or ledger entry contradicts is refused (`ownershipConflict`) and changes
+    /// nothing. Delivered and refunded transactions are left as they are, so running it twice delivers once.
     ///
     /// - Parameters:
     ///   - orderId: The order id from the receipt email.
     ///   - actor: Who asks (the support agent), for the audit log.
-    ///   - userId: The user to deliver to when the ledger and the token name nobody; `nil` to rely on them.
+    ///   - userId: The customer the agent identified, who must not contradict the ledger or the token; `nil` to rely
+    ///     on them.
     /// - Returns: The report, with each transaction's ``OrderLookupItem/redelivery`` outcome; a transaction the ledger
     ///   failed for is `rejected` with its ``OrderLookupItem/redeliveryError``, and the others are still delivered.
-    /// - Throws: ``IAPError`` as ``lookUp(orderId:)``; `invalidArgument` for an empty actor; `storageFailure` when an
+    /// - Throws: ``IAPError`` as ``lookUp(orderId:)``; `invalidArgument` for an empty actor or a user id that is empty
+    ///   or in the pipeline's own namespace (``DeliveryPipeline/unownedPrefix``); `storageFailure` when an
     ///   audit entry cannot be written (before any delivery for the first entry).
     public func redeliver(orderId: String, actor: String, userId: String? = nil) async throws -> OrderLookupReport {
         guard !actor.isEmpty else {
             throw IAPError(.invalidArgument, "a redelivery needs the name of who asks, for the audit log")
         }
-        if let userId, userId.isEmpty {
-            throw IAPError(.invalidArgument, "the user id is empty")
+        if let userId {
+            try DeliveryPipeline.validate(userId: userId)
         }
         var (report, payloads) = try await fetch(orderId)
         guard report.found else { return report }
@@ -86,17 +90,7 @@ public struct OrderLookup: Sendable {
         for index in report.transactions.indices {
             let transaction = payloads[index]
             // A failure here must not end the run: what was delivered before it still goes into the audit entry.
-            let outcome: DeliveryOutcome
-            do {
-                let existing = try await store.entry(transactionId: report.transactions[index].transactionId)
-                if existing != nil, let applied = await pipeline.apply(transaction) {
-                    outcome = applied
-                } else {
-                    outcome = await pipeline.process(transaction, userId: existing == nil ? userId : nil)
-                }
-            } catch {
-                outcome = .rejected(IAPError.wrapping(error, as: .storageFailure, "the ledger could not be read"))
-            }
+            let outcome = await pipeline.deliver(transaction, userId: userId)
             var error: String?
             switch outcome {
             case .deferred(_, let failure), .rejected(let failure):

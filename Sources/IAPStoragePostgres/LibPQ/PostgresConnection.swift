@@ -54,6 +54,20 @@ final class PostgresConnection: @unchecked Sendable {
         PQfinish(handle)
     }
 
+    /// Checks that libpq can parse a connection string or URL, without connecting.
+    ///
+    /// - Parameter conninfo: A `postgres://` URL or a `key=value` connection string.
+    /// - Throws: ``IAPError`` with code `invalidConfiguration` and libpq's reason when it cannot.
+    static func checkSyntax(of conninfo: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &error) else {
+            let reason = error.map { trimmed($0) } ?? "libpq cannot parse it"
+            PQfreemem(error)
+            throw IAPError(.invalidConfiguration, "the PostgreSQL URL is not valid: \(reason)")
+        }
+        PQconninfoFree(options)
+    }
+
     /// Whether the connection can take a statement: open, outside any transaction, and not closed by the
     /// server while it sat idle (the server's goodbye, if any, is read here without blocking).
     var isHealthy: Bool {

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 public import IAPCore
 public import IAPCrypto
 
@@ -74,12 +74,12 @@ public struct ServerAPITokenChecker: Sendable {
         guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.count <= 16 * 1024 }) else {
             return "the token is not a compact JWS"
         }
-        guard let headerBytes = Self.base64URLDecode(segments[0]), let claimBytes = Self.base64URLDecode(segments[1]),
-            let signature = Self.base64URLDecode(segments[2])
+        guard let headerBytes = Base64.decodeURL(segments[0]), let claimBytes = Base64.decodeURL(segments[1]),
+            let signature = Base64.decodeURL(segments[2])
         else {
             return "the token is not base64url"
         }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerBytes) else {
+        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else {
             return "the token header is not JSON"
         }
         guard header.alg == "ES256" else { return "the token's alg is not ES256" }
@@ -89,7 +89,7 @@ public struct ServerAPITokenChecker: Sendable {
         guard signature.count == 64, publicKey.isValidSignature(Array(signature), for: signingInput) else {
             return "the token's signature does not verify with the configured key"
         }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: claimBytes) else {
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimBytes)) else {
             return "the token's claims are not the expected JSON"
         }
         guard claims.iss == issuerId else { return "iss is not the configured issuer id" }
@@ -111,18 +111,4 @@ public struct ServerAPITokenChecker: Sendable {
     /// The audience App Store Connect requires.
     public static let audience = "appstoreconnect-v1"
 
-    /// Decodes unpadded base64url; `nil` for anything else.
-    package static func base64URLDecode(_ text: Substring) -> Data? {
-        guard
-            text.utf8.allSatisfy({ byte in
-                (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 45
-                    || byte == 95
-            })
-        else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.utf8.count % 4 != 0 {
-            standard += "="
-        }
-        return Data(base64Encoded: standard)
-    }
 }

@@ -2,7 +2,6 @@ import Foundation
 public import IAPCore
 import IAPCrypto
 public import IAPServerAPI
-import Synchronization
 
 /// A ``Transport`` that answers the App Store Server API from a ``SimulatedAppStore`` in process, without sockets.
 ///
@@ -30,7 +29,7 @@ public final class SimulatedAppStoreTransport: Transport {
     public let api: SimulatedAppStoreServerAPI
     /// What checks the bearer tokens.
     public let tokenChecker: ServerAPITokenChecker
-    private let log = Mutex<[HTTPRequest]>([])
+    private let log = LockedValue<[HTTPRequest]>([])
 
     /// Creates a transport.
     ///

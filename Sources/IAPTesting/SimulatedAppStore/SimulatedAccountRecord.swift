@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// A customer of the simulated store.
 struct SimulatedAccountRecord: Sendable {
     /// The id the test names the customer by.
@@ -9,4 +15,7 @@ struct SimulatedAccountRecord: Sendable {
     var modificationCounter: UInt64 = 0
     /// The family the customer belongs to, named by its organizer's account id.
     var familyId: String?
+    /// When the customer first appeared: their first download of the app (`originalPurchaseDate` of the app
+    /// transaction).
+    var createdAt: Date?
 }

@@ -35,6 +35,15 @@ extension SimulatedAppStore {
         public var familyShareableProductIds: Set<String>
         /// The first transaction identifier the store hands out; later ones count up from it.
         public var firstTransactionId: UInt64
+        /// The subscription offers of the store's auto-renewable subscriptions.
+        public var subscriptionOffers: [SimulatedSubscriptionOffer]
+        /// The in-app purchase keys that sign promotional offers and introductory offer eligibility, by key id: the
+        /// PEM of each public key (App Store Connect holds the public half of the `.p8` the app's server signs with).
+        public var offerSigningKeys: [String: String]
+        /// The issuer id that JWS offer signatures must carry in `iss`, or `nil` to accept any.
+        public var offerIssuerId: String?
+        /// The app version a customer's first download had, in the app transaction (`originalApplicationVersion`).
+        public var originalApplicationVersion: String
 
         /// Creates a configuration.
         ///
@@ -53,6 +62,10 @@ extension SimulatedAppStore {
         ///   - subscriptionPeriods: Subscription periods by product id.
         ///   - familyShareableProductIds: The products Family Sharing shares.
         ///   - firstTransactionId: The first transaction identifier.
+        ///   - subscriptionOffers: The subscription offers.
+        ///   - offerSigningKeys: The public keys that sign offers, by key id (PEM).
+        ///   - offerIssuerId: The issuer id JWS offer signatures carry, if checked.
+        ///   - originalApplicationVersion: The app version of customers' first downloads.
         public init(
             bundleId: String = "com.example.app",
             appAppleId: Int64 = 1_234_567_890,
@@ -67,7 +80,11 @@ extension SimulatedAppStore {
             prices: [String: Int64] = [:],
             subscriptionPeriods: [String: SubscriptionPeriod] = [:],
             familyShareableProductIds: Set<String> = [],
-            firstTransactionId: UInt64 = 2_000_000_000_000_001
+            firstTransactionId: UInt64 = 2_000_000_000_000_001,
+            subscriptionOffers: [SimulatedSubscriptionOffer] = [],
+            offerSigningKeys: [String: String] = [:],
+            offerIssuerId: String? = nil,
+            originalApplicationVersion: String = "1"
         ) {
             self.bundleId = bundleId
             self.appAppleId = appAppleId
@@ -83,6 +100,10 @@ extension SimulatedAppStore {
             self.subscriptionPeriods = subscriptionPeriods
             self.familyShareableProductIds = familyShareableProductIds
             self.firstTransactionId = firstTransactionId
+            self.subscriptionOffers = subscriptionOffers
+            self.offerSigningKeys = offerSigningKeys
+            self.offerIssuerId = offerIssuerId
+            self.originalApplicationVersion = originalApplicationVersion
         }
     }
 }

@@ -3,6 +3,8 @@
 #else
     import Foundation
 #endif
+import IAPApp
+import IAPCore
 
 extension SimulatedAppStore {
     /// A transaction of an account, signed now, and whether the app finished it.
@@ -62,7 +64,8 @@ extension SimulatedAppStore {
         return stream
     }
 
-    /// Buys a product for a device: like ``purchase(productId:account:appAccountToken:quantity:askToBuy:)``, but the
+    /// Buys a product, for a device or not: like
+    /// ``purchase(productId:account:appAccountToken:quantity:askToBuy:offer:introductoryOfferEligibility:)``, but a
     /// device's own observer is not sent the transaction the purchase returns.
     func purchase(
         productId: String,
@@ -70,19 +73,48 @@ extension SimulatedAppStore {
         appAccountToken: UUID?,
         quantity: Int,
         askToBuy: Bool,
-        device: UUID
+        offer: PurchaseOffer?,
+        introductoryOfferEligibility: String?,
+        device: UUID?
     ) throws -> SimulatedPurchaseResult {
         let token = appAccountToken?.uuidString.lowercased()
+        var decision = SimulatedOfferChecker.Decision()
+        if offer != nil || introductoryOfferEligibility != nil {
+            let checker = SimulatedOfferChecker(configuration: configuration, keys: offerKeys, now: clock.now)
+            do {
+                decision = try checker.check(
+                    offer: offer,
+                    eligibility: introductoryOfferEligibility,
+                    productId: productId,
+                    appAccountToken: token,
+                    accountTransactionIds: Set(engine.transactionIdsByAccount[account, default: []]),
+                    usedNonces: engine.usedOfferNonces
+                )
+            } catch {
+                return .failed(IAPError.wrapping(error, as: .offerInvalid, "the offer was refused"))
+            }
+        }
         var copy = engine
         let result = try copy.purchase(
             productId: productId,
             account: account,
             appAccountToken: token,
             quantity: quantity,
-            askToBuy: askToBuy
+            askToBuy: askToBuy,
+            offer: decision.offer,
+            introductoryEligibility: decision.introductoryEligibility
         )
+        switch result {
+        case .purchased, .pending:
+            // A signature is good for one purchase.
+            copy.usedOfferNonces.formUnion(decision.nonces)
+        case .failed:
+            break
+        }
         engine = copy
-        if let transaction = result.transaction, let record = engine.transactions[transaction.transactionId] {
+        if let device, let transaction = result.transaction,
+            let record = engine.transactions[transaction.transactionId]
+        {
             for (id, observer) in transactionObservers where observer.device == device {
                 transactionObservers[id]?.ownChanges[record.id] = record.sequence
             }

@@ -3,6 +3,7 @@
 #else
     public import Foundation
 #endif
+public import IAPApp
 public import IAPCore
 public import IAPCrypto
 import IAPInMemory
@@ -50,6 +51,8 @@ public actor SimulatedAppStore {
     public nonisolated let clock: any WallClock
 
     private let manualClock: ManualClock?
+    /// The keys of ``Configuration/offerSigningKeys``, parsed.
+    nonisolated let offerKeys: [String: P256PublicKey]
     var engine: SimulatedAppStoreEngine
     /// The devices watching their account's transactions (``SimulatedStoreClient``), by registration id.
     var transactionObservers: [UUID: SimulatedTransactionObserver] = [:]
@@ -95,6 +98,21 @@ public actor SimulatedAppStore {
         guard configuration.environment == .sandbox || configuration.environment == .production else {
             throw IAPError(.invalidConfiguration, "the simulated store signs for Sandbox or Production only")
         }
+        for offer in configuration.subscriptionOffers where byId[offer.productId]?.kind != .autoRenewable {
+            throw IAPError(
+                .invalidConfiguration,
+                "the offer '\(offer.id)' is for '\(offer.productId)', which is not an auto-renewable subscription"
+            )
+        }
+        var offerKeys: [String: P256PublicKey] = [:]
+        for (keyId, pem) in configuration.offerSigningKeys {
+            do {
+                offerKeys[keyId] = try P256PublicKey(pemRepresentation: pem)
+            } catch {
+                throw IAPError.wrapping(error, as: .invalidConfiguration, "the offer signing key '\(keyId)'")
+            }
+        }
+        self.offerKeys = offerKeys
         let start = clock.now
         let pki =
             try pki
@@ -138,7 +156,7 @@ public actor SimulatedAppStore {
     }
 
     /// Runs an operation on a copy of the state and keeps the copy only when the operation succeeds.
-    private func update<Result>(_ body: (inout SimulatedAppStoreEngine) throws -> Result) rethrows -> Result {
+    func update<Result>(_ body: (inout SimulatedAppStoreEngine) throws -> Result) rethrows -> Result {
         var copy = engine
         let result = try body(&copy)
         engine = copy
@@ -203,26 +221,34 @@ public actor SimulatedAppStore {
     ///   - appAccountToken: The app's UUID for its user, recorded in the transaction.
     ///   - quantity: How many; 1...10 for consumables, 1 otherwise.
     ///   - askToBuy: Whether the customer is a child whose purchases a parent approves.
-    /// - Returns: `.purchased`, `.pending` for Ask to Buy, or `.failed` for an injected failure, an unknown product
-    ///   or a bad quantity (nothing recorded then).
+    ///   - offer: A subscription offer of ``Configuration/subscriptionOffers``; a promotional offer must carry a
+    ///     signature of a key of ``Configuration/offerSigningKeys`` over this purchase, made less than 24 hours ago,
+    ///     with a nonce not used before.
+    ///   - introductoryOfferEligibility: The app server's signed decision on the introductory offer (compact JWS of
+    ///     `OfferJWSSignatureCreator`), which overrides the store's own rule (never subscribed in the group).
+    /// - Returns: `.purchased`, `.pending` for Ask to Buy, or `.failed` for an injected failure, an unknown product,
+    ///   a bad quantity, or an offer the App Store would refuse (`offerInvalid`, `offerIneligible`); nothing is
+    ///   recorded then.
     /// - Throws: ``IAPError`` if signing fails.
     public func purchase(
         productId: String,
         account: String = "customer",
         appAccountToken: UUID? = nil,
         quantity: Int = 1,
-        askToBuy: Bool = false
+        askToBuy: Bool = false,
+        offer: PurchaseOffer? = nil,
+        introductoryOfferEligibility: String? = nil
     ) throws -> SimulatedPurchaseResult {
-        let token = appAccountToken?.uuidString.lowercased()
-        return try update {
-            try $0.purchase(
-                productId: productId,
-                account: account,
-                appAccountToken: token,
-                quantity: quantity,
-                askToBuy: askToBuy
-            )
-        }
+        try purchase(
+            productId: productId,
+            account: account,
+            appAccountToken: appAccountToken,
+            quantity: quantity,
+            askToBuy: askToBuy,
+            offer: offer,
+            introductoryOfferEligibility: introductoryOfferEligibility,
+            device: nil
+        )
     }
 
     /// The Ask to Buy requests waiting for a parent, oldest first.

@@ -13,7 +13,9 @@ extension SimulatedAppStoreEngine {
         account: String,
         appAccountToken: String?,
         quantity: Int,
-        askToBuy: Bool
+        askToBuy: Bool,
+        offer: SimulatedSubscriptionOffer? = nil,
+        introductoryEligibility: Bool? = nil
     ) throws -> SimulatedPurchaseResult {
         if !purchaseFailures.isEmpty {
             return .failed(purchaseFailures.removeFirst())
@@ -30,6 +32,9 @@ extension SimulatedAppStoreEngine {
                 )
             )
         }
+        if offer != nil || introductoryEligibility != nil, product.kind != .autoRenewable {
+            return .failed(IAPError(.offerInvalid, "offers apply to auto-renewable subscriptions, not to \(productId)"))
+        }
         ensureAccount(account)
         if askToBuy {
             askToBuyCount += 1
@@ -38,11 +43,20 @@ extension SimulatedAppStoreEngine {
                 productId: productId,
                 account: account,
                 appAccountToken: appAccountToken,
-                quantity: quantity
+                quantity: quantity,
+                offer: offer,
+                introductoryEligibility: introductoryEligibility
             )
             return .pending(askToBuyRequestId: id)
         }
-        return try completePurchase(product, account: account, appAccountToken: appAccountToken, quantity: quantity)
+        return try completePurchase(
+            product,
+            account: account,
+            appAccountToken: appAccountToken,
+            quantity: quantity,
+            offer: offer,
+            introductoryEligibility: introductoryEligibility
+        )
     }
 
     /// Completes a parked Ask to Buy purchase.
@@ -57,7 +71,9 @@ extension SimulatedAppStoreEngine {
             product,
             account: request.account,
             appAccountToken: request.appAccountToken,
-            quantity: request.quantity
+            quantity: request.quantity,
+            offer: request.offer,
+            introductoryEligibility: request.introductoryEligibility
         )
     }
 
@@ -72,11 +88,19 @@ extension SimulatedAppStoreEngine {
         _ product: CatalogProduct,
         account: String,
         appAccountToken: String?,
-        quantity: Int
+        quantity: Int,
+        offer: SimulatedSubscriptionOffer?,
+        introductoryEligibility: Bool?
     ) throws -> SimulatedPurchaseResult {
         switch product.kind {
         case .autoRenewable:
-            return try subscribe(product, account: account, appAccountToken: appAccountToken)
+            return try subscribe(
+                product,
+                account: account,
+                appAccountToken: appAccountToken,
+                offer: offer,
+                introductoryEligibility: introductoryEligibility
+            )
         case .nonConsumable:
             let owned = transactionIdsByAccount[account, default: []].compactMap { transactions[$0] }
                 .first { record in

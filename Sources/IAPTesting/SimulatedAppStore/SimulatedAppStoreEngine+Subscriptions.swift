@@ -13,11 +13,15 @@ extension SimulatedAppStoreEngine {
     // MARK: - Buying
 
     /// Buys an auto-renewable subscription: a first purchase or a resubscription of the group, or a change of plan
-    /// when the customer is already subscribed in it.
+    /// when the customer is already subscribed in it. An offer applies to the first period of a new subscription
+    /// or a resubscription (a win-back offer to a resubscription only); an introductory offer of the product
+    /// applies when the customer never subscribed in the group, or as the server's signed eligibility says.
     mutating func subscribe(
         _ product: CatalogProduct,
         account: String,
-        appAccountToken: String?
+        appAccountToken: String?,
+        offer: SimulatedSubscriptionOffer? = nil,
+        introductoryEligibility: Bool? = nil
     ) throws -> SimulatedPurchaseResult {
         guard let groupId = product.subscriptionGroupId else {
             return .failed(IAPError(.invalidConfiguration, "\(product.productId) has no subscription group"))
@@ -25,15 +29,39 @@ extension SimulatedAppStoreEngine {
         let existing = subscriptions.values.first { subscription in
             subscription.account == account && subscription.groupId == groupId && subscription.sharedFrom == nil
         }
+        if let offer {
+            if existing?.isLive == true {
+                return .failed(
+                    IAPError(.offerIneligible, "the customer is subscribed in \(groupId): the offer does not apply")
+                )
+            }
+            if offer.kind == .winBack, existing == nil {
+                return .failed(
+                    IAPError(.offerIneligible, "a win-back offer is for customers whose subscription has ended")
+                )
+            }
+        }
         if let existing, existing.isLive {
             return try changePlan(existing, to: product, appAccountToken: appAccountToken)
         }
+        let applied =
+            offer
+            ?? configuration.subscriptionOffers.first { candidate in
+                candidate.kind == .introductory && candidate.productId == product.productId
+                    && (introductoryEligibility ?? (existing == nil))
+            }
 
         let start = now
         var payload = basePayload(productId: product.productId, account: account, purchaseDate: start)
         payload.expiresDate = periodEnd(of: product.productId, from: start)
         payload.webOrderLineItemId = makeWebOrderLineItemId()
         payload.appAccountToken = appAccountToken
+        if let applied {
+            payload.offerType = applied.offerType
+            payload.offerIdentifier = applied.kind == .introductory ? nil : applied.id
+            payload.offerDiscountType = applied.discountType
+            payload.price = applied.price
+        }
         if let existing {
             payload.originalTransactionId = existing.originalTransactionId
             payload.originalPurchaseDate = existing.originalPurchaseDate
@@ -151,6 +179,38 @@ extension SimulatedAppStoreEngine {
 
     // MARK: - Customer and billing switches
 
+    /// Announces a price increase of a purchaser's live subscription for its next renewals: `PRICE_INCREASE`
+    /// `PENDING` when the customer must consent (without consent the subscription expires at the renewal, intent
+    /// 3), `ACCEPTED` otherwise.
+    mutating func announcePriceIncrease(originalTransactionId: String, price: Int64, needsConsent: Bool) throws {
+        var subscription = try purchasedSubscription(originalTransactionId)
+        guard subscription.isLive else {
+            throw IAPError(.invalidArgument, "subscription \(originalTransactionId) has ended")
+        }
+        guard price > 0 else {
+            throw IAPError(.invalidArgument, "a price increase needs a positive price")
+        }
+        subscription.increasedPrice = price
+        subscription.priceIncreaseStatus =
+            needsConsent ? .customerHasNotResponded : .customerConsentedOrWasNotifiedWithoutNeedingConsent
+        subscriptions[originalTransactionId] = subscription
+        try notify(.priceIncrease, needsConsent ? .pending : .accepted, subscription: subscription)
+    }
+
+    /// The customer consents to a pending price increase: `PRICE_INCREASE` `ACCEPTED`.
+    mutating func consentToPriceIncrease(originalTransactionId: String) throws {
+        var subscription = try purchasedSubscription(originalTransactionId)
+        guard subscription.priceIncreaseStatus == .customerHasNotResponded else {
+            throw IAPError(
+                .invalidArgument,
+                "subscription \(originalTransactionId) has no price increase to consent to"
+            )
+        }
+        subscription.priceIncreaseStatus = .customerConsentedOrWasNotifiedWithoutNeedingConsent
+        subscriptions[originalTransactionId] = subscription
+        try notify(.priceIncrease, .accepted, subscription: subscription)
+    }
+
     /// Turns auto-renew on or off for a purchaser's live subscription.
     mutating func setAutoRenew(originalTransactionId: String, enabled: Bool) throws {
         var subscription = try purchasedSubscription(originalTransactionId)
@@ -262,6 +322,13 @@ extension SimulatedAppStoreEngine {
             subscriptions[originalTransactionId] = subscription
             try notify(.expired, .voluntary, subscription: subscription)
             try mirrorState(of: subscription, type: .expired, subtype: .voluntary)
+        case .active where subscription.priceIncreaseStatus == .customerHasNotResponded:
+            subscription.phase = .expired
+            subscription.autoRenewEnabled = false
+            subscription.expirationIntent = .customerDidNotConsentToPriceIncrease
+            subscriptions[originalTransactionId] = subscription
+            try notify(.expired, .priceIncrease, subscription: subscription)
+            try mirrorState(of: subscription, type: .expired, subtype: .priceIncrease)
         case .active where subscription.billingFailing:
             subscription.billingRetryStart = subscription.expiresDate
             let subtype: NotificationSubtype?
@@ -316,6 +383,10 @@ extension SimulatedAppStoreEngine {
         payload.webOrderLineItemId = makeWebOrderLineItemId()
         payload.appAccountToken = subscription.appAccountToken
         payload.transactionReason = .renewal
+        if let increased = subscription.increasedPrice, productId == subscription.productId {
+            payload.price = increased
+            subscription.priceIncreaseStatus = nil
+        }
         let record = insert(payload, account: subscription.account, orderId: makeOrderId())
 
         subscription.productId = productId

@@ -34,6 +34,8 @@ struct SimulatedAppStoreEngine: Sendable {
     var families: [String: [String]] = [:]
     var askToBuyRequests: [String: SimulatedAskToBuyRequest] = [:]
     var purchaseFailures: [IAPError] = []
+    /// The nonces of the offer signatures purchases used; a signature is good for one purchase.
+    var usedOfferNonces: Set<String> = []
     var outbox: [String] = []
     var notificationHistory: [String] = []
     /// The consumption information the app sent, by transaction id, oldest first.
@@ -104,7 +106,7 @@ struct SimulatedAppStoreEngine: Sendable {
         }
         let appTransactionId = String(nextAppTransactionNumber)
         nextAppTransactionNumber &+= 1
-        let account = SimulatedAccountRecord(id: id, appTransactionId: appTransactionId)
+        let account = SimulatedAccountRecord(id: id, appTransactionId: appTransactionId, createdAt: now)
         accounts[id] = account
         accountIdsByAppTransactionId[appTransactionId] = id
         return account
@@ -230,13 +232,20 @@ struct SimulatedAppStoreEngine: Sendable {
             productId: subscription.productId,
             autoRenewStatus: subscription.autoRenewEnabled ? .on : .off,
             isInBillingRetryPeriod: retrying,
+            priceIncreaseStatus: ended ? nil : subscription.priceIncreaseStatus,
             gracePeriodExpiresDate: retrying ? subscription.gracePeriodExpiresDate : nil,
             signedDate: now,
             environment: configuration.environment,
             recentSubscriptionStartDate: subscription.recentSubscriptionStartDate,
             renewalDate: subscription.expiresDate,
             currency: configuration.currency,
-            renewalPrice: price(of: subscription.autoRenewProductId),
+            renewalPrice: subscription.autoRenewProductId == subscription.productId
+                ? subscription.increasedPrice ?? price(of: subscription.autoRenewProductId)
+                : price(of: subscription.autoRenewProductId),
+            eligibleWinBackOfferIds: ended && subscription.sharedFrom == nil
+                ? configuration.subscriptionOffers.filter {
+                    $0.kind == .winBack && $0.productId == subscription.productId
+                }.map(\.id) : nil,
             appAccountToken: subscription.appAccountToken,
             appTransactionId: accounts[subscription.account]?.appTransactionId
         )

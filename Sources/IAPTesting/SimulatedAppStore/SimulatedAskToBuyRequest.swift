@@ -8,4 +8,8 @@ struct SimulatedAskToBuyRequest: Sendable {
     let appAccountToken: String?
     /// The quantity asked for.
     let quantity: Int
+    /// The subscription offer the purchase carries, checked already.
+    var offer: SimulatedSubscriptionOffer?
+    /// The app server's signed introductory offer eligibility, checked already.
+    var introductoryEligibility: Bool?
 }

@@ -1,10 +1,11 @@
 #if canImport(FoundationEssentials)
-    public import FoundationEssentials
+    import FoundationEssentials
 #else
-    public import Foundation
+    import Foundation
 #endif
 public import IAPApp
-import IAPCore
+public import IAPCore
+import IAPServerAPI
 
 /// One device signed in to one account of a ``SimulatedAppStore``: the ``StoreClient`` an app sees, on Linux.
 ///
@@ -13,6 +14,10 @@ import IAPCore
 /// revocations. Like StoreKit, the updates start with every unfinished transaction, so a new client on the same
 /// account is the app launched again; the transaction a purchase of this client returns is not sent through its
 /// updates. ``setOffline(_:)`` makes the store unreachable.
+///
+/// Offers are checked as the App Store checks them (``SimulatedAppStore/Configuration/subscriptionOffers`` and
+/// ``SimulatedAppStore/Configuration/offerSigningKeys``); the sheets (refund, manage subscriptions, offer codes) are
+/// recorded for the test to look at, and a test decides what the customer does in them.
 ///
 /// ```swift
 /// let phone = SimulatedStoreClient(store: appStore, account: "alice")
@@ -28,9 +33,15 @@ public actor SimulatedStoreClient: StoreClient {
     private var offline = false
     private var askToBuy: Bool
     private var cancelNext = 0
-    private var refundAnswers: [RefundRequestStatus] = []
+    private var refundAnswers: [Result<RefundRequestStatus, IAPError>] = []
     private var refundRequestIds: [String] = []
     private var syncs = 0
+    private var sheetsSupported = true
+    private var manageSubscriptionsSheets: [String?] = []
+    private var offerCodeRedemptions: [(productId: String, offerId: String)] = []
+    private var offerCodeSheets = 0
+    private var lastOptions: StorePurchaseOptions?
+    private var includesFinishedConsumables = false
 
     /// Creates a device signed in to an account.
     ///
@@ -70,8 +81,51 @@ public actor SimulatedStoreClient: StoreClient {
     ///
     /// - Parameter status: The answer.
     public func answerNextRefundRequest(with status: RefundRequestStatus) {
-        refundAnswers.append(status)
+        refundAnswers.append(.success(status))
     }
+
+    /// Makes the next refund request fail as the App Store can: `refundAlreadyRequested` (StoreKit's
+    /// `duplicateRequest`), `refundRequestFailed` (`failed`), `transportFailure`, `unsupportedOperation`...
+    ///
+    /// - Parameter error: The failure.
+    public func failNextRefundRequest(with error: IAPError) {
+        refundAnswers.append(.failure(error))
+    }
+
+    /// Makes the device one without the App Store's sheets (tvOS, watchOS): refund requests, manage subscriptions
+    /// and offer codes fail with `unsupportedOperation`.
+    ///
+    /// - Parameter supported: Whether the sheets exist.
+    public func setSheetsSupported(_ supported: Bool) {
+        sheetsSupported = supported
+    }
+
+    /// The customer redeems an offer code in the next offer code sheet: a subscription purchase with `offerType`
+    /// 3 and the offer id, made outside the app's purchase calls, so that it reaches the app through the updates.
+    ///
+    /// - Parameters:
+    ///   - productId: The auto-renewable subscription the code is for.
+    ///   - offerId: The offer code's offer id.
+    public func redeemOfferCodeInNextSheet(productId: String, offerId: String) {
+        offerCodeRedemptions.append((productId, offerId))
+    }
+
+    /// Makes the device an app with `SKIncludeConsumableInAppPurchaseHistory` set in its Info.plist on iOS 18
+    /// or later: ``allTransactions()`` and ``latestTransaction(for:)`` then include finished consumables.
+    ///
+    /// - Parameter included: Whether finished consumables are listed.
+    public func setIncludesFinishedConsumables(_ included: Bool) {
+        includesFinishedConsumables = included
+    }
+
+    /// The manage-subscriptions sheets shown, in order, with the group each was for (`nil` for all).
+    public var manageSubscriptionsRequests: [String?] { manageSubscriptionsSheets }
+
+    /// How many offer code sheets were shown.
+    public var offerCodeSheetCount: Int { offerCodeSheets }
+
+    /// The options of the last purchase asked for, as the store received them.
+    public var lastPurchaseOptions: StorePurchaseOptions? { lastOptions }
 
     /// The transactions a refund was requested for from this device, in order.
     public var refundRequests: [String] { refundRequestIds }
@@ -97,24 +151,23 @@ public actor SimulatedStoreClient: StoreClient {
                 id: product.productId,
                 displayName: product.productId,
                 displayPrice: Self.format(milli, currency: currency),
-                type: product.kind.appStoreType
+                type: product.kind.appStoreType,
+                subscriptionGroupId: product.kind == .autoRenewable ? product.subscriptionGroupId : nil
             )
         }
     }
 
-    /// Buys a product on this device.
+    /// Buys a product on this device, with its options: the App Store checks the offer and its signature.
     ///
     /// - Parameters:
     ///   - productId: The product.
-    ///   - appAccountToken: The token signed into the transaction.
-    ///   - quantity: How many.
+    ///   - options: The appAccountToken, quantity, offer and introductory offer eligibility.
     /// - Returns: The signed transaction, `.pending` under Ask to Buy, or `.userCancelled`.
     /// - Throws: ``IAPError`` `transportFailure` (retryable) when offline; the store's failure (injected, unknown
-    ///   product, bad quantity).
-    public func purchase(productId: String, appAccountToken: UUID, quantity: Int) async throws
-        -> StorePurchaseResult
-    {
+    ///   product, bad quantity, `offerInvalid`, `offerIneligible`).
+    public func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
         try checkOnline("purchase")
+        lastOptions = options
         if cancelNext > 0 {
             cancelNext -= 1
             return .userCancelled
@@ -122,9 +175,11 @@ public actor SimulatedStoreClient: StoreClient {
         let result = try await store.purchase(
             productId: productId,
             account: account,
-            appAccountToken: appAccountToken,
-            quantity: quantity,
+            appAccountToken: options.appAccountToken,
+            quantity: options.quantity,
             askToBuy: askToBuy,
+            offer: options.offer,
+            introductoryOfferEligibility: options.introductoryOfferEligibility,
             device: deviceId
         )
         switch result {
@@ -153,14 +208,80 @@ public actor SimulatedStoreClient: StoreClient {
         return stream
     }
 
-    /// The account's transactions, finished consumables left out, as StoreKit's `Transaction.all`.
+    /// The account's transactions not finished yet, as StoreKit's `Transaction.unfinished`.
+    ///
+    /// - Returns: Signed transactions (JWS), oldest first.
+    /// - Throws: ``IAPError`` if signing fails.
+    public func unfinishedTransactions() async throws -> [String] {
+        try await store.accountTransactions(ofAccount: account).filter { !$0.isFinished }
+            .map(\.transaction.signedTransaction)
+    }
+
+    /// The account's most recent transaction of a product, as StoreKit's `Transaction.latest(for:)`: finished
+    /// consumables are left out as in ``allTransactions()``.
+    ///
+    /// - Parameter productId: The product.
+    /// - Returns: The signed transaction, or `nil` when the account never bought it.
+    /// - Throws: ``IAPError`` if signing fails.
+    public func latestTransaction(for productId: String) async throws -> String? {
+        try await store.accountTransactions(ofAccount: account)
+            .filter { $0.transaction.payload.productId == productId && isListed($0) }
+            .max {
+                ($0.transaction.payload.purchaseDate ?? .distantPast)
+                    < ($1.transaction.payload.purchaseDate ?? .distantPast)
+            }?
+            .transaction.signedTransaction
+    }
+
+    /// The status of each of the account's subscriptions in a group (family-shared ones included), as StoreKit's
+    /// `Product.SubscriptionInfo.status(for:)`: the state, latest transaction and renewal information, signed now.
+    ///
+    /// - Parameter groupId: The subscription group.
+    /// - Returns: The statuses; empty when the account never subscribed in the group.
+    /// - Throws: ``IAPError`` `transportFailure` (retryable) when offline.
+    public func subscriptionStatuses(groupId: String) async throws -> [StoreSubscriptionStatus] {
+        try checkOnline("read subscription statuses")
+        guard let anyTransaction = try await store.accountTransactions(ofAccount: account).first else { return [] }
+        let response = try await store.allSubscriptionStatuses(
+            anyTransactionId: anyTransaction.transaction.transactionId
+        )
+        return (response.data ?? []).filter { $0.subscriptionGroupIdentifier == groupId }
+            .flatMap { $0.lastTransactions ?? [] }
+            .compactMap { item in
+                guard let state = item.status, let transaction = item.signedTransactionInfo,
+                    let renewal = item.signedRenewalInfo
+                else { return nil }
+                return StoreSubscriptionStatus(state: state, signedTransaction: transaction, signedRenewalInfo: renewal)
+            }
+    }
+
+    /// The account's signed app transaction (``SimulatedAppStore/appTransaction(ofAccount:)``).
+    ///
+    /// - Parameter refresh: Whether to fetch it again (it fails offline then, as StoreKit's `refresh()` does).
+    /// - Returns: The signed app transaction.
+    /// - Throws: ``IAPError`` `transportFailure` (retryable) when refreshing offline.
+    public func appTransaction(refresh: Bool) async throws -> String {
+        if refresh {
+            try checkOnline("refresh the app transaction")
+        }
+        return try await store.appTransaction(ofAccount: account)
+    }
+
+    /// The account's transactions, as StoreKit's `Transaction.all`: finished consumables are left out (unless
+    /// refunded, or listed with ``setIncludesFinishedConsumables(_:)``).
     ///
     /// - Returns: Signed transactions (JWS), oldest first.
     /// - Throws: ``IAPError`` if signing fails.
     public func allTransactions() async throws -> [String] {
-        try await store.accountTransactions(ofAccount: account)
-            .filter { !($0.isFinished && $0.transaction.payload.type == .consumable) }
-            .map(\.transaction.signedTransaction)
+        try await store.accountTransactions(ofAccount: account).filter(isListed).map(\.transaction.signedTransaction)
+    }
+
+    /// Whether StoreKit lists a transaction in `Transaction.all` and `latest(for:)`: a finished consumable only
+    /// with ``setIncludesFinishedConsumables(_:)`` (or once refunded).
+    private func isListed(_ item: SimulatedAppStore.AccountTransaction) -> Bool {
+        let payload = item.transaction.payload
+        return includesFinishedConsumables || !(item.isFinished && payload.type == .consumable)
+            || payload.revocationDate != nil
     }
 
     /// The latest transaction of each product the account is entitled to now, as StoreKit's
@@ -221,25 +342,65 @@ public actor SimulatedStoreClient: StoreClient {
     ///
     /// - Parameter transactionId: The transaction.
     /// - Returns: `.success`, or the answer set with ``answerNextRefundRequest(with:)``.
-    /// - Throws: ``IAPError`` `transportFailure` when offline, `.notFound` for a transaction of another account.
+    /// - Throws: ``IAPError`` `transportFailure` when offline, `unsupportedOperation` without sheets, `.notFound` for
+    ///   a transaction of another account, or the failure set with ``failNextRefundRequest(with:)``.
     public func requestRefund(transactionId: String) async throws -> RefundRequestStatus {
-        try checkOnline("request a refund")
+        try checkSheets("request a refund")
         let owned = try await store.accountTransactions(ofAccount: account)
             .contains { $0.transaction.transactionId == transactionId }
         guard owned else {
             throw IAPError(.notFound, "account '\(account)' has no transaction \(transactionId)")
         }
-        let status = refundAnswers.isEmpty ? RefundRequestStatus.success : refundAnswers.removeFirst()
+        let answer = refundAnswers.isEmpty ? .success(.success) : refundAnswers.removeFirst()
+        let status = try answer.get()
         if status == .success {
             refundRequestIds.append(transactionId)
         }
         return status
     }
 
+    /// Shows the manage-subscriptions sheet: recorded in ``manageSubscriptionsRequests``; what the customer does in
+    /// it is the test's call (``SimulatedAppStore/setAutoRenew(originalTransactionId:enabled:)``, ...).
+    ///
+    /// - Parameter groupId: The group, or `nil` for all.
+    /// - Throws: ``IAPError`` `transportFailure` when offline, `unsupportedOperation` without sheets.
+    public func showManageSubscriptions(groupId: String?) async throws {
+        try checkSheets("show the subscriptions")
+        manageSubscriptionsSheets.append(groupId)
+    }
+
+    /// Shows the offer code sheet: counted in ``offerCodeSheetCount``; a code set with
+    /// ``redeemOfferCodeInNextSheet(productId:offerId:)`` is redeemed, and its transaction reaches the app through
+    /// the updates.
+    ///
+    /// - Throws: ``IAPError`` `transportFailure` when offline, `unsupportedOperation` without sheets, the store's
+    ///   failure when the code cannot be redeemed.
+    public func presentOfferCodeRedemption() async throws {
+        try checkSheets("show the offer code sheet")
+        offerCodeSheets += 1
+        guard !offerCodeRedemptions.isEmpty else { return }
+        let redemption = offerCodeRedemptions.removeFirst()
+        let result = try await store.redeemOfferCode(
+            productId: redemption.productId,
+            offerId: redemption.offerId,
+            account: account
+        )
+        if case .failed(let error) = result {
+            throw error
+        }
+    }
+
     /// Formats milliunits as `9.99 USD`.
     private static func format(_ milli: Int64, currency: String) -> String {
         let cents = (milli % 1000) / 10
         return "\(milli / 1000).\(cents < 10 ? "0" : "")\(cents) \(currency)"
+    }
+
+    private func checkSheets(_ operation: String) throws {
+        try checkOnline(operation)
+        guard sheetsSupported else {
+            throw IAPError(.unsupportedOperation, "this device has no App Store sheet to \(operation)")
+        }
     }
 
     private func checkOnline(_ operation: String) throws {

@@ -55,6 +55,10 @@ struct SimulatedSubscriptionRecord: Sendable {
     var recentSubscriptionStartDate: Date
     /// The app account token of the purchase.
     var appAccountToken: String?
+    /// The price of the next renewals after a price increase, in milliunits; `nil` for the product's price.
+    var increasedPrice: Int64?
+    /// The customer's answer to a price increase not yet in effect; `nil` when none is pending.
+    var priceIncreaseStatus: PriceIncreaseStatus?
     /// The phase and auto-renew state before a refund revoked the subscription, restored if the refund is reversed.
     var beforeRevocation: (phase: Phase, autoRenewEnabled: Bool)?
 

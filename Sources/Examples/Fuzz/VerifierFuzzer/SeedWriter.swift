@@ -57,7 +57,7 @@
             // Xcode's shape: one certificate and kid Apple_Xcode_Key.
             let xcodeSigner = JWSSigner(
                 key: pki.leafKey,
-                keyID: "Apple_Xcode_Key",
+                keyId: "Apple_Xcode_Key",
                 certificateChain: [Data(pki.leaf.derBytes).base64EncodedString()]
             )
             try save(
@@ -93,9 +93,9 @@
                 ("x5c-url-alphabet", #"{"alg":"ES256","x5c":["\#(x5c[0].replacingOccurrences(of: "+", with: "-"))"]}"#),
             ]
             for (name, header) in headers {
-                let input = base64URL(Data(header.utf8)) + "." + base64URL(Data(transaction.utf8))
+                let input = Base64.encodeURL(header.utf8) + "." + Base64.encodeURL(transaction.utf8)
                 let signature = try pki.leafKey.signature(for: Array(input.utf8))
-                try save("token-\(name).jws", input + "." + base64URL(Data(signature)))
+                try save("token-\(name).jws", input + "." + Base64.encodeURL(signature))
             }
             // Malformed shapes.
             let valid = signedTransaction
@@ -114,13 +114,6 @@
             print("wrote \(written) seeds to \(directory)")
             print("seed root (put this in SeedRoot.swift):")
             print(Data(pki.root.derBytes).base64EncodedString())
-        }
-
-        private static func base64URL(_ data: Data) -> String {
-            data.base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
         }
 
         /// Payloads in Apple's JSON shapes, with dates in milliseconds.

@@ -1,12 +1,11 @@
 import IAPApp
 import IAPCore
-import Synchronization
 
 /// The app's way to the demo's server: the pipeline in this process, behind a switch that makes the server
 /// unreachable, as a network outage or a server restart would.
 final class DemoServerLink: DeliveryClient {
     private let server: PipelineDeliveryClient
-    private let reachable = Mutex(true)
+    private let reachable = LockedValue(true)
 
     init(pipeline: DeliveryPipeline) {
         server = PipelineDeliveryClient(pipeline: pipeline)

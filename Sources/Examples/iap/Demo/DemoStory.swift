@@ -334,7 +334,7 @@ struct DemoStory {
             configuration: configuration,
             clock: clock
         )
-        try await app.start(signedInUser: "dave")
+        await app.start(signedInUser: "dave")
         link.setReachable(false)
         timeline.event("dave", "buys coins.100 in an app built on PurchaseCoordinator; the server cannot be reached")
         switch await app.purchase(productId: "coins.100", for: "dave") {
@@ -358,12 +358,12 @@ struct DemoStory {
             configuration: configuration,
             clock: clock
         )
-        try await relaunched.start(signedInUser: "dave")
+        await relaunched.start(signedInUser: "dave")
         // The launch drains the outbox; the updates listener may hand over the same unfinished transaction at once.
-        var waiting = try await relaunched.pendingDeliveries()
+        var waiting = await relaunched.pendingDeliveries()
         for _ in 0..<200 where !waiting.isEmpty {
             try await Task.sleep(for: .milliseconds(10))
-            waiting = try await relaunched.pendingDeliveries()
+            waiting = await relaunched.pendingDeliveries()
         }
         await relaunched.stop()
         var outcome: [String] = []
@@ -473,6 +473,7 @@ struct DemoStory {
         case .delivered(let entry): "delivered \(entry.productId) to \(entry.userId)"
         case .alreadyDelivered(let entry): "already delivered to \(entry.userId), nothing granted again"
         case .pending: "another deliverer is on it"
+        case .awaitingOwner: "recorded; nothing is granted until its owner presents it"
         case .deferred(let entry, let error):
             "grant failed (\(error.message)); a retry is scheduled"
                 + (entry.nextAttemptAt.map { " for \(timeline.stamp($0, seconds: true))" } ?? "")

@@ -1,10 +1,9 @@
 import IAPCore
-import Synchronization
 
 /// What the server answered during one run of the demo's story, counted by kind: what a replay against the
 /// ledger of an earlier run reports instead of the story.
 final class DemoTally: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = LockedValue<[String: Int]>([:])
 
     /// Counts one answer of the delivery pipeline.
     func count(_ outcome: DeliveryOutcome) {

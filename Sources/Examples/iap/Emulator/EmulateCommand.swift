@@ -3,14 +3,13 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Dispatch
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPHTTPServer
 import IAPInMemory
 import IAPTesting
 import IAPTransportURLSession
-import Synchronization
 
 /// `iap emulate`: a local App Store on loopback, serving the simulated App Store over HTTP/1.1.
 enum EmulateCommand {
@@ -21,14 +20,18 @@ enum EmulateCommand {
             "--port N --bundle-id ID --issuer-id ID --key-id ID --auth-key FILE.p8",
             "  [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--app-apple-id N]",
             "  [--environment Sandbox|Production] [--grace-period-days N] [--notify-url URL]",
+            "  [--control-token TOKEN] [--max-connections N] [--journal-limit BYTES]",
         ],
         discussion: """
             Serves the App Store Server API (/inApps/...) of a simulated App Store, with Apple's paths, JSON,
             status codes and error bodies, and control endpoints (/emulator/v1/...) that buy, refund, renew,
             fail billing, move the clock and inject faults. API requests need an ES256 bearer token signed with
             the private key of --auth-key for --key-id, --issuer-id and --bundle-id, as App Store Connect checks.
-            The first line on standard output is 'listening on http://HOST:PORT'. Without --catalog a built-in
-            catalog sells coins.100, premium, pro.monthly, pro.yearly and season.pass.
+            The first line on standard output is 'listening on http://HOST:PORT'. Control requests need the header
+            'X-Emulator-Control-Token: TOKEN': without --control-token a random token is made and printed as the
+            second line, 'control token: TOKEN'. Every request must name a loopback host or the bound address in
+            Host and may carry no other Origin than the emulator's own; control POSTs send application/json.
+            Without --catalog a built-in catalog sells coins.100, premium, pro.monthly, pro.yearly and season.pass.
             See Documentation/Emulator.md. Stops on SIGINT or SIGTERM.
             """,
         options: [
@@ -44,6 +47,13 @@ enum EmulateCommand {
             .value("environment", "ENV", "Sandbox (default) or Production"),
             .value("grace-period-days", "N", "turn on the billing grace period: 3, 16 or 28 days"),
             .value("notify-url", "URL", "send App Store Server Notifications V2 there, retried on failure"),
+            .value("control-token", "TOKEN", "the control token (16 to 256 visible characters); random by default"),
+            .value("max-connections", "N", "connections served at once, more are answered 503 (default 256)"),
+            .value(
+                "journal-limit",
+                "BYTES",
+                "the largest the --data journal grows; a change beyond it is refused 507 (default 16777216)"
+            ),
         ],
         examples: [
             "iap emulate --port 0 --bundle-id com.example.app --issuer-id ISSUER --key-id KEY --auth-key key.p8"
@@ -91,6 +101,9 @@ enum EmulateCommand {
         var keyId = ""
         var authKeyFile = ""
         var notifyURL: URL?
+        var controlToken: String?
+        var maximumConnections = 256
+        var journalLimit = EmulatorJournal.defaultMaximumBytes
 
         init(_ parsed: Arguments) throws(Arguments.UsageError) {
             guard parsed.positionals.isEmpty else {
@@ -133,6 +146,24 @@ enum EmulateCommand {
                 }
                 notifyURL = url
             }
+            if let token = try parsed.value("control-token") {
+                if let problem = EmulatorControlPlane.validate(token: token) {
+                    throw .init(message: problem)
+                }
+                controlToken = token
+            }
+            if let text = try parsed.value("max-connections") {
+                guard let value = Int(text), (1...10_000).contains(value) else {
+                    throw .init(message: "--max-connections must be 1...10000")
+                }
+                maximumConnections = value
+            }
+            if let text = try parsed.value("journal-limit") {
+                guard let value = Int(text), value >= 4096 else {
+                    throw .init(message: "--journal-limit must be at least 4096 bytes")
+                }
+                journalLimit = value
+            }
         }
 
         private static func required(_ parsed: Arguments, _ name: String) throws(Arguments.UsageError) -> String {
@@ -143,6 +174,21 @@ enum EmulateCommand {
         }
     }
 
+    /// The HTTP limits of the emulator: one request per connection, a head of 16 KiB, a body of 1 MiB, a client
+    /// idle for 5 s dropped, 30 s for a whole request, `503` at once beyond `--max-connections`.
+    static func serverConfiguration(_ settings: Settings) -> HTTPServer.Configuration {
+        var configuration = HTTPServer.Configuration(host: settings.host, port: settings.port)
+        configuration.keepAlive = false
+        configuration.connectionMemoryLimit = 16 * 1024
+        configuration.maximumBodySize = 1 << 20
+        configuration.idleTimeout = .seconds(5)
+        configuration.requestDeadline = .seconds(30)
+        configuration.maximumConnections = settings.maximumConnections
+        configuration.shutdownGracePeriod = .seconds(3)
+        configuration.events = StandardErrorEventSink()
+        return configuration
+    }
+
     static func run(_ arguments: [String]) async -> Never {
         let parsed = spec.parse(arguments)
         let settings: Settings
@@ -151,16 +197,15 @@ enum EmulateCommand {
         } catch {
             spec.fail(error)
         }
+        let signals = ShutdownSignals()
+        signal(SIGPIPE, SIG_IGN)
         let emulator: Emulator
         let server: HTTPServer
         do {
             emulator = try await makeEmulator(settings)
-            server = try HTTPServer(host: settings.host, port: settings.port) { request in
+            server = try HTTPServer(configuration: serverConfiguration(settings)) { request in
                 await emulator.respond(to: request)
             }
-        } catch let error as HTTPServer.ServerError {
-            Output.error("error: \(error.message)")
-            terminate(.rejected)
         } catch let error as IAPError {
             Output.error("error: \(error.message)")
             terminate(.rejected)
@@ -168,14 +213,24 @@ enum EmulateCommand {
             Output.error("error: \(error)")
             terminate(.rejected)
         }
-        signal(SIGPIPE, SIG_IGN)
-        let stop = StopSignal()
-        server.start()
-        Output.line("listening on http://\(settings.host):\(server.port)")
+        let token = settings.controlToken ?? EmulatorControlPlane.generateToken()
+        emulator.controlPlane.withLock {
+            $0 = EmulatorControlPlane(token: token, origin: server.origin, port: server.port, host: server.host)
+        }
+        if !EmulatorControlPlane.isLoopback(server.host) {
+            Output.error(
+                "warning: --host \(settings.host) is not a loopback address: the control plane (/emulator/v1: "
+                    + "purchases, refunds, the clock) is reachable from the network by anyone who has the token"
+            )
+        }
+        Output.line("listening on \(server.origin)")
+        if settings.controlToken == nil {
+            Output.line("control token: \(token)")
+        }
         Output.flush()
-        let received = await stop.wait()
+        let received = await signals.wait()
         Output.error("note: signal \(received): stopping")
-        server.stop()
+        await server.shutdown()
         terminate(.success)
     }
 
@@ -200,7 +255,11 @@ enum EmulateCommand {
         var pki: TestPKI?
         var start = now
         if let directory = settings.dataDirectory {
-            let opened = try EmulatorJournal(directory: directory, bundleId: settings.bundleId) {
+            let opened = try EmulatorJournal(
+                directory: directory,
+                bundleId: settings.bundleId,
+                maximumBytes: settings.journalLimit
+            ) {
                 EmulatorJournal.state(bundleId: settings.bundleId, start: now, pki: try newPKI(around: now))
             }
             pki = try opened.pki()
@@ -247,48 +306,5 @@ enum EmulateCommand {
         )
         options.commonNamePrefix = "iap emulate"
         return try TestPKI.generate(options)
-    }
-}
-
-/// Waits for SIGINT or SIGTERM.
-///
-/// `@unchecked Sendable`: the dispatch sources are set up in `init` and only retained afterwards.
-private final class StopSignal: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-    private let continuation = Mutex<CheckedContinuation<Int32, Never>?>(nil)
-    private let received = Mutex<Int32?>(nil)
-
-    init() {
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            sources.append(source)
-        }
-        self.sources = sources
-        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [self] in fire(number) }
-            source.resume()
-        }
-    }
-
-    private func fire(_ number: Int32) {
-        received.withLock { $0 = $0 ?? number }
-        continuation.withLock { $0.take() }?.resume(returning: number)
-    }
-
-    /// Returns the first signal received.
-    func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            if let number = received.withLock({ $0 }) {
-                continuation.resume(returning: number)
-                return
-            }
-            self.continuation.withLock { $0 = continuation }
-            // A signal between the check and the store would be missed: look once more.
-            if let number = received.withLock({ $0 }) {
-                self.continuation.withLock { $0.take() }?.resume(returning: number)
-            }
-        }
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPHTTPServer
 import IAPServerAPI
 import IAPTesting
-import Synchronization
 
 extension Emulator {
     private struct PurchaseBody: Decodable {
@@ -92,7 +92,7 @@ extension Emulator {
             let requestId = captures[0]
             return await change(request, replaying: replaying) {
                 try await store.declineAskToBuy(requestId)
-                return .json(200, Data("{}".utf8))
+                return .json(Data("{}".utf8))
             }
         } else if let captures = route.match(("POST", "transactions/*/refund")) {
             let id = captures[0]
@@ -125,7 +125,7 @@ extension Emulator {
                     transactionId: id,
                     reason: body.reason.map(ConsumptionRequestReason.init(rawValue:)) ?? .unintendedPurchase
                 )
-                return .json(200, Data("{}".utf8))
+                return .json(Data("{}".utf8))
             }
         } else if let captures = route.match(("GET", "transactions/*/consumption")) {
             return Self.json(await store.consumptionInformation(transactionId: captures[0]))
@@ -151,7 +151,7 @@ extension Emulator {
         } else if route.match(("GET", "root-certificate")) != nil {
             return HTTPServerResponse(
                 status: 200,
-                headers: [("Content-Type", "application/pkix-cert")],
+                headers: ["Content-Type": "application/pkix-cert"],
                 body: Data(store.pki.root.derBytes)
             )
         } else if route.match(("POST", "faults")) != nil {
@@ -169,7 +169,7 @@ extension Emulator {
                     body.count > 0
                     ? Fault(status: body.status, remaining: body.count, retryAfterMillis: body.retryAfterMillis) : nil
             }
-            return .json(200, Data("{}".utf8))
+            return .json(Data("{}".utf8))
         } else if route.match(("GET", "notifications")) != nil {
             let records = await dispatcher.allRecords()
             return Self.json(
@@ -209,11 +209,13 @@ extension Emulator {
         case "cancel":
             try await store.setAutoRenew(originalTransactionId: originalTransactionId, enabled: false)
         case "expire":
+            // Everything that can refuse runs before the first change, so a refused expire changed nothing.
             let info = try await store.renewalInfo(originalTransactionId: originalTransactionId)
+            let expiry = try await expiresDate(originalTransactionId)
             if info.payload.autoRenewStatus == .on {
                 try await store.setAutoRenew(originalTransactionId: originalTransactionId, enabled: false)
             }
-            if let expiry = try await expiresDate(originalTransactionId), expiry > clock.now {
+            if let expiry, expiry > clock.now {
                 try await store.advance(by: Self.duration(from: clock.now, to: expiry))
             }
         default:

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPHTTPServer
 import IAPServerAPI
 import IAPTesting
 

@@ -1,10 +1,10 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPHTTPServer
 import IAPInMemory
 import IAPServerAPI
 import IAPTesting
-import Synchronization
 
 /// The local App Store behind `iap emulate`: a ``SimulatedAppStore`` answering the App Store Server API and the
 /// emulator's control endpoints over HTTP.
@@ -14,8 +14,10 @@ import Synchronization
 /// - `/emulator/v1/...`: control endpoints that play the customer and the App Store: purchases, refunds,
 ///   subscription events, the clock, faults, the root certificate, the notification log.
 ///
-/// Every change to the store runs under one ``OperationLock``: it is applied, written to the journal (with
-/// `--data`), and its notifications are handed to the ``NotificationDispatcher``, before the next change starts.
+/// Every request passes the ``EmulatorControlPlane`` checks first (`Host`, `Origin`, the control token,
+/// `Content-Type`). Every change to the store runs under one ``OperationLock``: it is applied, written to the journal
+/// when it succeeded (with `--data`), and its notifications are handed to the ``NotificationDispatcher``, before the
+/// next change starts.
 final class Emulator: Sendable {
     /// Apple's page size for notification history.
     static let notificationPageSize = 20
@@ -34,7 +36,9 @@ final class Emulator: Sendable {
     let dispatcher: NotificationDispatcher
     let journal: EmulatorJournal?
     let lock = OperationLock()
-    let fault = Mutex<Fault?>(nil)
+    let fault = LockedValue<Fault?>(nil)
+    /// The checks of every request, set once the server listens (its port is known only then).
+    let controlPlane = LockedValue<EmulatorControlPlane?>(nil)
 
     /// Creates the emulator around a store.
     ///
@@ -61,12 +65,19 @@ final class Emulator: Sendable {
         self.journal = journal
     }
 
-    /// Answers one request.
+    /// Answers one request: the control plane's checks, then the route.
     ///
     /// - Parameter request: The request.
     /// - Returns: The answer; never throws, whatever the request holds.
     func respond(to request: HTTPServerRequest) async -> HTTPServerResponse {
-        await route(request, replaying: false)
+        guard let plane = controlPlane.withLock({ $0 }) else {
+            return Self.controlError(503, "the emulator is starting")
+        }
+        if let refusal = plane.refusal(of: request) {
+            Output.error("note: \(refusal.status) for \(request.method) \(request.path): refused by the control plane")
+            return refusal
+        }
+        return await route(request, replaying: false)
     }
 
     /// Replays the journal's entries, in order, without posting their notifications again.
@@ -75,15 +86,13 @@ final class Emulator: Sendable {
     ///   catalog, say).
     func replayJournal() async throws {
         guard let journal else { return }
-        let entries = try journal.entries()
-        for (index, entry) in entries.enumerated() {
-            let request = HTTPServerRequest(
-                method: entry.method,
-                path: entry.path,
-                query: [],
-                headers: [:],
-                body: Data(entry.body.utf8)
-            )
+        for (index, entry) in journal.replay.enumerated() {
+            let request: HTTPServerRequest
+            do {
+                request = try HTTPServerRequest(method: entry.method, target: entry.path, body: Data(entry.body.utf8))
+            } catch {
+                throw IAPError(.invalidConfiguration, "journal entry \(index + 1) has a malformed path")
+            }
             let response = await route(request, replaying: true)
             let expected = entry.status.map { response.status == $0 } ?? (200...299).contains(response.status)
             guard expected else {
@@ -118,7 +127,10 @@ final class Emulator: Sendable {
         }
     }
 
-    /// Applies a change under the lock: journals it with its status and hands its notifications on.
+    /// Applies a change under the lock: journals it when it succeeded and hands its notifications on.
+    ///
+    /// A change the journal has no room for is refused `507` before it is applied, so that what a restart replays
+    /// is always what was answered.
     func change(
         _ request: HTTPServerRequest,
         replaying: Bool,
@@ -130,24 +142,31 @@ final class Emulator: Sendable {
         let journal = journaled && !replaying ? self.journal : nil
         do {
             return try await lock.run {
+                var entry = EmulatorJournal.Entry(
+                    method: request.method,
+                    path: request.path,
+                    body: String(decoding: request.body, as: UTF8.self),
+                    status: 200
+                )
+                if let journal, !journal.hasRoom(for: try journal.line(for: entry).count) {
+                    return Self.controlError(
+                        507,
+                        "the --data journal is full (\(journal.byteCount) of \(journal.maximumBytes) bytes): the change "
+                            + "was not applied; start with a new --data directory or a larger --journal-limit"
+                    )
+                }
                 var response: HTTPServerResponse
                 do {
                     response = try await body()
                 } catch {
                     response = Self.response(for: error)
                 }
-                // A change that failed half-way may still have changed the store (`expire` turns auto-renew off
-                // before it moves the clock): every answer but a server error is journaled, with its status.
-                if response.status < 500, let journal {
+                // Only a change that succeeded is journaled: a refused one changed nothing (each store operation
+                // is all-or-nothing), and a replay must not grow with junk.
+                if (200...299).contains(response.status), let journal {
+                    entry.status = response.status
                     do {
-                        try journal.append(
-                            .init(
-                                method: request.method,
-                                path: request.path,
-                                body: String(decoding: request.body, as: UTF8.self),
-                                status: response.status
-                            )
-                        )
+                        try journal.append(entry)
                     } catch {
                         Output.error("error: \(error)")
                         response = Self.controlError(500, "the change was applied but not journaled: \(error)")
@@ -176,7 +195,7 @@ final class Emulator: Sendable {
         if taken.status == 429 {
             var response = Self.apiError(.rateLimitExceeded, status: 429)
             let retryAt = realClock.now.millisecondsSince1970 + (taken.retryAfterMillis ?? 0)
-            response.headers.append(("Retry-After", String(retryAt)))
+            response.headers.add(name: "Retry-After", value: String(retryAt))
             return response
         }
         return Self.apiError(.generalInternal, status: taken.status)

@@ -1,5 +1,5 @@
 import Foundation
-import IAPTesting
+import IAPCore
 
 /// Reads the payload of a compact JWS the emulator signed itself, without checking the signature.
 enum EmulatorJWS {
@@ -10,6 +10,6 @@ enum EmulatorJWS {
     static func payload(of token: String) -> Data? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { return nil }
-        return ServerAPITokenChecker.base64URLDecode(segments[1])
+        return Base64.decodeURL(segments[1]).map { Data($0) }
     }
 }

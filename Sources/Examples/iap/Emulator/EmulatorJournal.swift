@@ -1,22 +1,30 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import Foundation
 import IAPCore
 import IAPCrypto
 
 /// The emulator's `--data` directory: what it needs to come back after a restart as it was.
 ///
-/// - `store.json` holds the signing chain (certificates and keys), the clock's starting time and the bundle id, so
-///   that a restarted emulator signs with the same root and dates as before.
-/// - `journal.jsonl` holds every request that may have changed the store, with the status it was answered with, one
-///   JSON object a line, in the order they were applied. A restart replays them through the same code, which makes the same transactions with the same ids.
-///   Notifications the replay makes again are recorded but not posted a second time.
+/// - `store.json` holds the signing chain (certificates and private keys), the clock's starting time and the bundle
+///   id, so that a restarted emulator signs with the same root and dates as before.
+/// - `journal.jsonl` holds every change that succeeded (a `2xx` answer), with its status, one JSON object a line, in
+///   the order they were applied. A restart replays them through the same code, which makes the same transactions
+///   with the same ids. Notifications the replay makes again are recorded but not posted a second time.
 ///
-/// Each entry is flushed to disk before the request is answered. A last line cut short by a crash is ignored.
+/// The directory is created 0700 and both files 0600, and neither file is opened through a symbolic link
+/// (`SystemFile.openPrivate`). Each entry is flushed to disk before the request is answered. A last line cut short
+/// by a crash is dropped; a complete line that does not parse stops the emulator with an error. The journal holds at most ``maximumBytes``: a change that would pass it is refused before
+/// it is applied.
 final class EmulatorJournal: Sendable {
     /// One request that changed the store.
     struct Entry: Codable, Sendable {
         /// The HTTP method.
         var method: String
-        /// The path, with its query.
+        /// The path, without its query.
         var path: String
         /// The request body, as UTF-8 text.
         var body: String
@@ -37,39 +45,49 @@ final class EmulatorJournal: Sendable {
         var leafKey: String
     }
 
+    /// The default cap on the journal: 16 MiB, some 100,000 purchases.
+    static let defaultMaximumBytes = 16 << 20
+
     /// The directory.
     let directory: URL
     /// The persisted state.
     let state: State
-    private let handle: FileHandle
-
-    private var journalURL: URL { directory.appending(path: "journal.jsonl") }
+    /// The entries the directory held when it was opened, oldest first: what a restart replays.
+    let replay: [Entry]
+    /// The largest the journal may grow, in bytes.
+    let maximumBytes: Int
+    private let file: SystemFile
+    private let size: LockedValue<Int>
 
     /// Opens a data directory, creating it and its state when new.
     ///
     /// - Parameters:
     ///   - directory: The directory.
     ///   - bundleId: The bundle id the emulator runs with; it must match the directory's.
+    ///   - maximumBytes: The cap on the journal.
     ///   - newState: Makes the state of a new directory.
-    /// - Throws: ``IAPError`` `.invalidConfiguration` when the directory is unreadable or belongs to another app;
-    ///   `.storageFailure` when it cannot be written.
-    init(directory: URL, bundleId: String, newState: () throws -> State) throws {
+    /// - Throws: ``IAPError`` `.invalidConfiguration` when the directory is unreadable, damaged or belongs to another
+    ///   app; `.storageFailure` when it cannot be written, or a file in it is a symbolic link.
+    init(
+        directory: URL,
+        bundleId: String,
+        maximumBytes: Int = defaultMaximumBytes,
+        newState: () throws -> State
+    ) throws {
         self.directory = directory
-        let manager = FileManager.default
-        let stateURL = directory.appending(path: "store.json")
-        do {
-            try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw IAPError(.storageFailure, "cannot create the data directory \(directory.path): \(error)")
-        }
-        if manager.fileExists(atPath: stateURL.path) {
+        self.maximumBytes = maximumBytes
+        try SystemFile.createPrivateDirectory(directory.path)
+        let statePath = directory.appending(path: "store.json").path
+        var link = stat()
+        if lstat(statePath, &link) == 0 {
+            let bytes = try SystemFile.readPrivateFile(statePath, maximumSize: 1 << 20)
             do {
-                state = try JSONDecoder().decode(State.self, from: Data(contentsOf: stateURL))
+                state = try JSONDecoder().decode(State.self, from: Data(bytes))
             } catch {
-                throw IAPError(.invalidConfiguration, "cannot read \(stateURL.path): \(error)")
+                throw IAPError(.invalidConfiguration, "cannot read \(statePath): \(error)")
             }
             guard state.version == 1 else {
-                throw IAPError(.invalidConfiguration, "\(stateURL.path) has version \(state.version); expected 1")
+                throw IAPError(.invalidConfiguration, "\(statePath) has version \(state.version); expected 1")
             }
             guard state.bundleId == bundleId else {
                 throw IAPError(
@@ -79,34 +97,20 @@ final class EmulatorJournal: Sendable {
             }
         } else {
             state = try newState()
-            do {
-                try JSONEncoder().encode(state).write(to: stateURL, options: .atomic)
-            } catch {
-                throw IAPError(.storageFailure, "cannot write \(stateURL.path): \(error)")
-            }
+            try SystemFile.writePrivateFileAtomically(statePath, Array(try JSONEncoder().encode(state)))
         }
-        let journal = directory.appending(path: "journal.jsonl")
-        if !manager.fileExists(atPath: journal.path) {
-            guard manager.createFile(atPath: journal.path, contents: nil) else {
-                throw IAPError(.storageFailure, "cannot create \(journal.path)")
-            }
+        let journalPath = directory.appending(path: "journal.jsonl").path
+        let journal = try SystemFile.openPrivate(journalPath, flags: O_RDWR | O_CREAT | O_APPEND)
+        var existing = try journal.readToEnd(maximumSize: Int.max)
+        // A last line cut short by a crash is dropped, so that the next entry starts a line of its own.
+        if let last = existing.last, last != UInt8(ascii: "\n") {
+            let keep = existing.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+            try journal.truncate(to: keep)
+            existing.removeSubrange(keep...)
         }
-        do {
-            handle = try FileHandle(forWritingTo: journal)
-            // A last line cut short by a crash is dropped, so that the next entry starts a line of its own.
-            let existing = try Data(contentsOf: journal)
-            if let last = existing.last, last != UInt8(ascii: "\n") {
-                let keep = existing.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-                try handle.truncate(atOffset: UInt64(keep))
-            }
-            try handle.seekToEnd()
-        } catch {
-            throw IAPError(.storageFailure, "cannot open \(journal.path): \(error)")
-        }
-    }
-
-    deinit {
-        try? handle.close()
+        replay = try Self.parse(existing, path: journalPath)
+        size = LockedValue(existing.count)
+        file = journal
     }
 
     /// The signing chain the state holds.
@@ -146,27 +150,40 @@ final class EmulatorJournal: Sendable {
         )
     }
 
-    /// The entries to replay, oldest first.
-    ///
-    /// - Returns: The entries; a last line that does not parse (cut short by a crash) is left out.
-    /// - Throws: ``IAPError`` `.invalidConfiguration` when the journal cannot be read or an earlier line is damaged.
-    func entries() throws -> [Entry] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: journalURL)
-        } catch {
-            throw IAPError(.invalidConfiguration, "cannot read \(journalURL.path): \(error)")
-        }
-        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+    /// The entries of a journal's complete lines (a line cut short by a crash was dropped before).
+    private static func parse(_ bytes: [UInt8], path: String) throws -> [Entry] {
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
         var entries: [Entry] = []
         for (index, line) in lines.enumerated() {
             guard let entry = try? JSONDecoder().decode(Entry.self, from: Data(line)) else {
-                if index == lines.count - 1 { break }
-                throw IAPError(.invalidConfiguration, "line \(index + 1) of \(journalURL.path) is damaged")
+                throw IAPError(.invalidConfiguration, "line \(index + 1) of \(path) is damaged")
             }
             entries.append(entry)
         }
         return entries
+    }
+
+    /// The line an entry takes in the journal.
+    ///
+    /// - Throws: ``IAPError`` `.internalError` when it cannot be encoded.
+    func line(for entry: Entry) throws -> [UInt8] {
+        do {
+            var line = Array(try JSONEncoder().encode(entry))
+            line.append(UInt8(ascii: "\n"))
+            return line
+        } catch {
+            throw IAPError(.internalError, "cannot encode a journal entry: \(error)")
+        }
+    }
+
+    /// Whether a line of `count` bytes still fits under ``maximumBytes``.
+    func hasRoom(for count: Int) -> Bool {
+        size.withLock { $0 + count <= maximumBytes }
+    }
+
+    /// The journal's size in bytes.
+    var byteCount: Int {
+        size.withLock { $0 }
     }
 
     /// Appends an entry and flushes it to disk.
@@ -174,13 +191,9 @@ final class EmulatorJournal: Sendable {
     /// - Parameter entry: The request that changed the store.
     /// - Throws: ``IAPError`` `.storageFailure`.
     func append(_ entry: Entry) throws {
-        do {
-            var line = try JSONEncoder().encode(entry)
-            line.append(UInt8(ascii: "\n"))
-            try handle.write(contentsOf: line)
-            try handle.synchronize()
-        } catch {
-            throw IAPError(.storageFailure, "cannot append to \(journalURL.path): \(error)")
-        }
+        let bytes = try line(for: entry)
+        try file.write(bytes)
+        try file.sync()
+        size.withLock { $0 += bytes.count }
     }
 }

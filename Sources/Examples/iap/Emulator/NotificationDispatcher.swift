@@ -26,6 +26,15 @@ actor NotificationDispatcher {
     /// Attempts per notification, the first included.
     static let maximumAttempts = 5
 
+    /// The waits between attempts: 0.5, 1, 2 and 4 seconds, without jitter, so that a test knows when to look.
+    static let backoff = RetryPolicy(
+        initialDelay: .milliseconds(500),
+        multiplier: 2,
+        maximumDelay: .seconds(4),
+        maximumAttempts: maximumAttempts,
+        jitter: 0
+    )
+
     /// Where notifications go, or `nil` to only record them.
     let url: URL?
     private let transport: any Transport
@@ -92,7 +101,6 @@ actor NotificationDispatcher {
     private func deliver(_ index: Int) async {
         guard let url else { return }
         let body = (try? JSONEncoder().encode(["signedPayload": records[index].signedPayload])) ?? Data()
-        var backoff: Duration = .milliseconds(500)
         for attempt in 1...Self.maximumAttempts {
             let result = await post(body, to: url)
             records[index].sendAttempts.append(SendAttemptItem(attemptDate: clock.now, sendAttemptResult: result))
@@ -103,8 +111,7 @@ actor NotificationDispatcher {
                     + "failed: \(result.rawValue)"
             )
             guard attempt < Self.maximumAttempts else { break }
-            try? await Task.sleep(for: backoff)
-            backoff *= 2
+            try? await Task.sleep(for: .seconds(Self.backoff.delay(afterAttempts: attempt)))
         }
     }
 

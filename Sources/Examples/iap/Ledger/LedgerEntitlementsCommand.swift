@@ -60,7 +60,7 @@ enum LedgerEntitlementsCommand {
             try products
             ?? StaticProductCatalog(
                 products: Set(entries.map(\.productId)).sorted().map {
-                    CatalogProduct(productId: $0, kind: .nonConsumable, entitlements: [$0])
+                    CatalogProduct(productId: $0, kind: .nonConsumable)
                 }
             )
         if products == nil {

@@ -11,7 +11,7 @@ enum LedgerIngestCommand {
         summary: "verify signed data line by line and record it, delivering each purchase once",
         synopsis: [
             "\(CommandLedger.synopsis) [--catalog FILE]",
-            "  [--root FILE.der]... [--bundle-id ID] [--environment ENV] [--app-apple-id N] [--strict-x509]",
+            "  [--root FILE.der]... [--bundle-id ID] [--environment LIST] [--app-apple-id N] [--strict-x509]",
             "  [--user ID] [--compaction-threshold BYTES] [--grant-log FILE] [FILE|-]",
         ],
         discussion: """
@@ -19,7 +19,7 @@ enum LedgerIngestCommand {
             notification's signedPayload (alone or as its {"signedPayload": ...} body). Each line is verified and
             recorded; a purchase is delivered once, whatever repeats it. After each line is durable it prints
             'ACK <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
-            deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected line prints
+            awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected line prints
             'REJECT <line-number> <error-code>' and ingestion goes on with the next line. Before it reads, it
             delivers what an earlier run left due for a retry. A new ledger is created.
 
@@ -50,8 +50,12 @@ enum LedgerIngestCommand {
         }
         let settings = try VerifyCommand.Settings(parsed)
         let user = try parsed.value("user")
-        if user?.isEmpty == true {
-            throw Arguments.UsageError(message: "--user must not be empty")
+        if let user {
+            do {
+                try DeliveryPipeline.validate(userId: user)
+            } catch {
+                throw Arguments.UsageError(message: "--user: \((error as? IAPError)?.message ?? "\(error)")")
+            }
         }
         var options = FileEntitlementStore.Options()
         if let threshold = try parsed.value("compaction-threshold") {

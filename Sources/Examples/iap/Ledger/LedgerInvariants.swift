@@ -64,7 +64,12 @@ enum LedgerInvariants {
             pendingRetries: entries.filter { $0.deliveryState == .retrying }.count,
             deadLetters: entries.filter { $0.deliveryState == .deadLettered }.count,
             revoked: entries.filter { $0.revokedAt != nil }.count,
-            users: Set(entries.map(\.userId)).count
+            users: Set(entries.map(\.userId)).count,
+            environments: entries.reduce(into: [:]) { counts, entry in
+                if let environment = entry.environment {
+                    counts[environment.rawValue, default: 0] += 1
+                }
+            }
         )
         if statistics != expected {
             problems.append("the statistics say \(statistics) but the entries count \(expected)")

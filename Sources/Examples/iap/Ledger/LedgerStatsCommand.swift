@@ -9,8 +9,10 @@ enum LedgerStatsCommand {
         synopsis: ["\(CommandLedger.synopsis) [--json]"],
         discussion: """
             Counts the ledger's transactions, users, deliveries, retries waiting, dead letters and revocations,
-            one per line. With --json, one object {"transactions", "users", "delivered", "pendingRetries",
-            "deadLetters", "revoked"}.
+            one per line, then the transactions per App Store environment (Production, Sandbox, ...). With --json,
+            one object {"transactions", "users", "delivered", "pendingRetries", "deadLetters", "revoked",
+            "environments": {"Production": N, "Sandbox": M}}, an environment present only when it has a
+            transaction.
             """,
         options: CommandLedger.options + [.flag("json", "print one JSON object")],
         examples: ["iap ledger stats --data ./iap-demo-data/ledger"]
@@ -43,6 +45,11 @@ enum LedgerStatsCommand {
         ] {
             Output.line("  " + label.padding(toLength: 17, withPad: " ", startingAt: 0) + "\(count)")
         }
+        let environments = statistics.environments.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        Output.line(
+            "  " + "environments".padding(toLength: 17, withPad: " ", startingAt: 0)
+                + (environments.isEmpty ? "-" : environments.joined(separator: ", "))
+        )
         return .success
     }
 }

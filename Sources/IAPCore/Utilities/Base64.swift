@@ -4,9 +4,12 @@
     import Foundation
 #endif
 
-/// Strict base64 codecs for JWS: the URL alphabet without padding for the three segments, and the
-/// standard alphabet with padding for `x5c` certificates.
-enum Base64 {
+/// The package's one base64 codec, strict: the URL alphabet without padding for the three segments of a JWS,
+/// and the standard alphabet with padding for `x5c` certificates and signatures.
+///
+/// Decoding refuses any byte outside the alphabet, wrong padding and non-zero unused bits, so every byte
+/// string has exactly one accepted encoding.
+package enum Base64 {
     private static let invalid: UInt8 = 0xFF
 
     private static let urlTable: [UInt8] = makeTable("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -28,22 +31,24 @@ enum Base64 {
 
     /// Decodes unpadded base64url. Returns nil for any byte outside the alphabet, for padding, for an
     /// impossible length, or for non-zero unused bits (so every byte string has exactly one encoding).
-    static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         decode(input, table: urlTable, padded: false)
     }
 
     /// Decodes padded standard base64 (RFC 4648 §4), strictly: padding is required and canonical.
-    static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         decode(input, table: standardTable, padded: true)
     }
 
-    static func decodeStandard(_ string: String) -> [UInt8]? {
-        var string = string
+    /// Decodes padded standard base64 text.
+    package static func decodeStandard(_ text: some StringProtocol) -> [UInt8]? {
+        var string = String(text)
         return string.withUTF8 { decodeStandard($0) }
     }
 
-    static func decodeURL(_ string: String) -> [UInt8]? {
-        var string = string
+    /// Decodes unpadded base64url text.
+    package static func decodeURL(_ text: some StringProtocol) -> [UInt8]? {
+        var string = String(text)
         return string.withUTF8 { decodeURL($0) }
     }
 
@@ -93,12 +98,12 @@ enum Base64 {
     }
 
     /// Encodes as unpadded base64url.
-    static func encodeURL<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func encodeURL<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         encode(bytes, alphabet: urlAlphabet, padded: false)
     }
 
     /// Encodes as padded standard base64.
-    static func encodeStandard<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func encodeStandard<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         encode(bytes, alphabet: standardAlphabet, padded: true)
     }
 

@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import IAPCore
+import IAPCrypto
+
+extension SimulatedAppStore {
+    // MARK: - The app's download
+
+    /// The signed app transaction of a customer (StoreKit's `AppTransaction.shared`): the app's bundle id, App Apple
+    /// ID and version, the customer's `appTransactionId`, first download date and
+    /// ``Configuration/originalApplicationVersion``, signed now like everything else the store signs.
+    ///
+    /// - Parameter account: The customer; created if new.
+    /// - Returns: The compact JWS, which a verifier of ``verifierConfiguration`` accepts as an app transaction.
+    /// - Throws: ``IAPError`` if signing fails.
+    public func appTransaction(ofAccount account: String) throws -> String {
+        let record = engine.ensureAccount(account)
+        let now = clock.now
+        let payload = AppTransactionPayload(
+            receiptType: configuration.environment,
+            appAppleId: configuration.environment == .production ? configuration.appAppleId : nil,
+            bundleId: configuration.bundleId,
+            applicationVersion: configuration.bundleVersion,
+            receiptCreationDate: now,
+            originalPurchaseDate: record.createdAt ?? now,
+            originalApplicationVersion: configuration.originalApplicationVersion,
+            appTransactionId: record.appTransactionId,
+            originalPlatform: .iOS
+        )
+        return try engine.signer.sign(payload)
+    }
+
+    // MARK: - Offer codes
+
+    /// A customer redeems an offer code in the App Store's sheet: a subscription purchase with the offer
+    /// (`offerType` 3), outside any app's purchase call, so every device of the account sees it in its updates.
+    ///
+    /// - Parameters:
+    ///   - productId: The auto-renewable subscription.
+    ///   - offerId: An offer of kind ``SimulatedSubscriptionOffer/Kind/offerCode`` of the product.
+    ///   - account: The customer.
+    /// - Returns: The purchase, or `.failed` (`offerInvalid` for an unknown code, `offerIneligible` for a customer
+    ///   subscribed in the group); nothing is recorded then.
+    /// - Throws: ``IAPError`` if signing fails.
+    public func redeemOfferCode(productId: String, offerId: String, account: String) throws -> SimulatedPurchaseResult {
+        guard
+            let offer = configuration.subscriptionOffers.first(where: {
+                $0.id == offerId && $0.productId == productId && $0.kind == .offerCode
+            })
+        else {
+            return .failed(IAPError(.offerInvalid, "\(productId) has no offer code offer '\(offerId)'"))
+        }
+        return try update {
+            try $0.purchase(
+                productId: productId,
+                account: account,
+                appAccountToken: nil,
+                quantity: 1,
+                askToBuy: false,
+                offer: offer
+            )
+        }
+    }
+
+    // MARK: - Price increases
+
+    /// Announces a price increase of a purchaser's subscription, effective at its next renewal: the renewal
+    /// information's `renewalPrice` and `priceIncreaseStatus` change, and a `PRICE_INCREASE` notification goes
+    /// out (`PENDING` when the customer must consent, `ACCEPTED` when not). A subscription whose customer has not
+    /// consented when it falls due expires (`EXPIRED` `PRICE_INCREASE`, expiration intent 3).
+    ///
+    /// - Parameters:
+    ///   - originalTransactionId: The purchaser's live subscription.
+    ///   - price: The new price, in milliunits.
+    ///   - needsConsent: Whether the customer must consent.
+    /// - Throws: ``IAPError`` `.notFound`, or `.invalidArgument` for an ended or family-shared subscription or a
+    ///   price that is not positive.
+    public func announcePriceIncrease(originalTransactionId: String, price: Int64, needsConsent: Bool) throws {
+        try update {
+            try $0.announcePriceIncrease(
+                originalTransactionId: originalTransactionId,
+                price: price,
+                needsConsent: needsConsent
+            )
+        }
+    }
+
+    /// The customer consents to a pending price increase (`PRICE_INCREASE` `ACCEPTED`).
+    ///
+    /// - Parameter originalTransactionId: The purchaser's subscription.
+    /// - Throws: ``IAPError`` `.notFound`, or `.invalidArgument` when no price increase waits for consent.
+    public func consentToPriceIncrease(originalTransactionId: String) throws {
+        try update { try $0.consentToPriceIncrease(originalTransactionId: originalTransactionId) }
+    }
+}

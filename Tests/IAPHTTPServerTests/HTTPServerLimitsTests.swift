@@ -1,0 +1,205 @@
+import Foundation
+import IAPCore
+import IAPHTTPServer
+import IAPInMemory
+import IAPTransportURLSession
+import Testing
+
+/// The limits a server keeps against clients that send too much, too slowly or too many at once.
+@Suite("HTTPServer: limits")
+struct HTTPServerLimitsTests {
+    private static func echo() -> HTTPRouter {
+        var router = HTTPRouter()
+        router.post("/echo") { request in .json(request.body) }
+        router.get("/ping") { _ in .text("pong") }
+        return router
+    }
+
+    @Test("a body larger than the cap is 413: at once for a Content-Length, when it passes the cap when chunked")
+    func bodyCap() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.maximumBodySize = 1000
+        configuration.idleTimeout = .seconds(30)
+        try await withServer(configuration, router: Self.echo()) { server in
+            let exact = String(repeating: "a", count: 998)
+            let fits = try await RawHTTPConnection.exchange(
+                port: server.port,
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n\"\(exact)\""
+            )
+            #expect(fits?.status == 200)
+            #expect(fits?.body.count == 1000)
+
+            // Declared too large: answered before any of the body is sent, and the connection is closed.
+            let declared = try RawHTTPConnection(port: server.port)
+            declared.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n")
+            let (bytes, closed) = await declared.readUntilClosed()
+            #expect(RawHTTPConnection.parse(bytes)?.status == 413)
+            #expect(closed)
+
+            // Chunked: read until it passes the cap, then answered 413 once it ends.
+            let chunk = String(repeating: "b", count: 600)
+            let chunked = try await RawHTTPConnection.exchange(
+                port: server.port,
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
+            )
+            #expect(chunked?.status == 413)
+            let small = try await RawHTTPConnection.exchange(
+                port: server.port,
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nping\r\n0\r\n\r\n"
+            )
+            #expect(small?.body == Data("ping".utf8))
+
+            // A chunked body that goes on far past the cap is cut off (long before the idle timeout).
+            let endless = try RawHTTPConnection(port: server.port)
+            endless.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for _ in 0..<500 where endless.send("258\r\n\(chunk)\r\n") {}
+            let cutOff = await endless.readUntilClosed(timeout: .seconds(10))
+            #expect(cutOff.closed)
+            #expect(RawHTTPConnection.parse(cutOff.bytes) == nil)
+        }
+    }
+
+    @Test("a client that stops sending in the middle of its request is dropped after the idle timeout")
+    func idleTimeout() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.idleTimeout = .seconds(1)
+        configuration.requestDeadline = .seconds(60)
+        try await withServer(configuration, router: Self.echo()) { server in
+            let slow = try RawHTTPConnection(port: server.port)
+            slow.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+            let idle = try RawHTTPConnection(port: server.port)
+            let started = ContinuousClock.now
+            #expect(await slow.readUntilClosed(timeout: .seconds(20)).closed)
+            #expect(await idle.readUntilClosed(timeout: .seconds(20)).closed)
+            #expect(ContinuousClock.now - started < .seconds(15))
+            #expect(await eventually { server.openConnections == 0 })
+            let answer = try await RawHTTPConnection.exchange(
+                port: server.port,
+                "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            #expect(answer?.status == 200)
+        }
+    }
+
+    @Test("a request trickled in within the idle timeout is still cut off at its deadline")
+    func requestDeadlineWhileReceiving() async throws {
+        let events = InMemoryEventSink()
+        var configuration = HTTPServer.Configuration()
+        configuration.idleTimeout = .seconds(2)
+        configuration.requestDeadline = .seconds(1)
+        configuration.events = events
+        try await withServer(configuration, router: Self.echo()) { server in
+            let trickle = try RawHTTPConnection(port: server.port)
+            let head = Array("GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: " + String(repeating: "z", count: 200))
+            let cutOff = await offPool { () -> Bool in
+                for character in head {
+                    guard trickle.send(String(character)) else { return true }
+                    usleep(100_000)
+                }
+                return false
+            }
+            #expect(cutOff)
+            #expect(await trickle.readUntilClosed().closed)
+            #expect(!events.events(named: "http.deadline.exceeded").isEmpty)
+        }
+    }
+
+    @Test("a handler that outlives the deadline is cancelled and its client answered 503")
+    func handlerDeadline() async throws {
+        let cancelled = LockedValue(false)
+        var router = HTTPRouter()
+        router.get("/slow") { _ in
+            do {
+                try await Task.sleep(for: .seconds(30))
+            } catch {
+                cancelled.withLock { $0 = true }
+                throw error
+            }
+            return .text("late")
+        }
+        var configuration = HTTPServer.Configuration()
+        configuration.requestDeadline = .seconds(1)
+        try await withServer(configuration, router: router) { server in
+            let started = ContinuousClock.now
+            let answer = try await RawHTTPConnection.exchange(
+                port: server.port,
+                "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            #expect(answer?.status == 503)
+            #expect(answer?.body == Data(#"{"error":"the request took too long"}"#.utf8))
+            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(await eventually { cancelled.withLock { $0 } })
+        }
+    }
+
+    @Test("a full server answers 503 at once, and serves again once a connection closes")
+    func connectionLimit() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.maximumConnections = 2
+        try await withServer(configuration, router: Self.echo()) { server in
+            let holders = [try RawHTTPConnection(port: server.port), try RawHTTPConnection(port: server.port)]
+            #expect(await eventually { server.openConnections == 2 })
+
+            let started = ContinuousClock.now
+            let refused = try RawHTTPConnection(port: server.port)
+            refused.send("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+            let (bytes, closed) = await refused.readUntilClosed(timeout: .seconds(5))
+            let answer = RawHTTPConnection.parse(bytes)
+            #expect(answer?.status == 503)
+            #expect(answer?.headers["retry-after"] == "1")
+            #expect(closed)
+            #expect(ContinuousClock.now - started < .seconds(5))
+
+            holders[0].close()
+            #expect(await eventually { server.openConnections == 1 })
+            let served = try await RawHTTPConnection.exchange(
+                port: server.port,
+                "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            #expect(served?.status == 200)
+            holders[1].close()
+        }
+    }
+
+    @Test("a connection beyond the per-address limit is closed unanswered")
+    func perAddressLimit() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.maximumConnectionsPerAddress = 2
+        try await withServer(configuration, router: Self.echo()) { server in
+            let holders = [try RawHTTPConnection(port: server.port), try RawHTTPConnection(port: server.port)]
+            #expect(await eventually { server.openConnections == 2 })
+            let third = try RawHTTPConnection(port: server.port)
+            third.send("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+            let (bytes, closed) = await third.readUntilClosed(timeout: .seconds(5))
+            #expect(closed)
+            #expect(bytes.isEmpty)
+            _ = holders
+        }
+    }
+
+    @Test("64 slow clients hold connections while good requests are all served")
+    func slowClientsDoNotStarve() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.idleTimeout = .seconds(5)
+        try await withServer(configuration, router: Self.echo()) { server in
+            var slow: [RawHTTPConnection] = []
+            for _ in 0..<64 {
+                let connection = try RawHTTPConnection(port: server.port)
+                connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+                slow.append(connection)
+            }
+            #expect(await eventually { server.openConnections >= 64 })
+            let transport = URLSessionTransport()
+            let url = try #require(URL(string: server.origin + "/ping"))
+            let served = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<100 {
+                    group.addTask { try await transport.send(HTTPRequest(method: "GET", url: url)).status }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 == 200 ? 1 : 0 }
+            }
+            #expect(served == 100)
+            _ = slow
+        }
+    }
+}
