@@ -1,7 +1,6 @@
 import Foundation
 import IAPCore
 import IAPCrypto
-import Synchronization
 import Testing
 
 /// `iap verify --batch` as a script or a pipeline uses it: many lines verified on every core and answered in input
@@ -126,7 +125,7 @@ struct VerifyBatchCommandTests {
         }
 
         // Each answer is read on another thread; the test waits for it before it writes the next line.
-        let answers = Mutex<[String]>([])
+        let answers = LockedValue<[String]>([])
         let arrived = DispatchSemaphore(value: 0)
         let reader = Thread {
             var pending = Data()
