@@ -47,11 +47,12 @@ public final class PostgresEntitlementStore: EntitlementStore {
         try configuration.validate()
         self.configuration = configuration
         let settings = configuration.connectionSettings
+        let redactor = configuration.redactor
         let settingValues = [
             String(configuration.statementTimeoutMilliseconds), "\"\(configuration.schema)\"",
         ]
         pool = PostgresConnectionPool(size: configuration.poolSize) {
-            let connection = try PostgresConnection(settings: settings)
+            let connection = try PostgresConnection(settings: settings, redactor: redactor)
             try connection.execute(.connectionSettings, settingValues)
             return connection
         }
