@@ -46,7 +46,7 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
+        .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "IAPServerAPI", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
 
         // MARK: - Test kit

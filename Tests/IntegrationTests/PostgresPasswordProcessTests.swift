@@ -115,7 +115,7 @@ struct PostgresPasswordProcessTests {
     }
 
     @Test func theHelpSaysToKeepThePasswordOffTheCommandLine() throws {
-        for command in [["ledger", "stats"], ["support", "lookup-order"]] {
+        for command in [["ledger", "stats"], ["support", "lookup-order"], ["support", "audit", "verify"]] {
             let help = try CLI.iap(command + ["--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("--database-password-file FILE"), "\(command)")

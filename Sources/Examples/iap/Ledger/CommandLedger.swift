@@ -194,8 +194,9 @@ struct CommandLedger {
     }
 }
 
-/// A store that can list every entry and be closed: what `iap ledger` needs beyond the contract.
-protocol ListableEntitlementStore: EntitlementStore {
+/// A store that can list every entry, name its identity and be closed: what `iap ledger` and `iap support` need
+/// beyond the contract.
+protocol ListableEntitlementStore: IdentifiedEntitlementStore {
     func allEntries() async throws -> [LedgerEntry]
     func close() async
 }
