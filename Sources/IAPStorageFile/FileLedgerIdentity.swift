@@ -23,13 +23,7 @@ enum FileLedgerIdentity {
     ///   cannot be read (a symbolic link in its place included).
     static func read(directory: String) throws -> String? {
         let path = directory + "/" + fileName
-        var status = stat()
-        guard lstat(path, &status) == 0 else {
-            guard errno == ENOENT else {
-                throw SystemFile.failure("stat", path)
-            }
-            return nil
-        }
+        guard try exists(path) else { return nil }
         // A symbolic link in its place fails here (ELOOP).
         let file = try SystemFile.open(path, flags: O_RDONLY | O_NOFOLLOW)
         var bytes = [UInt8](repeating: 0, count: 128)
@@ -41,6 +35,18 @@ enum FileLedgerIdentity {
             throw IAPError(.storageCorrupted, "\(path) does not hold a ledger identity (32 hexadecimal characters)")
         }
         return identity
+    }
+
+    /// Whether something (a file, a symbolic link) has the name `path`.
+    static func exists(_ path: String) throws -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            guard errno == ENOENT else {
+                throw SystemFile.failure("stat", path)
+            }
+            return false
+        }
+        return true
     }
 
     /// The identity of the ledger in `directory`, made now if it has none.

@@ -91,14 +91,22 @@ enum SupportAuditCommand {
             return result
         case .database:
             let ledger = try await CommandLedger.open(parsed, ledger: argument)
-            defer { Task { await ledger.store.close() } }
-            guard let store = ledger.store as? PostgresEntitlementStore else {
-                throw IAPError(.internalError, "a database ledger is not a PostgresEntitlementStore")
+            do {
+                guard let store = ledger.store as? PostgresEntitlementStore else {
+                    throw IAPError(.internalError, "a database ledger is not a PostgresEntitlementStore")
+                }
+                let result =
+                    if let auditPath {
+                        try FileSupportAuditLog.verify(path: auditPath, ledgerId: try await store.ledgerIdentity())
+                    } else {
+                        try await PostgresSupportAuditLog(store: store).verify()
+                    }
+                await store.close()
+                return result
+            } catch {
+                await ledger.store.close()
+                throw error
             }
-            if let auditPath {
-                return try FileSupportAuditLog.verify(path: auditPath, ledgerId: try await store.ledgerIdentity())
-            }
-            return try await PostgresSupportAuditLog(store: store).verify()
         }
     }
 

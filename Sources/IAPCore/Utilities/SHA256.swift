@@ -46,13 +46,41 @@ package struct SHA256 {
 
     /// Adds bytes to the digest.
     package mutating func update(_ bytes: some Sequence<UInt8>) {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            update(UnsafeRawBufferPointer(buffer))
+        }
+        guard done == nil else { return }
         for byte in bytes {
             pending.append(byte)
             if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
+                compressPending()
             }
         }
+    }
+
+    /// Adds contiguous bytes: whole blocks straight from the buffer, the rest through ``pending``.
+    private mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        var offset = 0
+        if !pending.isEmpty {
+            let taken = min(64 - pending.count, buffer.count)
+            pending += buffer[0..<taken]
+            offset = taken
+            if pending.count == 64 {
+                compressPending()
+            }
+        }
+        while buffer.count - offset >= 64 {
+            length &+= 64
+            Self.compress(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 64]), into: &state)
+            offset += 64
+        }
+        pending += buffer[offset...]
+    }
+
+    private mutating func compressPending() {
+        length &+= 64
+        pending.withUnsafeBytes { Self.compress($0, into: &state) }
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// Pads, finishes and returns the 32-byte digest.
@@ -61,15 +89,13 @@ package struct SHA256 {
         pending.append(0x80)
         if pending.count > 56 {
             pending += [UInt8](repeating: 0, count: 64 - pending.count)
-            compress(pending)
-            pending.removeAll(keepingCapacity: true)
+            compressPending()
         }
         pending += [UInt8](repeating: 0, count: 56 - pending.count)
         for shift in stride(from: 56, through: 0, by: -8) {
             pending.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
         }
-        compress(pending)
-        pending.removeAll()
+        compressPending()
         var digest: [UInt8] = []
         digest.reserveCapacity(Self.byteCount)
         for word in state {
@@ -86,9 +112,17 @@ package struct SHA256 {
     }
 
     /// Runs the compression function on one 64-byte block.
-    private mutating func compress(_ block: [UInt8]) {
-        length &+= 64
-        var schedule = [UInt32](repeating: 0, count: 64)
+    private static func compress(_ block: UnsafeRawBufferPointer, into state: inout [UInt32]) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+            compress(block, schedule: schedule, into: &state)
+        }
+    }
+
+    private static func compress(
+        _ block: UnsafeRawBufferPointer,
+        schedule: UnsafeMutableBufferPointer<UInt32>,
+        into state: inout [UInt32]
+    ) {
         for index in 0..<16 {
             schedule[index] =
                 UInt32(block[index * 4]) << 24 | UInt32(block[index * 4 + 1]) << 16
@@ -97,8 +131,8 @@ package struct SHA256 {
         for index in 16..<64 {
             let early = schedule[index - 15]
             let late = schedule[index - 2]
-            let sigma0 = Self.rotate(early, 7) ^ Self.rotate(early, 18) ^ (early >> 3)
-            let sigma1 = Self.rotate(late, 17) ^ Self.rotate(late, 19) ^ (late >> 10)
+            let sigma0 = rotate(early, 7) ^ rotate(early, 18) ^ (early >> 3)
+            let sigma1 = rotate(late, 17) ^ rotate(late, 19) ^ (late >> 10)
             schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
         }
         var a = state[0]
@@ -110,10 +144,10 @@ package struct SHA256 {
         var g = state[6]
         var h = state[7]
         for index in 0..<64 {
-            let sum1 = Self.rotate(e, 6) ^ Self.rotate(e, 11) ^ Self.rotate(e, 25)
+            let sum1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
             let choice = (e & f) ^ (~e & g)
-            let temporary1 = h &+ sum1 &+ choice &+ Self.roundConstants[index] &+ schedule[index]
-            let sum0 = Self.rotate(a, 2) ^ Self.rotate(a, 13) ^ Self.rotate(a, 22)
+            let temporary1 = h &+ sum1 &+ choice &+ roundConstants[index] &+ schedule[index]
+            let sum0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
             let majority = (a & b) ^ (a & c) ^ (b & c)
             let temporary2 = sum0 &+ majority
             h = g

@@ -126,7 +126,7 @@ public actor FileSupportAuditLog: SupportAuditLog {
         let recorded = try readHead(path)
         var records: [SupportAuditRecord] = []
         var notes: [String] = []
-        if try exists(path) {
+        if try FileLedgerIdentity.exists(path) {
             let (lines, torn) = try JSONLinesFile.lines(of: path)
             records = lines.enumerated().map {
                 SupportAuditRecord(location: "line \($0.offset + 1)", bytes: Array($0.element))
@@ -148,20 +148,9 @@ public actor FileSupportAuditLog: SupportAuditLog {
 
     // MARK: - The head
 
-    private static func exists(_ path: String) throws -> Bool {
-        var status = stat()
-        guard lstat(path, &status) == 0 else {
-            guard errno == ENOENT else {
-                throw SystemFile.failure("stat", path)
-            }
-            return false
-        }
-        return true
-    }
-
     private static func readHead(_ path: String) throws -> SupportAuditHead? {
         let headPath = headPath(for: path)
-        guard try exists(headPath) else { return nil }
+        guard try FileLedgerIdentity.exists(headPath) else { return nil }
         let file = try SystemFile.open(headPath, flags: O_RDONLY | O_NOFOLLOW)
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
