@@ -66,10 +66,7 @@ enum SupportCommand {
     static let auditVerifySpec = CommandSpec(
         name: "support audit verify",
         summary: "check the support audit's chain: exit 1 naming every entry that is broken, missing or edited",
-        synopsis: [
-            "(LEDGER | --data DIR | --database URL [--schema NAME] [--database-password-file FILE])",
-            "  [--audit FILE] [--json]",
-        ],
+        synopsis: ["(LEDGER | \(CommandLedger.synopsis.dropFirst()) [--audit FILE] [--json]"],
         discussion: """
             Reads the support audit of a ledger — DIR/support-audit.jsonl and its head DIR/support-audit.jsonl.head
             for a file ledger (LEDGER a directory), the iap_support_audit table and its head for a PostgreSQL ledger

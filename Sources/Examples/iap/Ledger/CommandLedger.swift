@@ -41,7 +41,7 @@ struct CommandLedger {
     )
 
     /// How a usage line writes the ledger options.
-    static let synopsis = "(--data DIR | --database URL [--schema NAME])"
+    static let synopsis = "(--data DIR | --database URL [--schema NAME] [--database-password-file FILE])"
 
     let location: Location
     let store: any ListableEntitlementStore
