@@ -3,10 +3,18 @@ import IAPCore
 extension PostgresEntitlementStore {
     /// Where the ledger lives and how the store talks to the server.
     public struct Configuration: Sendable {
-        /// The server: a URL such as `postgres://user:password@host:5432/database?sslmode=require`, or a libpq
+        /// The server: a URL such as `postgres://user@host:5432/database?sslmode=require`, or a libpq
         /// connection string (`host=... dbname=...`). Anything libpq accepts, including `sslmode`,
         /// `connect_timeout` (which then wins over ``connectTimeout``) and the `PG*` environment variables.
+        ///
+        /// The password may be in it (`postgres://user:password@host/...`), but is better kept out: in
+        /// ``password``, in `PGPASSWORD` or in a password file (`~/.pgpass`, `PGPASSFILE`), which libpq reads when
+        /// no password is given. Whatever its source, no message, error or description of the store shows it.
         public var url: String
+        /// The password, when it is kept apart from ``url`` (read from a secret store or a file); `nil` lets libpq
+        /// take the one of the URL, `PGPASSWORD` or the password file. Giving one here and one in the URL is
+        /// `invalidConfiguration`.
+        public var password: String?
         /// The PostgreSQL schema that holds the ledger's tables: a plain lower-case identifier (letters,
         /// digits, `_`; at most 63). It is created when missing. Several ledgers can share a database, one
         /// per schema.
@@ -30,15 +38,18 @@ extension PostgresEntitlementStore {
         ///   - connectTimeout: The limit on opening a connection.
         ///   - statementTimeout: The limit on one statement.
         ///   - createIfMissing: Whether to create a missing ledger.
+        ///   - password: The password, when it is not in the URL.
         public init(
             url: String,
             schema: String = "public",
             poolSize: Int = 4,
             connectTimeout: Duration = .seconds(10),
             statementTimeout: Duration = .seconds(30),
-            createIfMissing: Bool = true
+            createIfMissing: Bool = true,
+            password: String? = nil
         ) {
             self.url = url
+            self.password = password
             self.schema = schema
             self.poolSize = poolSize
             self.connectTimeout = connectTimeout
@@ -71,7 +82,23 @@ extension PostgresEntitlementStore {
             guard !url.utf8.contains(0) else {
                 throw IAPError(.invalidConfiguration, "the PostgreSQL URL holds a NUL character")
             }
-            try PostgresConnection.checkSyntax(of: url)
+            if let password {
+                guard !password.isEmpty, !password.utf8.contains(0) else {
+                    throw IAPError(.invalidConfiguration, "the PostgreSQL password is empty or holds a NUL character")
+                }
+                guard !PostgresPasswordRedactor.holdsPassword(url) else {
+                    throw IAPError(
+                        .invalidConfiguration,
+                        "the PostgreSQL URL holds a password and another is given apart from it; give it once"
+                    )
+                }
+            }
+            try PostgresConnection.checkSyntax(of: url, redactor: redactor)
+        }
+
+        /// What keeps this configuration's passwords out of messages.
+        var redactor: PostgresPasswordRedactor {
+            PostgresPasswordRedactor(conninfo: url, password: password)
         }
 
         /// The libpq keywords of a connection: the defaults first, then the URL, whose settings win
@@ -83,12 +110,39 @@ extension PostgresEntitlementStore {
                 ("dbname", url),
                 // After the URL: the store reads and writes UTF-8 whatever the URL says.
                 ("client_encoding", "UTF8"),
-            ]
+            ] + (password.map { [("password", $0)] } ?? [])
         }
 
         /// `statement_timeout` in milliseconds.
         var statementTimeoutMilliseconds: Int64 {
             max(1, statementTimeout.wholeMilliseconds)
         }
+    }
+}
+
+extension PostgresEntitlementStore.Configuration: CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    /// The configuration with its passwords masked (`***`), for logs.
+    public var description: String {
+        "Configuration(url: \"\(redactor.redact(url))\", schema: \"\(schema)\", poolSize: \(poolSize), "
+            + "connectTimeout: \(connectTimeout), statementTimeout: \(statementTimeout), "
+            + "createIfMissing: \(createIfMissing), password: \(password == nil ? "nil" : PostgresPasswordRedactor.mask))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The fields with the passwords masked, so that `dump` shows none either.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "url": redactor.redact(url), "schema": schema, "poolSize": poolSize,
+                "connectTimeout": connectTimeout, "statementTimeout": statementTimeout,
+                "createIfMissing": createIfMissing,
+                "password": password == nil ? "nil" : PostgresPasswordRedactor.mask,
+            ] as KeyValuePairs<String, Any>
+        )
     }
 }

@@ -30,7 +30,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public let configuration: Configuration
     /// The schema version the store found when it opened (0 for a new ledger, which it then created).
     public let foundSchemaVersion: Int
-    private let pool: PostgresConnectionPool
+    /// The connections, shared with the stores kept with the ledger (``PostgresSupportAuditLog``).
+    let pool: PostgresConnectionPool
 
     /// The newest schema version this code creates and reads.
     public static var schemaVersion: Int { PostgresSchema.latestVersion }
@@ -47,11 +48,12 @@ public final class PostgresEntitlementStore: EntitlementStore {
         try configuration.validate()
         self.configuration = configuration
         let settings = configuration.connectionSettings
+        let redactor = configuration.redactor
         let settingValues = [
             String(configuration.statementTimeoutMilliseconds), "\"\(configuration.schema)\"",
         ]
         pool = PostgresConnectionPool(size: configuration.poolSize) {
-            let connection = try PostgresConnection(settings: settings)
+            let connection = try PostgresConnection(settings: settings, redactor: redactor)
             try connection.execute(.connectionSettings, settingValues)
             return connection
         }

@@ -86,7 +86,38 @@ enum PostgresSchema {
                 )
                 """,
             ]
-        )
+        ),
+        // Self-contained: it reads and changes no table of another migration, so it can take any number.
+        Migration(
+            version: 2,
+            description: "the ledger's identity and the chained support audit with its head",
+            statements: [
+                """
+                CREATE TABLE iap_ledger_identity (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    ledger_id text COLLATE "C" NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                """
+                INSERT INTO iap_ledger_identity (id, ledger_id) VALUES (1, replace(gen_random_uuid()::text, '-', ''))
+                """,
+                """
+                CREATE TABLE iap_support_audit (
+                    sequence bigint PRIMARY KEY CHECK (sequence > 0),
+                    entry text NOT NULL,
+                    appended_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                """
+                CREATE TABLE iap_support_audit_head (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    entries bigint NOT NULL,
+                    last_hash text COLLATE "C" NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(

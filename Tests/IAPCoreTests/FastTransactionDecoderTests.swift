@@ -64,6 +64,8 @@ struct FastTransactionDecoderTests {
             #"{"bundleId":"com.example\u0041"}"#,  // escape
             #"{"bundleId":"caf\#u{E9}"}"#,  // non-ASCII
             #"{"quantity":1,"quantity":2}"#,  // duplicate key
+            #"{"futureField":1,"bundleId":"a","futureField":2}"#,  // an unknown key twice
+            #"{"futureField":1,"futureField":1}"#,  // an unknown key twice, one value
             #"{"quantity":01}"#,  // leading zero
             #"{"quantity":1.0}"#,  // fraction
             #"{"purchaseDate":1697679936049.7297}"#,  // Xcode's fractional milliseconds

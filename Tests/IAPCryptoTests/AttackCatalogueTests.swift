@@ -435,6 +435,136 @@ struct AttackCatalogueTests {
         expectIAPError(.malformedSignedData) { try verifier.transaction(token + "\n") }
     }
 
+    // MARK: - Duplicate keys
+
+    /// JSON text of an object with sorted keys, as the App Store writes it.
+    func text(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// `json` with `member` (`"key":value`) added as its first member, before the key it repeats.
+    func prepending(_ member: String, to json: String) -> String {
+        "{" + member + "," + String(json.dropFirst())
+    }
+
+    func token(header: String? = nil, payload: String) throws -> String {
+        try minter.assemble(
+            headerSegment: B64.url(header ?? (try text(minter.header()))),
+            payloadSegment: B64.url(payload)
+        )
+    }
+
+    @Test(
+        "A header with alg twice: malformedSignedData, whichever value comes first",
+        arguments: [#""alg":"ES256","alg":"none""#, #""alg":"none","alg":"ES256""#, #""alg":"ES256","alg":"ES256""#]
+    )
+    func headerWithAlgTwice(algs: String) throws {
+        let x5c = minter.pki.x5c.map { "\"\($0)\"" }.joined(separator: ",")
+        let header = "{\(algs),\"x5c\":[\(x5c)]}"
+        let token = try token(header: header, payload: try text(Payloads.transaction()))
+        let error = expectIAPError(.malformedSignedData) { try verifier.transaction(token) }
+        #expect(error?.message.contains("'alg' twice") == true, "\(String(describing: error))")
+    }
+
+    /// Readers disagree on which `bundleId` counts: JSONDecoder kept the first, other languages the last.
+    @Test("A payload with bundleId twice: malformedSignedData on the fast path and the fallback alike")
+    func payloadWithBundleIdTwice() throws {
+        let plain = try text(Payloads.transaction())
+        for payload in [
+            prepending(#""bundleId":"com.attacker.app""#, to: plain),
+            // After the real one: the last value wins in most JSON readers.
+            String(plain.dropLast()) + #","bundleId":"com.attacker.app"}"#,
+            // Equal values are no better: the document is still ambiguous to a strict reader.
+            prepending(#""bundleId":"com.example.app""#, to: plain),
+            // An escape elsewhere sends the payload past the fast decoder, to JSONDecoder.
+            prepending(#""bundleId":"com.attacker.app","storefront":"U\u0053A""#, to: plain),
+        ] {
+            let error = expectIAPError(.malformedSignedData) { try verifier.transaction(try token(payload: payload)) }
+            #expect(error?.message.contains("'bundleId' twice") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("Keys equal once their escapes are read are one key: malformedSignedData")
+    func keysEqualAfterUnescaping() throws {
+        let plain = try text(Payloads.transaction())
+        for member in [#""bundle\u0049d":"com.attacker.app""#, #""\u0062undleId":"x""#, #""bundleId\u0000":"x""#] {
+            let payload = prepending(member, to: plain)
+            if member.contains("0000") {
+                // A key with a NUL after it is another key: it must still verify.
+                #expect(throws: Never.self) { try verifier.transaction(try token(payload: payload)) }
+            } else {
+                expectIAPError(.malformedSignedData) { try verifier.transaction(try token(payload: payload)) }
+            }
+        }
+        // An unknown key twice is refused too, on the fast path as on the fallback.
+        let unknown = prepending(#""futureField":1,"futureField":2"#, to: plain)
+        expectIAPError(.malformedSignedData) { try verifier.transaction(try token(payload: unknown)) }
+    }
+
+    /// Foundation's decoder reads a trailing comma, which JSON does not allow and the walk for repeated keys stops
+    /// at: a repeat hidden behind one must not pass.
+    @Test("A trailing comma, with or without a repeated key behind it: malformedSignedData")
+    func trailingComma() throws {
+        let plain = try text(Payloads.transaction())
+        for payload in [
+            String(plain.dropLast()) + ",}",
+            #"{"futureField":[1,],"# + String(plain.dropFirst()),
+            #"{"futureField":[1,],"bundleId":"com.attacker.app","# + String(plain.dropFirst()),
+        ] {
+            expectIAPError(.malformedSignedData) { try verifier.transaction(try token(payload: payload)) }
+        }
+        let header = String(try text(minter.header()).dropLast()) + ",}"
+        expectIAPError(.malformedSignedData) {
+            try verifier.transaction(try token(header: header, payload: plain))
+        }
+    }
+
+    @Test("A duplicate deep inside the payload, in an array or a nested object: malformedSignedData")
+    func duplicateDeepInside() throws {
+        let plain = try text(Payloads.transaction())
+        let deep = prepending(#""futureField":{"list":[{"a":1},{"b":{"c":true,"c":false}}]}"#, to: plain)
+        let error = expectIAPError(.malformedSignedData) { try verifier.transaction(try token(payload: deep)) }
+        #expect(error?.message.contains("'futureField.list[1].b'") == true, "\(String(describing: error))")
+        // The same keys in sibling objects are not duplicates.
+        let siblings = prepending(#""futureField":[{"c":1},{"c":2}],"other":{"c":3}"#, to: plain)
+        #expect(throws: Never.self) { try verifier.transaction(try token(payload: siblings)) }
+    }
+
+    @Test("A notification whose data, or whose nested signedTransactionInfo, holds a key twice: malformedSignedData")
+    func nestedNotificationData() throws {
+        let transaction = try minter.sign(Payloads.transaction())
+        let data = try text(Payloads.notificationData(signedTransactionInfo: transaction))
+        let clean = try text(Payloads.notification(data: ["placeholder": true]))
+        let notification = clean.replacingOccurrences(of: #"{"placeholder":true}"#, with: data)
+        let verifier = try minter.verifier(appAppleId: Minted.appAppleId)
+        #expect(throws: Never.self) { try verifier.notification(try token(payload: notification)) }
+
+        let twice = clean.replacingOccurrences(
+            of: #"{"placeholder":true}"#,
+            with: prepending(#""bundleId":"com.attacker.app""#, to: data)
+        )
+        let error = expectIAPError(.malformedSignedData) { try verifier.notification(try token(payload: twice)) }
+        #expect(error?.message.contains("'data'") == true, "\(String(describing: error))")
+
+        let forgedInner = prepending(#""bundleId":"com.attacker.app""#, to: try text(Payloads.transaction()))
+        let innerData = try text(
+            Payloads.notificationData(signedTransactionInfo: try minter.sign(payloadBytes: Array(forgedInner.utf8)))
+        )
+        let nested = clean.replacingOccurrences(of: #"{"placeholder":true}"#, with: innerData)
+        let nestedError = expectIAPError(.malformedSignedData) {
+            try verifier.notification(try token(payload: nested))
+        }
+        #expect(nestedError?.message.hasPrefix("signedTransactionInfo: ") == true)
+    }
+
+    @Test("Renewal infos and app transactions refuse a repeated key too")
+    func otherKinds() throws {
+        let renewal = prepending(#""autoRenewStatus":0"#, to: try text(Payloads.renewal()))
+        expectIAPError(.malformedSignedData) { try verifier.renewalInfo(try token(payload: renewal)) }
+        let app = prepending(#""receiptType":"Production""#, to: try text(Payloads.appTransaction()))
+        expectIAPError(.malformedSignedData) { try verifier.appTransaction(try token(payload: app)) }
+    }
+
     // MARK: - What must still pass
 
     @Test("Unknown header fields and unknown payload fields are ignored")

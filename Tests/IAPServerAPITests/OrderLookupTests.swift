@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPInMemory
 import IAPServerAPI
+import IAPStorageFile
 import IAPTestSupport
 import IAPTesting
 import Testing
@@ -22,14 +23,19 @@ struct OrderLookupTests {
         )
     }
 
-    @Test func aLookupShowsOwnerStateAndDeliveryWithoutChangingAnything() async throws {
+    /// A lookup discloses a customer's purchases, owner and token: it is audited, with who asked, as which OS
+    /// user, and what was shown, and it changes nothing in the ledger.
+    @Test func aLookupShowsOwnerStateAndDeliveryAndIsAuditedWithoutChangingTheLedger() async throws {
         let setup = try Setup(environment: .production)
         let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         try await setup.world.appStore.refund(transactionId: pro.transactionId)
         let audit = InMemorySupportAuditLog()
 
-        let delivered = try await lookup(setup, auditLog: audit).lookUp(orderId: try #require(pro.orderId))
+        let delivered = try await lookup(setup, auditLog: audit).lookUp(
+            orderId: try #require(pro.orderId),
+            actor: "agent-7"
+        )
         #expect(delivered.found)
         let item = try #require(delivered.transactions.first)
         #expect(item.transactionId == pro.transactionId)
@@ -40,14 +46,57 @@ struct OrderLookupTests {
         #expect(item.delivered)
         #expect(item.redelivery == nil)
 
-        let missing = try await lookup(setup, auditLog: audit).lookUp(orderId: try #require(lost.orderId))
+        let missing = try await lookup(setup, auditLog: audit).lookUp(
+            orderId: try #require(lost.orderId),
+            actor: "agent-9"
+        )
         let missingItem = try #require(missing.transactions.first)
         #expect(missingItem.state == .active)
         #expect(missingItem.owner == "alice" && missingItem.ownerSource == .appAccountToken)
         #expect(missingItem.ledgerState == nil)
         #expect(!missingItem.delivered)
         #expect(await setup.world.ledger.entry(transactionId: lost.transactionId) == nil)
+
+        let entries = await audit.entries()
+        #expect(entries.map(\.action) == ["lookup", "lookup"])
+        #expect(entries.map(\.actor) == ["agent-7", "agent-9"])
+        #expect(entries.map(\.orderId) == [pro.orderId, lost.orderId])
+        #expect(
+            entries.map(\.outcomes) == [
+                [.init(transactionId: pro.transactionId, outcome: "shown")],
+                [.init(transactionId: lost.transactionId, outcome: "shown")],
+            ]
+        )
+        // The OS user is the process's own, whatever the caller named as actor.
+        #expect(entries.allSatisfy { $0.osUser == SupportAuditChain.osUser && !($0.osUser ?? "").isEmpty })
+        #expect(entries.map(\.sequence) == [1, 2])
+        #expect(await audit.verify().isIntact)
+    }
+
+    @Test func theNamedOptOutLooksUpWithoutAnAuditEntryAndAFailedEntryWithholdsTheReport() async throws {
+        let setup = try Setup(environment: .production)
+        let pro = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        let orderId = try #require(pro.orderId)
+        let audit = InMemorySupportAuditLog()
+        let report = try await lookup(setup, auditLog: audit).lookUpWithoutAudit(orderId: orderId)
+        #expect(report.transactions.map(\.transactionId) == [pro.transactionId])
         #expect(await audit.entries().isEmpty)
+
+        // An audit log that cannot be written: the lookup throws, and nobody sees what it found.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl")
+            .path
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: FileSupportAuditLog.headPath(for: path))
+        }
+        let closed = try FileSupportAuditLog(path: path, ledgerId: "0123456789abcdef0123456789abcdef")
+        await closed.close()
+        await #expect(throws: IAPError(.storageFailure)) {
+            try await lookup(setup, auditLog: closed).lookUp(orderId: orderId, actor: "agent-7")
+        }
+        await #expect(throws: IAPError(.invalidArgument)) {
+            try await lookup(setup, auditLog: audit).lookUp(orderId: orderId, actor: "")
+        }
     }
 
     @Test func redeliveryDeliversOnceEvenWhenRunTwiceAndIsAudited() async throws {
@@ -74,6 +123,8 @@ struct OrderLookupTests {
             ]
         )
         #expect(entries.allSatisfy { $0.actor == "agent-7" && $0.orderId == orderId && $0.at == setup.world.clock.now })
+        #expect(entries.map(\.sequence) == [1, 2, 3, 4])
+        #expect(await audit.verify().isIntact)
         // What was granted, to whom, and how many units; a second run grants nothing.
         #expect(
             entries[1].outcomes == [
@@ -161,7 +212,11 @@ struct OrderLookupTests {
         #expect(!report.redelivered)
         #expect(await audit.entries().isEmpty)
         await #expect(throws: IAPError(.invalidArgument)) {
-            try await lookup(setup, auditLog: audit).lookUp(orderId: "")
+            try await lookup(setup, auditLog: audit).lookUp(orderId: "", actor: "agent-7")
         }
+        // An unknown order looked up is audited too: someone asked about it.
+        _ = try await lookup(setup, auditLog: audit).lookUp(orderId: "NOSUCHORDER", actor: "agent-7")
+        #expect(await audit.entries().map(\.action) == ["lookup"])
+        #expect(await audit.entries().first?.outcomes == [])
     }
 }

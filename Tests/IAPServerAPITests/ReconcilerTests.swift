@@ -545,7 +545,7 @@ struct ReconcilerTests {
             auditLog: InMemorySupportAuditLog(),
             clock: setup.world.clock
         )
-        let order = try await lookup.lookUp(orderId: try #require(lost.orderId))
+        let order = try await lookup.lookUp(orderId: try #require(lost.orderId), actor: "agent-7")
         #expect(order.rejectedSignatures.count == 1)
         #expect(order.rejectedSignatures.allSatisfy { $0.hasPrefix("internalError: verification did not finish") })
         #expect(setup.world.wallet.calls.isEmpty)

@@ -9,6 +9,8 @@ import Testing
 
 @Suite("File logs: checkpoints and renewal extensions")
 struct FileLogStoresTests {
+    static let ledgerId = "0123456789abcdef0123456789abcdef"
+
     static func path(_ name: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).jsonl").path
     }
@@ -56,7 +58,10 @@ struct FileLogStoresTests {
         static func appendPastTheFileSizeLimitThenAppendAgain() async {
             signal(SIGXFSZ, SIG_IGN)  // a write past the limit fails with EFBIG instead of killing the process
             let path = Self.path("audit-limit")
-            defer { try? FileManager.default.removeItem(atPath: path) }
+            defer {
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: FileSupportAuditLog.headPath(for: path))
+            }
             func entry(_ action: String, outcomes: Int) -> SupportAuditEntry {
                 SupportAuditEntry(
                     at: Date(millisecondsSince1970: 1_767_225_600_000),
@@ -72,9 +77,11 @@ struct FileLogStoresTests {
             let first = entry("redeliver.requested", outcomes: 1)
             let torn = entry("redeliver.completed", outcomes: 50)
             let next = entry("redeliver.requested", outcomes: 2)
+            let sealedFirst: SupportAuditEntry
+            let sealedNext: SupportAuditEntry
             do {
-                let log = try FileSupportAuditLog(path: path)
-                try await log.append(first)
+                let log = try FileSupportAuditLog(path: path, ledgerId: Self.ledgerId)
+                sealedFirst = try await log.append(first)
                 let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
                 var saved = rlimit()
                 getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved)
@@ -86,14 +93,16 @@ struct FileLogStoresTests {
                     exit(11)  // it fit: the limit did not cut it
                 } catch {}
                 guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved) == 0 else { exit(12) }
-                try await log.append(next)
+                sealedNext = try await log.append(next)
                 await log.close()
             } catch {
                 exit(13)
             }
             do {
-                let reopened = try FileSupportAuditLog(path: path)
-                guard await reopened.entries() == [first, next] else { exit(14) }
+                let reopened = try FileSupportAuditLog(path: path, ledgerId: Self.ledgerId)
+                guard await reopened.entries() == [sealedFirst, sealedNext] else { exit(14) }
+                // The failed append left no trace in the chain either.
+                guard try await reopened.verify().isIntact else { exit(16) }
                 await reopened.close()
             } catch {
                 exit(15)  // storageCorrupted: the torn bytes and the next line were read as one
@@ -153,10 +162,12 @@ struct FileLogStoresTests {
             userId: nil,
             outcomes: [.init(transactionId: "2000000000000001", outcome: "requested")]
         )
+        defer { try? FileManager.default.removeItem(atPath: FileSupportAuditLog.headPath(for: path)) }
+        let first: SupportAuditEntry
         do {
-            let log = try FileSupportAuditLog(path: path)
-            try await log.append(entry)
-            #expect(throws: IAPError(.storageLocked)) { try FileSupportAuditLog(path: path) }
+            let log = try FileSupportAuditLog(path: path, ledgerId: Self.ledgerId)
+            first = try await log.append(entry)
+            #expect(throws: IAPError(.storageLocked)) { try FileSupportAuditLog(path: path, ledgerId: Self.ledgerId) }
             await log.close()
         }
         // A crash in the middle of the next append leaves half a line.
@@ -165,10 +176,11 @@ struct FileLogStoresTests {
         handle.write(Data(#"{"action":"redeliver.comp"#.utf8))
         try handle.close()
 
-        let reopened = try FileSupportAuditLog(path: path)
-        #expect(await reopened.entries() == [entry])
-        try await reopened.append(entry)
+        let reopened = try FileSupportAuditLog(path: path, ledgerId: Self.ledgerId)
+        #expect(await reopened.entries() == [first])
+        let second = try await reopened.append(entry)
         await reopened.close()
-        #expect(try await FileSupportAuditLog(path: path).entries() == [entry, entry])
+        #expect(try await FileSupportAuditLog(path: path, ledgerId: Self.ledgerId).entries() == [first, second])
+        #expect(try FileSupportAuditLog.verify(path: path, ledgerId: Self.ledgerId).isIntact)
     }
 }

@@ -23,10 +23,18 @@ struct CommandLineContractTests {
         path: "Sources/Examples/Samples/production-test-notification-2024-10-17.jws"
     )
 
-    static func iap(_ arguments: [String], input: Data = Data()) throws -> Run {
+    /// Runs the tool; `environment` adds to (or, with `nil` values, removes from) this process's environment.
+    static func iap(_ arguments: [String], input: Data = Data(), environment: [String: String?] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = try EmulatorProcess.binary()
         process.arguments = arguments
+        if !environment.isEmpty {
+            var merged = ProcessInfo.processInfo.environment
+            for (name, value) in environment {
+                merged[name] = value
+            }
+            process.environment = merged
+        }
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()

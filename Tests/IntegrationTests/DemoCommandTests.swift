@@ -123,12 +123,16 @@ struct DemoCommandTests {
 
         let data = directory.appending(path: "iap-demo-data")
         for file in [
-            "Products.storekit", "Products.catalog.json", "wallet.json", "support-audit.jsonl", "ledger/catalog.json",
+            "Products.storekit", "Products.catalog.json", "wallet.json", "ledger/support-audit.jsonl",
+            "ledger/catalog.json",
         ] {
             #expect(FileManager.default.fileExists(atPath: data.appending(path: file).path), "\(file)")
         }
-        let audit = try String(contentsOf: data.appending(path: "support-audit.jsonl"), encoding: .utf8)
-        #expect(audit.split(separator: "\n").count == 2)
+        // The lookup and the redelivery, in the ledger's own chained audit.
+        let audit = try String(contentsOf: data.appending(path: "ledger/support-audit.jsonl"), encoding: .utf8)
+        #expect(audit.split(separator: "\n").count == 3)
+        let verified = try Self.iap(["support", "audit", "verify", "iap-demo-data/ledger"], in: directory)
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
 
         // The ledger the demo leaves behind is sound, and the suggested commands work on it.
         let check = try Self.iap(["ledger", "check", "--data", "iap-demo-data/ledger"], in: directory)

@@ -49,9 +49,9 @@ struct SupportCommandTests {
             try CLI.iap(["support", "lookup-order"] + arguments + emulator.commandOptions(root: root ?? self.root))
         }
 
-        /// The audit log's entries.
-        func audit() throws -> [[String: Any]] {
-            let text = try String(contentsOf: data.appending(path: "support-audit.jsonl"), encoding: .utf8)
+        /// The audit's entries, one JSON object a line.
+        func audit(_ path: URL? = nil) throws -> [[String: Any]] {
+            let text = try String(contentsOf: path ?? data.appending(path: "support-audit.jsonl"), encoding: .utf8)
             return try text.split(separator: "\n").map { try CLI.json(String($0)) }
         }
     }
@@ -84,8 +84,9 @@ struct SupportCommandTests {
         #expect(item["owner"] as? String == "alice")
         #expect(item["ownerSource"] as? String == "appAccountToken")
         #expect(item["delivered"] as? Bool == false)
-        // Looking changes nothing, not even the audit log.
-        #expect(!FileManager.default.fileExists(atPath: desk.data.appending(path: "support-audit.jsonl").path))
+        // Looking changes nothing in the ledger, and each look is audited: who asked (the OS user by default).
+        #expect(try desk.audit().map { $0["action"] as? String } == ["lookup", "lookup"])
+        #expect(try desk.audit().allSatisfy { $0["actor"] as? String == SupportAuditChain.osUser })
 
         let redeliver = [
             orderId, "--data", desk.data.path, "--json", "--redeliver", "--operator", "agent-7", "--ledger-only",
@@ -100,7 +101,7 @@ struct SupportCommandTests {
         let secondItem = try #require((try CLI.json(second.stdout)["transactions"] as? [[String: Any]])?.first)
         #expect(secondItem["redelivery"] as? String == "alreadyDelivered")
 
-        let lines = try desk.audit()
+        let lines = Array(try desk.audit().dropFirst(2))
         #expect(
             lines.map { $0["action"] as? String } == [
                 "redeliver.requested", "redeliver.completed", "redeliver.requested", "redeliver.completed",
@@ -113,6 +114,12 @@ struct SupportCommandTests {
         #expect(granted["productId"] as? String == "coins.100")
         #expect(granted["units"] as? Int == 100)
         #expect(granted["userId"] as? String == "alice")
+        // The operator named on the command line and the OS user the tool ran as, both in every entry.
+        #expect(lines.allSatisfy { $0["osUser"] as? String == SupportAuditChain.osUser })
+        #expect(try desk.audit().map { $0["sequence"] as? Int } == [1, 2, 3, 4, 5, 6])
+        let verified = try CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdoutLines.first?.hasPrefix("ok: 6 entries, head ") == true)
 
         let history = try CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "alice", "--json"])
         #expect(history.status == 0)
@@ -219,7 +226,7 @@ struct SupportCommandTests {
                 "error: usage: one of --data DIR or --database URL is required (see iap support lookup-order --help)"
             ]
         )
-        let stray = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--operator", "x"])
+        let stray = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--user", "x"])
         #expect(stray.status == 2)
         let strayGrant = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--ledger-only"])
         #expect(strayGrant.status == 2)
@@ -240,5 +247,121 @@ struct SupportCommandTests {
         let missing = try desk.support(["MK5TTTVWJH", "--data", desk.emulator.directory.appending(path: "nope").path])
         #expect(missing.status == 1)
         #expect(missing.stderrLines.first?.hasPrefix("error: notFound: ") == true)
+    }
+
+    @Test func aLookupCanLeaveTheAuditOnlyWhenAskedByNameAndARedeliveryNever() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+        try desk.ingest(purchase, user: "alice")
+        let orderId = try #require(purchase.orderId)
+
+        let quiet = try desk.support([orderId, "--data", desk.data.path, "--no-audit-lookups"])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: desk.data.appending(path: "support-audit.jsonl").path))
+        for conflicting in [["--redeliver"], ["--operator", "agent-7"], ["--audit", "x.jsonl"]] {
+            let refused = try desk.support([orderId, "--data", desk.data.path, "--no-audit-lookups"] + conflicting)
+            #expect(refused.status == 2, "\(conflicting)")
+        }
+
+        // --audit FILE: the entries go there, still anchored to this ledger.
+        let elsewhere = desk.emulator.directory.appending(path: "desk-audit.jsonl")
+        let audited = try desk.support([
+            orderId, "--data", desk.data.path, "--audit", elsewhere.path, "--operator", "agent-9",
+        ])
+        #expect(audited.status == 0, "\(audited.stderr)")
+        #expect(try desk.audit(elsewhere).map { $0["actor"] as? String } == ["agent-9"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: elsewhere.path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        let verified = try CLI.iap(["support", "audit", "verify", "--data", desk.data.path, "--audit", elsewhere.path])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        // Against the ledger's own (empty) audit, that file is another log.
+        let mine = try CLI.iap(["support", "audit", "verify", desk.data.path, "--json"])
+        #expect(mine.status == 0)
+        #expect(try CLI.json(mine.stdout)["entries"] as? Int == 0)
+    }
+
+    @Test func auditVerifyNamesTheBrokenEntryAndExitsOne() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+        try desk.ingest(purchase, user: "alice")
+        let orderId = try #require(purchase.orderId)
+        for _ in 0..<3 {
+            #expect(try desk.support([orderId, "--data", desk.data.path, "--operator", "agent-7"]).status == 0)
+        }
+        let path = desk.data.appending(path: "support-audit.jsonl")
+        var lines = try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        lines[0] = lines[0].replacingOccurrences(of: "agent-7", with: "agent-0")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: path)
+
+        let broken = try CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(broken.status == 1)
+        #expect(
+            broken.stderrLines == [
+                "error: storageCorrupted: entry 2 (line 2): does not follow the entry before it: that entry was "
+                    + "edited, or entries between were removed or moved"
+            ]
+        )
+        let json = try CLI.iap(["support", "audit", "verify", "--data", desk.data.path, "--json"])
+        #expect(json.status == 1)
+        let document = try CLI.json(json.stdout)
+        #expect(document["ok"] as? Bool == false)
+        #expect(document["entries"] as? Int == 3)
+        let problem = try #require((document["problems"] as? [[String: Any]])?.first)
+        #expect(problem["entry"] as? Int == 2 && problem["location"] as? String == "line 2")
+
+        // Emptied: the head still says 3.
+        try Data().write(to: path)
+        let emptied = try CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(emptied.status == 1)
+        #expect(emptied.stderrLines.first?.contains("head records 3: the log was emptied or deleted") == true)
+        // And support stops writing to it until someone looks.
+        let refused = try desk.support([orderId, "--data", desk.data.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderrLines.last?.hasPrefix("error: storageCorrupted: ") == true)
+
+        let usage = try CLI.iap(["support", "audit", "verify", desk.data.path, "--data", desk.data.path])
+        #expect(usage.status == 2)
+        let missing = try CLI.iap(["support", "audit", "verify", desk.emulator.directory.appending(path: "nope").path])
+        #expect(missing.status == 1)
+        #expect(missing.stderrLines.first?.hasPrefix("error: notFound: ") == true)
+    }
+
+    @Test(.enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipReason))
+    func onPostgreSQLTheAuditIsATableOfTheLedgersSchema() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        defer { _ = try? PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE") }
+        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+        let orderId = try #require(purchase.orderId)
+        let ledger = ["--database", url, "--schema", schema]
+        let ingest = try CLI.iap(
+            ["ledger", "ingest"] + ledger + [
+                "--root", desk.root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Production",
+                "--app-apple-id", String(EmulatorProcess.appAppleId), "--user", "alice", "--ledger-only",
+            ],
+            input: Data((purchase.signedTransaction + "\n").utf8)
+        )
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+
+        #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
+        #expect(
+            try desk.support([orderId, "--operator", "agent-8", "--redeliver", "--ledger-only"] + ledger).status == 0
+        )
+        let rows = try PostgresTestServer.sql("SELECT entry FROM \(schema).iap_support_audit ORDER BY sequence")
+        #expect(rows.count == 3)
+        #expect(rows.first?.contains(#""actor":"agent-7""#) == true)
+        #expect(rows.allSatisfy { $0.contains(#""osUser":"\#(SupportAuditChain.osUser)""#) })
+        let verified = try CLI.iap(["support", "audit", "verify", url, "--schema", schema])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdoutLines.first?.hasPrefix("ok: 3 entries") == true)
+
+        try PostgresTestServer.sql("DELETE FROM \(schema).iap_support_audit WHERE sequence = 2")
+        let broken = try CLI.iap(["support", "audit", "verify"] + ledger)
+        #expect(broken.status == 1)
+        #expect(broken.stderrLines.first?.hasPrefix("error: storageCorrupted: entry 2 (row 3): is numbered 3") == true)
     }
 }

@@ -5,10 +5,32 @@ import IAPStoragePostgres
 /// `iap bench store --database URL`: the PostgreSQL store's durable delivery rate (one process with 1 and W
 /// writers, and two processes at once) and its history page latency at each size.
 enum PostgresStoreBenchmark {
+    /// The server: its URL and, kept apart from it, its password's file.
+    struct Server {
+        let url: String
+        let passwordFile: String?
+        let password: String?
+
+        func configuration(schema: String, poolSize: Int) -> PostgresEntitlementStore.Configuration {
+            .init(url: url, schema: schema, poolSize: poolSize, password: password)
+        }
+
+        /// The arguments that name it to a child process (the password's file, never the password).
+        var arguments: [String] {
+            ["--database", url] + (passwordFile.map { ["--database-password-file", $0] } ?? [])
+        }
+    }
+
     static func run(_ parsed: Arguments) async throws {
         guard let url = try parsed.value("database") else {
             throw Arguments.UsageError(message: "--database URL is required")
         }
+        let passwordFile = try parsed.value("database-password-file")
+        let server = Server(
+            url: url,
+            passwordFile: passwordFile,
+            password: try passwordFile.map(CommandLedger.readPassword)
+        )
         let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
         let writers = try parsed.value("writers").map { Int($0) } ?? 8
         let runs = try parsed.value("runs").map { Int($0) } ?? 3
@@ -26,7 +48,7 @@ enum PostgresStoreBenchmark {
                 from: bounds[0],
                 count: bounds[1],
                 writers: writers,
-                configuration: .init(url: url, schema: schema, poolSize: writers)
+                configuration: server.configuration(schema: schema, poolSize: writers)
             )
             try StoreBenchmark.emit(["start": window.start, "end": window.end])
             return
@@ -43,13 +65,13 @@ enum PostgresStoreBenchmark {
         var processes: [Double] = []
         for run in 1...runs {
             Output.error("deliveries run \(run)/\(runs)")
-            single.append(try await rate(deliveries, writers: 1, url: url))
-            parallel.append(try await rate(deliveries, writers: writers, url: url))
-            processes.append(try await twoProcessRate(deliveries, writers: writers, url: url))
+            single.append(try await rate(deliveries, writers: 1, server: server))
+            parallel.append(try await rate(deliveries, writers: writers, server: server))
+            processes.append(try await twoProcessRate(deliveries, writers: writers, server: server))
         }
         var histories: [[String: Any]] = []
         for size in sizes {
-            let store = try await build(size, url: url)
+            let store = try await build(size, server: server)
             var first: [Double] = []
             var deep: [Double] = []
             var firstP99: [Double] = []
@@ -100,17 +122,17 @@ enum PostgresStoreBenchmark {
     }
 
     /// Deliveries per second into a fresh schema from this process.
-    private static func rate(_ count: Int, writers: Int, url: String) async throws -> Double {
-        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: freshSchema(), poolSize: writers)
+    private static func rate(_ count: Int, writers: Int, server: Server) async throws -> Double {
+        let configuration = server.configuration(schema: freshSchema(), poolSize: writers)
         let window = try await deliver(from: 0, count: count, writers: writers, configuration: configuration)
         try await check(count, configuration: configuration)
         return Double(count) / (Double(window.end - window.start) / 1_000)
     }
 
     /// Deliveries per second into a fresh schema from two processes started together.
-    private static func twoProcessRate(_ count: Int, writers: Int, url: String) async throws -> Double {
+    private static func twoProcessRate(_ count: Int, writers: Int, server: Server) async throws -> Double {
         let schema = freshSchema()
-        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: schema, poolSize: 2)
+        let configuration = server.configuration(schema: schema, poolSize: 2)
         // Create the schema first, so the children measure deliveries rather than a migration.
         await (try PostgresEntitlementStore(configuration: configuration)).close()
         let half = count / 2
@@ -118,10 +140,12 @@ enum PostgresStoreBenchmark {
         let children = try [(0, half), (half, count - half)].map { from, share in
             let child = Process()
             child.executableURL = executable
-            child.arguments = [
-                "bench", "store", "--database", url, "--schema", schema, "--writers", String(max(2, writers / 2)),
-                "--child-deliveries", "\(from):\(share)",
-            ]
+            child.arguments =
+                ["bench", "store"] + server.arguments
+                + [
+                    "--schema", schema, "--writers", String(max(2, writers / 2)), "--child-deliveries",
+                    "\(from):\(share)",
+                ]
             let output = Pipe()
             child.standardOutput = output
             try child.run()
@@ -186,8 +210,8 @@ enum PostgresStoreBenchmark {
     // MARK: History
 
     /// The store of schema `iap_bench_<size>`, loaded with `size` delivered transactions unless it holds them.
-    private static func build(_ size: Int, url: String) async throws -> PostgresEntitlementStore {
-        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: "iap_bench_\(size)", poolSize: 4)
+    private static func build(_ size: Int, server: Server) async throws -> PostgresEntitlementStore {
+        let configuration = server.configuration(schema: "iap_bench_\(size)", poolSize: 4)
         var store = try await PostgresEntitlementStore(configuration: configuration)
         if try await store.statistics().transactions == size {
             return store

@@ -10,7 +10,8 @@ enum StoreBenchmark {
         synopsis: [
             "[--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]",
             "--open-only DIR",
-            "--database URL [--transactions N,N...] [--deliveries N] [--writers W] [--runs N]",
+            "--database URL [--database-password-file FILE] [--transactions N,N...] [--deliveries N] [--writers W]",
+            "  [--runs N]",
         ],
         discussion: """
             The file store: durable deliveries per second (insert, claim, mark delivered; fsync on) with one
@@ -31,13 +32,19 @@ enum StoreBenchmark {
             .value("runs", "N", "runs, 1 to 100 (default 3)"),
             .value("dir", "PATH", "where the file stores are built and kept (default a temporary directory)"),
             .value("open-only", "DIR", "open DIR in this process and print its figures (what the parent runs)"),
-            .value("database", "URL", "measure PostgreSQL at this postgres:// URL instead of the file store"),
+            .value(
+                "database",
+                "URL",
+                "measure PostgreSQL at this postgres:// URL instead of the file store (keep the password out of it: "
+                    + "every local user can read a command line)"
+            ),
+            CommandLedger.passwordFileOption,
             .value("schema", "NAME", "the schema a --child-deliveries process writes to (set by the parent)"),
             .value("child-deliveries", "FROM:COUNT", "deliver COUNT from FROM as a child process (set by the parent)"),
         ],
         examples: [
             "swift run -c release iap bench store --transactions 100000 --runs 1",
-            "swift run -c release iap bench store --database postgres://iap:iap@127.0.0.1:54329/postgres",
+            "PGPASSWORD=iap swift run -c release iap bench store --database postgres://iap@127.0.0.1:54329/postgres",
         ]
     )
 

@@ -13,8 +13,8 @@ enum SupportCommand {
         summary: "what the App Store and the ledger know of a customer's order id; --redeliver repairs",
         synopsis: [
             "ORDER_ID \(CommandLedger.synopsis)",
-            "  [--catalog FILE] [--json]",
-            "  [--redeliver [--operator NAME] [--user ID] [--audit FILE] \(GrantOptions.synopsis)]",
+            "  [--catalog FILE] [--json] [--operator NAME] [--audit FILE | --no-audit-lookups]",
+            "  [--redeliver [--user ID] \(GrantOptions.synopsis)]",
             "  --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
             "  --environment LIST [--base-url URL]",
             "  [--root FILE.der]... [--app-apple-id N]",
@@ -23,7 +23,14 @@ enum SupportCommand {
             Looks up the order id of a customer's App Store receipt email (Look Up Order ID), verifies every
             transaction, and shows per transaction the product, the purchase, expiry and revocation dates (ISO 8601
             UTC), Apple's state (active, expired, refunded, revoked), the owner (from the ledger, else the user
-            bound to its appAccountToken) and whether the ledger delivered it. A lookup changes nothing.
+            bound to its appAccountToken) and whether the ledger delivered it. A lookup changes nothing in the
+            ledger.
+
+            Every lookup and redelivery is written to the support audit, which lives with the ledger
+            (DIR/support-audit.jsonl, or the iap_support_audit table of the --database schema): who asked
+            (--operator, and the OS user the tool runs as), when, which order, and what was shown or delivered.
+            Each entry carries the SHA-256 of the one before, the first the ledger's identity; 'iap support audit
+            verify' checks the chain. --no-audit-lookups leaves a lookup out of it; a redelivery is always audited.
 
             --redeliver delivers what the order holds and the ledger lacks to its owner (idempotent: a second run
             delivers nothing), with an audit entry before and after that names what was granted and the path it
@@ -42,7 +49,7 @@ enum SupportCommand {
         options: LedgerAccess.options + [
             .flag("json", "print the report as one JSON object, dates in milliseconds since 1970"),
             .flag("redeliver", "deliver, through the ledger, what the order holds and the ledger lacks"),
-            .value("operator", "NAME", "who asks, for the audit log (with --redeliver; default $USER)"),
+            .value("operator", "NAME", "who asks, for the audit (default: the OS user the tool runs as)"),
             .value(
                 "user",
                 "ID",
@@ -52,31 +59,68 @@ enum SupportCommand {
             .value(
                 "audit",
                 "FILE",
-                "the audit log (with --redeliver; default DIR/support-audit.jsonl, required with --database)"
+                "write the audit to FILE, anchored to the ledger, instead of the ledger's own (DIR/support-audit.jsonl"
+                    + " or the iap_support_audit table)"
             ),
+            .flag("no-audit-lookups", "write no audit entry for this lookup (not allowed with --redeliver)"),
         ] + GrantOptions.options
             + APISession.options.map {
                 $0.name == "environment" ? APISession.environmentListOption : $0
             },
         examples: [
-            "iap support lookup-order MH43IXG3WA --data ./ledger --issuer-id ISSUER --key-id KEY --auth-key key.p8 "
-                + "--bundle-id com.example.app --environment Production --app-apple-id 1234567890",
+            "iap support lookup-order MH43IXG3WA --data ./ledger --operator agent-7 --issuer-id ISSUER --key-id KEY "
+                + "--auth-key key.p8 --bundle-id com.example.app --environment Production --app-apple-id 1234567890",
             "iap support lookup-order MH43IXG3WA --data ./ledger --redeliver --user alice --ledger-only "
-                + "--issuer-id ISSUER --key-id KEY --auth-key key.p8 --bundle-id com.example.app "
+                + "--operator agent-7 --issuer-id ISSUER --key-id KEY --auth-key key.p8 --bundle-id com.example.app "
                 + "--environment Production,Sandbox --app-apple-id 1234567890",
         ]
     )
 
+    static let auditVerifySpec = CommandSpec(
+        name: "support audit verify",
+        summary: "check the support audit's chain: exit 1 naming every entry that is broken, missing or edited",
+        synopsis: ["(LEDGER | \(CommandLedger.synopsis.dropFirst()) [--audit FILE] [--json]"],
+        discussion: """
+            Reads the support audit of a ledger — DIR/support-audit.jsonl and its head DIR/support-audit.jsonl.head
+            for a file ledger (LEDGER a directory), the iap_support_audit table and its head for a PostgreSQL ledger
+            (LEDGER a postgres:// URL), or FILE with --audit — and checks that the first entry starts from the
+            ledger's identity, that each entry carries the SHA-256 of the one before and its own number, and that
+            the log reaches the head recorded beside it. It writes nothing and takes no lock, so it may run while
+            another process holds the ledger. Prints 'ok: N entries, head HASH' (keep the hash elsewhere to make
+            even a rewrite of log and head evident), or each problem as 'error: storageCorrupted: entry N (line N):
+            what is wrong' on standard error. With --json, prints {"ok", "entries", "head", "problems", "notes"}.
+
+            Exit status: 0 the chain is intact, 1 it is not (or the ledger cannot be read), 2 usage error.
+            """,
+        options: CommandLedger.options + [
+            .value("audit", "FILE", "check FILE, anchored to the ledger, instead of the ledger's own audit"),
+            .flag("json", "print one JSON object {\"ok\", \"entries\", \"head\", \"problems\", \"notes\"}"),
+        ],
+        examples: ["iap support audit verify ./ledger", "iap support audit verify --data ./ledger --json"]
+    )
+
+    static let auditSpec = CommandSpec(
+        name: "support audit",
+        summary: "the support audit: verify its hash chain",
+        discussion: "The support audit, kept with the ledger: every lookup and redelivery, chained by SHA-256.",
+        subcommands: [auditVerifySpec],
+        examples: auditVerifySpec.examples
+    )
+
     static let spec = CommandSpec(
         name: "support",
-        summary: "support desk tools: look up a customer's order id, and redeliver what it lacks",
-        discussion: "Tools for the support desk, over the App Store Server API and the ledger.",
-        subcommands: [lookupOrderSpec],
-        examples: lookupOrderSpec.examples
+        summary: "support desk tools: look up a customer's order id, redeliver what it lacks, verify the audit",
+        discussion: "Tools for the support desk, over the App Store Server API and the ledger, each audited.",
+        subcommands: [lookupOrderSpec, auditSpec],
+        examples: lookupOrderSpec.examples + auditVerifySpec.examples.prefix(1)
     )
 
     static func run(_ arguments: [String]) async -> Never {
         let (command, rest) = spec.subcommand(arguments)
+        if command.word == "audit" {
+            let (verify, verifyArguments) = auditSpec.subcommand(rest)
+            await SupportAuditCommand.run(verifyArguments, spec: verify)
+        }
         let parsed = command.parse(rest)
         let orderId: String
         let session: APISession
@@ -89,10 +133,18 @@ enum SupportCommand {
             if parsed.has("redeliver") {
                 grant = try GrantOptions.parse(parsed)
             } else {
-                for name in ["operator", "user", "audit"] where parsed.options[name] != nil {
+                for name in ["user"] where parsed.options[name] != nil {
                     throw Arguments.UsageError(message: "--\(name) applies only with --redeliver")
                 }
                 try GrantOptions.refuse(parsed, without: "--redeliver")
+            }
+            if parsed.has("no-audit-lookups") {
+                if parsed.has("redeliver") {
+                    throw Arguments.UsageError(message: "a redelivery is always audited: drop --no-audit-lookups")
+                }
+                for name in ["operator", "audit"] where parsed.options[name] != nil {
+                    throw Arguments.UsageError(message: "--\(name) names an audit that --no-audit-lookups leaves out")
+                }
             }
             if let user = try parsed.value("user") {
                 do {
@@ -101,16 +153,15 @@ enum SupportCommand {
                     throw Arguments.UsageError(message: "--user: \((error as? IAPError)?.message ?? "\(error)")")
                 }
             }
-            let location: CommandLedger.Location
+            if try parsed.value("operator")?.isEmpty == true {
+                throw Arguments.UsageError(message: "--operator needs a name")
+            }
             do {
-                location = try CommandLedger.location(parsed)
+                _ = try CommandLedger.location(parsed)
             } catch let error as Arguments.UsageError {
                 throw error
             } catch {
                 throw Arguments.UsageError(message: "\(error)")
-            }
-            if case .database = location, parsed.has("redeliver"), try parsed.value("audit") == nil {
-                throw Arguments.UsageError(message: "--redeliver with --database needs --audit FILE")
             }
             session = try APISession(parsed, verifying: true, environmentList: true)
             guard session.clients.environments.contains(.production) else {
@@ -171,7 +222,7 @@ enum SupportCommand {
         }
     }
 
-    /// Opens the ledger, looks the order up, and redelivers when asked.
+    /// Opens the ledger and its audit, looks the order up (audited unless asked not to), and redelivers when asked.
     static func lookUp(
         _ orderId: String,
         _ parsed: Arguments,
@@ -184,13 +235,11 @@ enum SupportCommand {
         let fulfillment = try grant.map(GrantOptions.hook)
         let ledger = try await LedgerAccess(parsed)
         let redeliver = parsed.has("redeliver")
-        let auditPath =
-            try parsed.value("audit") ?? ledger.directory?.appendingPathComponent("support-audit.jsonl").path
-        let auditLog: FileSupportAuditLog?
+        let audited = redeliver || !parsed.has("no-audit-lookups")
+        let audit: SupportAuditCommand.OpenLog?
         do {
-            // A lookup writes no audit entry, so it neither creates nor locks the file; a redelivery needs it (and
-            // its path was checked above).
-            auditLog = redeliver ? try auditPath.map { try FileSupportAuditLog(path: $0) } : nil
+            audit =
+                audited ? try await SupportAuditCommand.open(ledger.ledger, auditPath: try parsed.value("audit")) : nil
         } catch {
             await ledger.close()
             throw error
@@ -212,39 +261,31 @@ enum SupportCommand {
             retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
             unclaimedTokenPolicy: .tokenIsUser
         )
-        let tool: OrderLookup
-        if let auditLog {
-            tool = OrderLookup(
-                clients: session.clients,
-                verifier: verifier,
-                store: ledger.store,
-                pipeline: pipeline,
-                auditLog: auditLog,
-                fulfillment: fulfillment?.description
-            )
-        } else {
-            tool = OrderLookup(
-                clients: session.clients,
-                verifier: verifier,
-                store: ledger.store,
-                pipeline: pipeline,
-                auditLog: InMemorySupportAuditLog()
-            )
-        }
+        // Without an audit (--no-audit-lookups) the log is never written to: lookUpWithoutAudit is called.
+        let auditLog: any SupportAuditLog = audit?.log ?? InMemorySupportAuditLog()
+        let tool = OrderLookup(
+            clients: session.clients,
+            verifier: verifier,
+            store: ledger.store,
+            pipeline: pipeline,
+            auditLog: auditLog,
+            fulfillment: fulfillment?.description
+        )
         do {
+            let actor = try parsed.value("operator") ?? SupportAuditChain.osUser
             let report: OrderLookupReport
             if redeliver {
-                let actor =
-                    try parsed.value("operator") ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown operator"
                 report = try await tool.redeliver(orderId: orderId, actor: actor, userId: try parsed.value("user"))
+            } else if audited {
+                report = try await tool.lookUp(orderId: orderId, actor: actor)
             } else {
-                report = try await tool.lookUp(orderId: orderId)
+                report = try await tool.lookUpWithoutAudit(orderId: orderId)
             }
-            await auditLog?.close()
+            await audit?.close()
             await ledger.close()
             return report
         } catch {
-            await auditLog?.close()
+            await audit?.close()
             await ledger.close()
             throw error
         }

@@ -10,9 +10,10 @@
 /// quarter of the ECDSA verification itself. This decoder handles the shape the App Store actually
 /// signs — one flat JSON object whose values are ASCII strings without escapes, integers, booleans or
 /// `null` — and returns `nil` for anything else (escapes, non-ASCII, fractions, exponents, nested
-/// objects or arrays, duplicate keys, a value of the wrong type, trailing bytes, malformed JSON). The
-/// caller then falls back to `JSONDecoder`, which stays the single authority on what is valid and on the
-/// error to report. For every input it accepts, the result equals `JSONDecoder`'s (with
+/// objects or arrays, a key that appears twice, known or not, a value of the wrong type, trailing bytes,
+/// malformed JSON). The caller then falls back to `JSONDecoder`, which stays the single authority on what is
+/// valid and on the error to report; the verifier refuses a repeated key there (``JSONDuplicateKeys``), so a
+/// repeated key is refused on either path and no reader ever picks one of its values. For every input it accepts, the result equals `JSONDecoder`'s (with
 /// ``AppStoreJSON/makeDecoder()``); the tests and the fuzz target check that equivalence.
 package enum FastTransactionDecoder {
     private typealias Value = JSONScanner.Value
@@ -31,6 +32,8 @@ package enum FastTransactionDecoder {
     package static func decodeObject(from scanner: inout JSONScanner) -> TransactionPayload? {
         var payload = TransactionPayload()
         var seen: UInt64 = 0
+        // Keys the decoder does not know, to refuse one that comes twice (rare: no allocation until the first).
+        var unknown: [UnsafeRawBufferPointer] = []
         guard scanner.consume(UInt8(ascii: "{")), scanner.skipWhitespace() else { return nil }
         if scanner.consume(UInt8(ascii: "}")) {
             return payload
@@ -39,9 +42,12 @@ package enum FastTransactionDecoder {
             guard scanner.skipWhitespace(), let key = scanner.string() else { return nil }
             let field = Field.named(key)
             if let field {
-                // A repeated field is left to the full decoder; unknown keys are ignored, repeated or not.
+                // A repeated key, known or not, is left to the full path, which refuses it.
                 guard seen & (1 << field.rawValue) == 0 else { return nil }
                 seen |= 1 << field.rawValue
+            } else {
+                guard !unknown.contains(where: { $0.elementsEqual(key) }) else { return nil }
+                unknown.append(key)
             }
             guard scanner.skipWhitespace(), scanner.consume(UInt8(ascii: ":")), scanner.skipWhitespace(),
                 let value = scanner.value(), scanner.skipWhitespace()

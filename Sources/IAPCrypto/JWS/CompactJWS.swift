@@ -109,6 +109,36 @@ struct CompactJWS {
         bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } == UInt8(ascii: "{")
     }
 
+    /// Refuses JSON that holds one key twice in an object, at any depth (``JSONDuplicateKeys``): readers
+    /// disagree on which value such a document means, so it means nothing.
+    ///
+    /// - Parameters:
+    ///   - json: The decoded segment.
+    ///   - segment: Its name for the message (`header`, `payload`).
+    /// - Returns: `true` when the text is strict JSON with distinct keys; `false` when it is not strict JSON, for
+    ///   the decoder to report, and for the caller to refuse should the decoder accept it anyway.
+    /// - Throws: ``IAPError`` with code `malformedSignedData` naming the repeated key.
+    static func checkDistinctKeys(_ json: [UInt8], segment: String) throws -> Bool {
+        switch json.withUnsafeBytes({ JSONDuplicateKeys.find(in: $0) }) {
+        case .unique:
+            return true
+        case .malformed:
+            return false
+        case .duplicate(let key, let path):
+            let shown = key.count > 64 ? key.prefix(64) + "…" : key
+            throw IAPError(
+                .malformedSignedData,
+                "the JWS \(segment) holds the key '\(shown)' twice in the object at "
+                    + (path.isEmpty ? "its top level" : "'\(path)'") + "; a signed document must have one meaning"
+            )
+        }
+    }
+
+    /// The error for a segment that `JSONDecoder` read although it is not strict JSON.
+    static func notStrictJSON(_ segment: String) -> IAPError {
+        IAPError(.malformedSignedData, "the JWS \(segment) is not strict JSON (RFC 8259)")
+    }
+
     /// Decodes and checks the protected header.
     func decodeHeader() throws -> Header {
         guard let bytes = Base64.decodeURL(header) else {
@@ -139,6 +169,7 @@ extension CompactJWS {
             guard CompactJWS.isJSONObject(json) else {
                 throw IAPError(.malformedSignedData, "the JWS header is not a JSON object")
             }
+            let strict = try CompactJWS.checkDistinctKeys(json, segment: "header")
             let wire: Wire
             do {
                 wire = try JSONDecoder().decode(Wire.self, from: Data(json))
@@ -148,6 +179,9 @@ extension CompactJWS {
                     "the JWS header is not valid JSON of the expected shape",
                     underlying: SendableErrorBox(error)
                 )
+            }
+            guard strict else {
+                throw CompactJWS.notStrictJSON("header")
             }
             guard let alg = wire.alg else {
                 throw IAPError(.malformedSignedData, "the JWS header has no 'alg'")

@@ -19,6 +19,10 @@ public import IAPCore
 /// 5. the ES256 signature with the leaf's P-256 key;
 /// 6. the app's identity: bundle id, environment and App Apple ID where configured.
 ///
+/// Header and payload must be strict JSON in which no object holds a key twice, at any depth, also after escapes
+/// are read (`"bundleId"` and `"bundle\u0049d"` are one key): readers disagree on which of two values counts
+/// (JSON decoders keep the first or the last), so such data is `malformedSignedData` whoever signed it.
+///
 /// A notification's nested signed transaction, renewal info and app transaction are verified the same
 /// way, and must name the same app and environment as the notification.
 ///
@@ -546,13 +550,16 @@ public final class AppStoreSignedDataVerifier: Verifier {
         guard CompactJWS.isJSONObject(bytes) else {
             throw IAPError(.malformedSignedData, "the JWS payload is not a JSON object")
         }
+        // The fast decoder answers only for flat objects whose keys are all distinct.
         if type == TransactionPayload.self,
             let fast = bytes.withUnsafeBytes({ FastTransactionDecoder.decode($0) }) as? Payload
         {
             return fast
         }
+        let strict = try CompactJWS.checkDistinctKeys(bytes, segment: "payload")
+        let payload: Payload
         do {
-            return try decoder.decode(type, from: Data(bytes))
+            payload = try decoder.decode(type, from: Data(bytes))
         } catch {
             throw IAPError(
                 .malformedSignedData,
@@ -560,6 +567,10 @@ public final class AppStoreSignedDataVerifier: Verifier {
                 underlying: SendableErrorBox(error)
             )
         }
+        guard strict else {
+            throw CompactJWS.notStrictJSON("payload")
+        }
+        return payload
     }
 
     private func validationInstant(for payload: some SignedPayload) -> Date {

@@ -28,11 +28,17 @@ public import IAPCore
 /// let outcome = try await store.insert(entry)
 /// let page = try await store.history(userId: "user-1", cursor: nil, limit: 20)
 /// ```
-public actor InMemoryEntitlementStore: EntitlementStore {
+public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
     private var state = LedgerState()
+    private let identity = LedgerIdentifier.random()
 
     /// Creates an empty store.
     public init() {}
+
+    /// The ledger's identity: random, fixed when the store was created.
+    public func ledgerIdentity() -> String {
+        identity
+    }
 
     /// Records a new transaction, or returns the one already recorded with its id.
     ///

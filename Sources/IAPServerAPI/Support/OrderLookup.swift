@@ -2,11 +2,13 @@ public import IAPCore
 /// The support desk's order tool: from the order id on a customer's App Store receipt email to what was bought,
 /// whose it is, and whether it was delivered — and, when asked, delivery of what is missing.
 ///
-/// ``lookUp(orderId:)`` calls Look Up Order ID, verifies every signed transaction, and answers per transaction
-/// the product, the dates, Apple's state (active, expired, refunded, revoked), the owner (from the ledger, else
-/// the appAccountToken binding) and the ledger's delivery state. ``redeliver(orderId:actor:userId:)`` does the
-/// same and then delivers what the ledger lacks through the ``DeliveryPipeline`` — idempotently: a second run
-/// delivers nothing again — writing an audit entry before (the request) and after (the outcomes).
+/// ``lookUp(orderId:actor:)`` calls Look Up Order ID, verifies every signed transaction, and answers per
+/// transaction the product, the dates, Apple's state (active, expired, refunded, revoked), the owner (from the
+/// ledger, else the appAccountToken binding) and the ledger's delivery state — and writes an audit entry (`lookup`)
+/// naming who asked and what was shown, because a lookup discloses a customer's owner, token and purchases.
+/// ``redeliver(orderId:actor:userId:)`` does the same and then delivers what the ledger lacks through the
+/// ``DeliveryPipeline`` — idempotently: a second run delivers nothing again — writing an audit entry before (the
+/// request) and after (the outcomes). ``lookUpWithoutAudit(orderId:)`` is the named opt-out for lookups only.
 ///
 /// An order id Apple does not know (status 1, invalid) answers a report with ``OrderLookupReport/found`` `false`,
 /// not an error.
@@ -61,7 +63,7 @@ public struct OrderLookup: Sendable {
     ///   - verifier: Verifies Apple's signed transactions.
     ///   - store: The ledger.
     ///   - pipeline: Delivers over `store`.
-    ///   - auditLog: Where redeliveries are recorded.
+    ///   - auditLog: Where lookups and redeliveries are recorded (``SupportAuditLog``).
     ///   - clock: The clock of expiry decisions and audit entries.
     ///   - fulfillment: How the pipeline's grants reach the customer, for the audit log.
     public init(
@@ -84,14 +86,37 @@ public struct OrderLookup: Sendable {
         )
     }
 
-    /// Looks an order up, changing nothing.
+    /// Looks an order up and records who looked and what was shown in the audit log; the ledger is not changed.
     ///
-    /// - Parameter orderId: The order id from the receipt email, such as `MK5TTTVWJH`.
+    /// The audit entry (action `lookup`, one `shown` outcome per transaction of the report) is written after the
+    /// lookup and before the report is returned: a report whose entry could not be written is not returned.
+    ///
+    /// - Parameters:
+    ///   - orderId: The order id from the receipt email, such as `MK5TTTVWJH`.
+    ///   - actor: Who asks (the support agent), for the audit log.
     /// - Returns: The order's transactions with owner and delivery state.
-    /// - Throws: ``IAPError`` `invalidArgument` for an empty order id; `unsupportedOperation` without a Production
-    ///   client; `apiError`, `transportFailure`, ... when the App Store Server API fails; `storageFailure` when the
-    ///   ledger does.
-    public func lookUp(orderId: String) async throws -> OrderLookupReport {
+    /// - Throws: ``IAPError`` `invalidArgument` for an empty order id or actor; `unsupportedOperation` without a
+    ///   Production client; `apiError`, `transportFailure`, ... when the App Store Server API fails; `storageFailure`
+    ///   when the ledger or the audit log does.
+    public func lookUp(orderId: String, actor: String) async throws -> OrderLookupReport {
+        guard !actor.isEmpty else {
+            throw IAPError(.invalidArgument, "a lookup needs the name of who asks, for the audit log")
+        }
+        let (report, _) = try await fetch(orderId)
+        let shown = report.transactions.map {
+            SupportAuditEntry.Outcome(transactionId: $0.transactionId, outcome: "shown")
+        }
+        try await appendAudit(action: "lookup", orderId: orderId, actor: actor, userId: nil, shown)
+        return report
+    }
+
+    /// Looks an order up without an audit entry: the named opt-out for lookups (`--no-audit-lookups`), for a desk
+    /// that does not want its lookups recorded. Redeliveries are always audited.
+    ///
+    /// - Parameter orderId: The order id from the receipt email.
+    /// - Returns: The order's transactions with owner and delivery state.
+    /// - Throws: ``IAPError`` as ``lookUp(orderId:actor:)``, never for the audit log.
+    public func lookUpWithoutAudit(orderId: String) async throws -> OrderLookupReport {
         let (report, _) = try await fetch(orderId)
         return report
     }
@@ -114,7 +139,7 @@ public struct OrderLookup: Sendable {
     ///     on them.
     /// - Returns: The report, with each transaction's ``OrderLookupItem/redelivery`` outcome; a transaction the ledger
     ///   failed for is `rejected` with its ``OrderLookupItem/redeliveryError``, and the others are still delivered.
-    /// - Throws: ``IAPError`` as ``lookUp(orderId:)``; `invalidArgument` for an empty actor or a user id that is empty
+    /// - Throws: ``IAPError`` as ``lookUp(orderId:actor:)``; `invalidArgument` for an empty actor or a user id that is empty
     ///   or in the pipeline's own namespace (``DeliveryPipeline/unownedPrefix``); `storageFailure` when an
     ///   audit entry cannot be written (before any delivery for the first entry).
     public func redeliver(orderId: String, actor: String, userId: String? = nil) async throws -> OrderLookupReport {

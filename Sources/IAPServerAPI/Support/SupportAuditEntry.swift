@@ -5,14 +5,20 @@
 #endif
 import IAPCore
 
-/// One line of the support audit log: who did what, when, to which order, and how it ended.
+/// One entry of the support audit log: who did what, when, to which order, and how it ended — chained to the entry
+/// before it.
+///
+/// The caller fills in what happened (``at``, ``actor``, ``action``, ``orderId``, ``userId``, ``outcomes``); the
+/// log fills in the rest when it appends the entry (``SupportAuditChain/seal(_:after:)``): its number
+/// (``sequence``), the SHA-256 of the entry before it (``previousHash``), and the operating-system user of the
+/// process that wrote it (``osUser``), whatever the entry said.
 public struct SupportAuditEntry: Codable, Sendable, Hashable {
     /// What one transaction's action ended in.
     public struct Outcome: Codable, Sendable, Hashable {
         /// The transaction id.
         public var transactionId: String
         /// The delivery outcome's name (`delivered`, `alreadyDelivered`, `pending`, `deferred`, `revoked`,
-        /// `rejected`), or `requested` in the entry written before the action.
+        /// `rejected`), `requested` in the entry written before a redelivery, or `shown` in a lookup's entry.
         public var outcome: String
         /// The error code and message, for a failure.
         public var error: String?
@@ -51,21 +57,29 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
 
     /// When.
     public var at: Date
-    /// Who: the support agent or tool that acted.
+    /// Who: the support agent or tool that acted, as named to the tool (`--operator`).
     public var actor: String
-    /// What: `redeliver.requested` before the deliveries, `redeliver.completed` after.
+    /// What: `lookup` for a lookup, `redeliver.requested` before the deliveries, `redeliver.completed` after.
     public var action: String
     /// The order id from the customer's receipt.
     public var orderId: String
     /// The user the deliveries were asked for, if the agent named one.
     public var userId: String?
-    /// Per transaction, what happened.
+    /// Per transaction, what happened (for a lookup, what was shown).
     public var outcomes: [Outcome]
     /// The path grants took: how the delivery pipeline's fulfillment hook reaches the customer, such as
     /// `webhook wallet.example.com` or `ledger-only` (the ledger is the entitlement source); `nil` when not told.
     public var fulfillment: String?
+    /// The entry's number in its log: 1 for the first, one more for each next; set by the log.
+    public var sequence: Int
+    /// The SHA-256, in lowercase hexadecimal, of the entry before this one as the log stores it; for the first
+    /// entry, the ledger's anchor (``SupportAuditChain/anchor(ledgerId:)``). Set by the log; empty in an entry
+    /// written before the log was chained.
+    public var previousHash: String
+    /// The operating-system user of the process that wrote the entry (`getpwuid(geteuid())`), set by the log.
+    public var osUser: String?
 
-    /// Creates an entry.
+    /// Creates an entry, for a log to seal.
     ///
     /// - Parameters:
     ///   - at: When.
@@ -81,5 +95,28 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
         self.orderId = orderId
         self.userId = userId
         self.outcomes = outcomes
+        self.sequence = 0
+        self.previousHash = ""
+        self.osUser = nil
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case at, actor, action, orderId, userId, outcomes, fulfillment, sequence, previousHash, osUser
+    }
+
+    /// Decodes an entry; one written before the log was chained has no ``sequence`` (0) and no ``previousHash``, one
+    /// written before grants were named has no ``fulfillment``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        at = try container.decode(Date.self, forKey: .at)
+        actor = try container.decode(String.self, forKey: .actor)
+        action = try container.decode(String.self, forKey: .action)
+        orderId = try container.decode(String.self, forKey: .orderId)
+        userId = try container.decodeIfPresent(String.self, forKey: .userId)
+        outcomes = try container.decode([Outcome].self, forKey: .outcomes)
+        fulfillment = try container.decodeIfPresent(String.self, forKey: .fulfillment)
+        sequence = try container.decodeIfPresent(Int.self, forKey: .sequence) ?? 0
+        previousHash = try container.decodeIfPresent(String.self, forKey: .previousHash) ?? ""
+        osUser = try container.decodeIfPresent(String.self, forKey: .osUser)
     }
 }

@@ -20,11 +20,17 @@ final class JSONLinesFile: @unchecked Sendable {
 
     /// Opens (creating) the file and locks it.
     ///
-    /// - Parameter path: The file.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - isPrivate: Whether the file is the owner's alone (0600) and refused when a symbolic link stands in its
+    ///     place.
     /// - Throws: ``IAPError`` `storageLocked` when another process holds it, `storageFailure` otherwise.
-    init(path: String) throws {
+    init(path: String, isPrivate: Bool = false) throws {
         self.path = path
-        file = try SystemFile.open(path, flags: O_RDWR | O_CREAT | O_APPEND)
+        file = try SystemFile.open(path, flags: O_RDWR | O_CREAT | O_APPEND | (isPrivate ? O_NOFOLLOW : 0))
+        if isPrivate, fchmod(file.descriptor, 0o600) != 0 {
+            throw SystemFile.failure("chmod", path)
+        }
         guard try file.tryExclusiveLock() else {
             throw IAPError(
                 .storageLocked,
@@ -35,22 +41,11 @@ final class JSONLinesFile: @unchecked Sendable {
 
     /// Every complete line, decoded, oldest first; cuts off a torn last line.
     func readAll<Value: Decodable>(_ type: Value.Type) throws -> [Value] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw IAPError.wrapping(error, as: .storageFailure, "cannot read \(path)")
-        }
-        var end = data.count
-        if let last = data.last, last != UInt8(ascii: "\n") {
-            end = (data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 }) ?? 0
-            try file.truncate(to: end)
-            try file.sync()
-        }
+        let lines = try readLines()
         let decoder = AppStoreJSON.makeDecoder()
         var values: [Value] = []
         var number = 0
-        for line in data[..<end].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+        for line in lines where !line.isEmpty {
             number += 1
             do {
                 values.append(try decoder.decode(Value.self, from: Data(line)))
@@ -61,18 +56,50 @@ final class JSONLinesFile: @unchecked Sendable {
         return values
     }
 
+    /// Every complete line's bytes (without its line break, empty lines kept), oldest first; cuts off a torn last
+    /// line.
+    func readLines() throws -> [ArraySlice<UInt8>] {
+        let (lines, torn) = try Self.lines(of: path)
+        if torn {
+            try file.truncate(to: lines.last.map { $0.endIndex + 1 } ?? 0)
+            try file.sync()
+        }
+        return lines
+    }
+
+    /// The complete lines of a file, read without opening it for writing, and whether a torn last line (no line
+    /// break) followed them.
+    static func lines(of path: String) throws -> (lines: [ArraySlice<UInt8>], torn: Bool) {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw IAPError.wrapping(error, as: .storageFailure, "cannot read \(path)")
+        }
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        // The piece after the last line break: empty for a whole file, a torn line otherwise.
+        let rest = lines.removeLast()
+        return (lines, !rest.isEmpty)
+    }
+
     /// Appends one value as a line and flushes it to the device.
     ///
     /// A write or flush that fails (a full disk, an I/O error) is taken back: the file is cut to its size before the
     /// call, so a torn line is never glued to the next append. If even that fails, later appends are refused until
     /// the file is opened again (which cuts a torn last line).
     func append(_ value: some Encodable) throws {
-        var bytes: [UInt8]
+        let bytes: [UInt8]
         do {
             bytes = Array(try AppStoreJSON.makeEncoder().encode(value))
         } catch {
             throw IAPError.wrapping(error, as: .invalidArgument, "the value cannot be encoded for \(path)")
         }
+        try append(line: bytes)
+    }
+
+    /// Appends bytes (holding no line break) as one line and flushes it to the device, as ``append(_:)``.
+    func append(line: [UInt8]) throws {
+        var bytes = line
         bytes.append(UInt8(ascii: "\n"))
         if let tornAt {
             throw IAPError(

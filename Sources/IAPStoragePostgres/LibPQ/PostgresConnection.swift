@@ -15,6 +15,8 @@ import IAPCore
 /// part of the SQL text.
 final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// Masks the connection's password in every message (libpq's and the server's alike).
+    private let redactor: PostgresPasswordRedactor
     /// The statements already prepared on this connection, by name.
     private var prepared: Set<String> = []
 
@@ -23,10 +25,10 @@ final class PostgresConnection: @unchecked Sendable {
     /// - Parameters:
     ///   - settings: libpq keywords and values, in order; a later keyword overrides an earlier one, and a
     ///     `dbname` holding a URL or a connection string is expanded in its place.
-    ///   - setup: Statements run once on the new connection (`set_config` calls).
+    ///   - redactor: What masks the password in messages.
     /// - Throws: ``IAPError`` with code `storageAuthenticationFailed` when the server refused the credentials,
     ///   `storageUnavailable` when it cannot be reached.
-    init(settings: [(String, String)]) throws {
+    init(settings: [(String, String)], redactor: PostgresPasswordRedactor) throws {
         let keywords = settings.map { strdup($0.0) }
         let values = settings.map { strdup($0.1) }
         defer {
@@ -40,7 +42,7 @@ final class PostgresConnection: @unchecked Sendable {
             throw IAPError(.storageUnavailable, "libpq could not allocate a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(connection))
+            let message = redactor.redact(Self.trimmed(PQerrorMessage(connection)))
             PQfinish(connection)
             throw Self.connectionError(message)
         }
@@ -48,6 +50,7 @@ final class PostgresConnection: @unchecked Sendable {
         // print them on stderr, which is what libpq does by default.
         PQsetNoticeReceiver(connection, { _, _ in }, nil)
         handle = connection
+        self.redactor = redactor
     }
 
     deinit {
@@ -56,12 +59,14 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Checks that libpq can parse a connection string or URL, without connecting.
     ///
-    /// - Parameter conninfo: A `postgres://` URL or a `key=value` connection string.
+    /// - Parameters:
+    ///   - conninfo: A `postgres://` URL or a `key=value` connection string.
+    ///   - redactor: What masks the password in libpq's reason, which quotes what it cannot parse.
     /// - Throws: ``IAPError`` with code `invalidConfiguration` and libpq's reason when it cannot.
-    static func checkSyntax(of conninfo: String) throws {
+    static func checkSyntax(of conninfo: String, redactor: PostgresPasswordRedactor) throws {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(conninfo, &error) else {
-            let reason = error.map { trimmed($0) } ?? "libpq cannot parse it"
+            let reason = redactor.redact(error.map { trimmed($0) } ?? "libpq cannot parse it")
             PQfreemem(error)
             throw IAPError(.invalidConfiguration, "the PostgreSQL URL is not valid: \(reason)")
         }
@@ -155,16 +160,12 @@ final class PostgresConnection: @unchecked Sendable {
         default:
             break
         }
+        let message = redactor.redact(result.errorMessage ?? Self.trimmed(PQerrorMessage(handle)))
         if PQstatus(handle) != CONNECTION_OK {
             prepared.removeAll()
-            throw IAPError(
-                .storageUnavailable,
-                "the connection to PostgreSQL was lost: \(result.errorMessage ?? Self.trimmed(PQerrorMessage(handle)))",
-                isRetryable: true
-            )
+            throw IAPError(.storageUnavailable, "the connection to PostgreSQL was lost: \(message)", isRetryable: true)
         }
         let state = result.sqlState ?? "?????"
-        let message = result.errorMessage ?? Self.trimmed(PQerrorMessage(handle))
         switch state {
         case "57014":
             throw IAPError(

@@ -1,11 +1,6 @@
+import Foundation
 import IAPCore
 import IAPCrypto
-
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 
 /// The code every fuzz input runs through, shared by the libFuzzer binary and the corpus replayer.
 ///
@@ -19,7 +14,10 @@ import IAPCrypto
 /// 4. as text, through `X509Certificate(pemEncoded:)`;
 /// 5. as a transaction payload, through the fast decoder, whose answer must equal `JSONDecoder`'s.
 ///
-/// Every error must be an ``IAPError``; anything else stops the process, which the fuzzer reports.
+/// Every error must be an ``IAPError``; anything else stops the process, which the fuzzer reports. Signed data a
+/// verifier accepts must hold no key twice in any object of its header or payload (nor of the signed data nested
+/// in a notification), as an independent count shows: the JSON text's members against the members Foundation's
+/// parser keeps.
 enum FuzzEntry {
     static func run(_ input: UnsafeRawBufferPointer) {
         let fixture = FuzzFixture.shared
@@ -68,6 +66,7 @@ enum FuzzEntry {
                 )
             }
             _ = String(describing: verified)
+            requireDistinctKeys(token, verified)
         }
         let transaction = result("transaction") { try test.transaction(token) }
         let renewal = result("renewalInfo") { try test.renewalInfo(token) }
@@ -94,6 +93,60 @@ enum FuzzEntry {
                 "the chain cache changed the outcome: \(String(describing: first)) then \(String(describing: second))"
             )
         }
+    }
+
+    /// Stops the process when accepted signed data holds a key twice in one object: then two JSON readers could
+    /// see two different documents under one signature.
+    private static func requireDistinctKeys(_ token: String, _ verified: VerifiedSignedData) {
+        var tokens = [token]
+        if case .notification(let notification) = verified {
+            tokens += [
+                notification.payload.data?.signedTransactionInfo, notification.payload.data?.signedRenewalInfo,
+                notification.payload.appData?.signedAppTransactionInfo,
+            ].compactMap { $0 }
+        }
+        for token in tokens {
+            for segment in token.split(separator: ".").prefix(2) {
+                guard let json = Base64.decodeURL(segment), repeatsAKey(json) else { continue }
+                fatalError("a verifier accepted signed data whose JSON holds a key twice in one object")
+            }
+        }
+    }
+
+    /// Whether JSON text holds more object members than Foundation's parser keeps: a key given twice in one
+    /// object. Counted without the package's code: every `:` outside a string separates one member.
+    static func repeatsAKey(_ json: [UInt8]) -> Bool {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed]) else {
+            return false
+        }
+        func kept(_ value: Any) -> Int {
+            if let object = value as? [String: Any] {
+                return object.count + object.values.reduce(0) { $0 + kept($1) }
+            }
+            if let array = value as? [Any] {
+                return array.reduce(0) { $0 + kept($1) }
+            }
+            return 0
+        }
+        var members = 0
+        var inString = false
+        var escaped = false
+        for byte in json {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: ":") {
+                members += 1
+            }
+        }
+        return members > kept(parsed)
     }
 
     /// How the Apple-root and fuzz-root verifiers judge an input read as a token, for `--verbose` replays.

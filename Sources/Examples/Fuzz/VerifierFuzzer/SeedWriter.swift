@@ -53,6 +53,22 @@
                 try save("payload-\(name).json", json)
                 try save("token-\(name).jws", try sign(json))
             }
+            // A key twice: at the top, deep inside, equal only once escapes are read, inside a notification's data.
+            let duplicates = [
+                ("duplicate-bundle-id", "{\"bundleId\":\"com.attacker.app\"," + transaction.dropFirst()),
+                ("duplicate-deep", "{\"futureField\":{\"a\":[{\"b\":1,\"b\":2}]}," + transaction.dropFirst()),
+                ("duplicate-escaped", "{\"bundle\\u0049d\":\"com.attacker.app\"," + transaction.dropFirst()),
+                (
+                    "duplicate-notification-data",
+                    Payloads.testNotification.replacingOccurrences(
+                        of: "\"data\":{",
+                        with: "\"data\":{\"bundleId\":\"x\","
+                    )
+                ),
+            ]
+            for (name, json) in duplicates {
+                try save("payload-\(name).json", json)
+            }
 
             // Xcode's shape: one certificate and kid Apple_Xcode_Key.
             let xcodeSigner = JWSSigner(
@@ -87,6 +103,7 @@
             let chain = x5c.map { "\"\($0)\"" }.joined(separator: ",")
             let headers = [
                 ("alg-none", #"{"alg":"none","x5c":[\#(chain)]}"#),
+                ("alg-twice", #"{"alg":"ES256","alg":"none","x5c":[\#(chain)]}"#),
                 ("crit", #"{"alg":"ES256","crit":["exp"],"x5c":[\#(chain)]}"#),
                 ("no-x5c", #"{"alg":"ES256"}"#),
                 ("header-array", #"[{"alg":"ES256"}]"#),

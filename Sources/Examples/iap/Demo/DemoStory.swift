@@ -136,7 +136,10 @@ struct DemoStory {
             verifier: verifier,
             store: ledger,
             pipeline: pipeline,
-            auditLog: try FileSupportAuditLog(path: directory.appendingPathComponent("support-audit.jsonl").path),
+            auditLog: try FileSupportAuditLog(
+                path: ledgerDirectory.appendingPathComponent("support-audit.jsonl").path,
+                ledgerId: ledger.ledgerIdentity()
+            ),
             clock: clock,
             fulfillment: "the demo's wallet"
         )
@@ -339,7 +342,7 @@ struct DemoStory {
         }
         try await advance(to: 3, 11, 9, 30)
         timeline.event("bob", "writes to support: \"I paid for Remove Ads, order \(orderId), nothing happened\"")
-        let report = try await support.lookUp(orderId: orderId)
+        let report = try await support.lookUp(orderId: orderId, actor: "support@example.com")
         for item in report.transactions {
             timeline.detail(
                 "lookup-order \(orderId): \(item.productId ?? "?") \(item.state.rawValue), owner "

@@ -15,9 +15,23 @@ struct CommandLedger {
     /// The options every ledger command accepts to name its ledger, as its usage lists them.
     static let options: [CommandSpec.Option] = [
         .value("data", "DIR", "the file ledger in directory DIR"),
-        .value("database", "URL", "a PostgreSQL ledger (postgres://...), which several processes may share"),
+        .value(
+            "database",
+            "URL",
+            "a PostgreSQL ledger (postgres://user@host/db), which several processes may share; keep the password "
+                + "out of it: every local user can read a command line (/proc/PID/cmdline)"
+        ),
         .value("schema", "NAME", "the PostgreSQL schema of the ledger (default public; with --database only)"),
+        passwordFileOption,
     ]
+
+    /// Where a PostgreSQL password comes from, if not from `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`).
+    static let passwordFileOption = CommandSpec.Option.value(
+        "database-password-file",
+        "FILE",
+        "read the PostgreSQL password from FILE (its first line), rather than from the URL; PGPASSWORD and "
+            + "~/.pgpass (PGPASSFILE) work too"
+    )
 
     /// The option that names a catalog, for the commands that read one.
     static let catalogOption = CommandSpec.Option.value(
@@ -27,16 +41,31 @@ struct CommandLedger {
     )
 
     /// How a usage line writes the ledger options.
-    static let synopsis = "(--data DIR | --database URL [--schema NAME])"
+    static let synopsis = "(--data DIR | --database URL [--schema NAME] [--database-password-file FILE])"
 
     let location: Location
     let store: any ListableEntitlementStore
 
-    /// Where the ledger is, from `--data` or `--database`.
-    static func location(_ arguments: Arguments) throws -> Location {
-        let directory = try arguments.value("data")
-        let url = try arguments.value("database")
+    /// Where the ledger is, from `--data` or `--database`, or from a positional `LEDGER` (a directory, or a
+    /// `postgres://` URL) for the commands that take one.
+    static func location(_ arguments: Arguments, ledger: String? = nil) throws -> Location {
+        var directory = try arguments.value("data")
+        var url = try arguments.value("database")
         let schema = try arguments.value("schema")
+        let passwordFile = try arguments.value("database-password-file")
+        if let ledger {
+            guard directory == nil, url == nil else {
+                throw Arguments.UsageError(message: "give the ledger once: LEDGER, --data DIR or --database URL")
+            }
+            if ledger.hasPrefix("postgres://") || ledger.hasPrefix("postgresql://") {
+                url = ledger
+            } else {
+                directory = ledger
+            }
+        }
+        guard passwordFile == nil || url != nil else {
+            throw Arguments.UsageError(message: "--database-password-file goes with --database")
+        }
         switch (directory, url) {
         case (let path?, nil):
             guard schema == nil else {
@@ -47,7 +76,7 @@ struct CommandLedger {
             guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
                 throw Arguments.UsageError(message: "--database takes a postgres:// or postgresql:// URL")
             }
-            return .database(.init(url: url, schema: schema ?? "public"))
+            return .database(.init(url: url, schema: schema ?? "public", password: try passwordFile.map(readPassword)))
         case (nil, nil):
             throw Arguments.UsageError(message: "one of --data DIR or --database URL is required")
         case (_?, _?):
@@ -55,13 +84,30 @@ struct CommandLedger {
         }
     }
 
+    /// The password in a file: its first line, without the line break.
+    static func readPassword(from path: String) throws -> String {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw Arguments.UsageError(message: "cannot read the password file \(path)")
+        }
+        let firstLine = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first ?? Data()
+        let line = firstLine.last == UInt8(ascii: "\r") ? firstLine.dropLast() : firstLine
+        guard !line.isEmpty, let password = String(data: Data(line), encoding: .utf8) else {
+            throw Arguments.UsageError(message: "the password file \(path) holds no password on its first line")
+        }
+        return password
+    }
+
     /// Opens the ledger; `create` allows a new one (only `ingest` writes).
     static func open(
         _ arguments: Arguments,
+        ledger: String? = nil,
         create: Bool = false,
         options: FileEntitlementStore.Options = .init()
     ) async throws -> CommandLedger {
-        let location = try location(arguments)
+        let location = try location(arguments, ledger: ledger)
         switch location {
         case .directory(let directory):
             if !create, !FileManager.default.fileExists(atPath: directory.path) {
@@ -152,8 +198,9 @@ struct CommandLedger {
     }
 }
 
-/// A store that can list every entry and be closed: what `iap ledger` needs beyond the contract.
-protocol ListableEntitlementStore: EntitlementStore {
+/// A store that can list every entry, name its identity and be closed: what `iap ledger` and `iap support` need
+/// beyond the contract.
+protocol ListableEntitlementStore: IdentifiedEntitlementStore {
     func allEntries() async throws -> [LedgerEntry]
     func close() async
 }
