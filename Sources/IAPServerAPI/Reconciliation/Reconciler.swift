@@ -15,7 +15,7 @@ public import IAPCore
 /// verifies every signed transaction with the ``Verifier``; delivers what the ledger lacks through the
 /// ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken binding, as for a
 /// notification); applies Apple's newer data to what the ledger has (both through
-/// ``DeliveryPipeline/deliver(_:userId:orderId:)``, which takes back a refund once); and answers a ``ReconciliationReport``. When the ledger had left more of Apple's
+/// ``DeliveryPipeline/deliver(_:signedTransaction:userId:orderId:)``, which takes back a refund once); and answers a ``ReconciliationReport``. When the ledger had left more of Apple's
 /// transactions unsettled than ``Configuration/alarmThreshold``, it raises the alarm.
 ///
 /// Three ways in:
@@ -185,7 +185,15 @@ public actor Reconciler {
         var unrecorded = false
         for (index, signed) in signedTransactions.enumerated() {
             guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-            await settle(transaction, index: index, userId: userId, into: &report, seen: &seen, unrecorded: &unrecorded)
+            await settle(
+                transaction,
+                signed: signed,
+                index: index,
+                userId: userId,
+                into: &report,
+                seen: &seen,
+                unrecorded: &unrecorded
+            )
         }
         await raiseAlarmIfNeeded(report)
         return report
@@ -304,6 +312,7 @@ public actor Reconciler {
                 }
                 await settle(
                     transaction,
+                    signed: signed,
                     index: index,
                     userId: nil,
                     into: &report,
@@ -430,6 +439,7 @@ public actor Reconciler {
     /// Compares one verified transaction with the ledger and repairs what differs.
     private func settle(
         _ transaction: TransactionPayload,
+        signed: String,
         index: Int,
         userId: String?,
         into report: inout ReconciliationReport,
@@ -462,7 +472,7 @@ public actor Reconciler {
             report.alreadyDelivered.append(transactionId)
             return
         }
-        switch await pipeline.deliver(transaction, userId: userId) {
+        switch await pipeline.deliver(transaction, signedTransaction: signed, userId: userId) {
         case .delivered:
             report.deliveredNow.append(transactionId)
         case .revoked:
