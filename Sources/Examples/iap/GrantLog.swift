@@ -4,19 +4,22 @@ import IAPCore
 /// Appends each fulfillment call to a file, durably, for the crash test: which idempotency keys were handed
 /// to the hook, and how often.
 final class GrantLog: Sendable {
-    let descriptor: Int32
+    /// The log, private (0600) and never reached through a link.
+    private let file: SystemFile
 
     init(path: String) throws {
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw Arguments.UsageError(message: "cannot open --grant-log \(path): \(String(cString: strerror(errno)))")
+        do {
+            file = try SystemFile.open(path, flags: O_WRONLY | O_CREAT | O_APPEND)
+        } catch let error as IAPError {
+            throw Arguments.UsageError(message: "cannot open --grant-log \(path): \(error.message)")
         }
     }
 
     func append(_ line: String) throws {
-        let bytes = Array((line + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else {
+        do {
+            try file.write(Array((line + "\n").utf8))
+            try file.sync()
+        } catch {
             throw IAPError(.fulfillmentFailed, "the grant log could not be written")
         }
     }
