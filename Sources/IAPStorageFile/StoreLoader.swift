@@ -687,6 +687,7 @@ struct StoreLoader {
             )
             return
         }
+        try SystemFile.refuseLink(at: files.signed(expected.generation))
         var status = stat()
         guard stat(files.signed(expected.generation), &status) == 0 else {
             throw SystemFile.failure("stat", files.signed(expected.generation))
