@@ -198,9 +198,15 @@ enum LedgerCheckCommand {
                 Self.emit(document)
                 return ok ? .success : .rejected
             }
-            foundLines.forEach { Output.line($0) }
-            notes.forEach { Output.line("note: \($0)") }
-            would.forEach { Output.line("open: \($0)") }
+            for line in foundLines {
+                Output.line(line)
+            }
+            for note in notes {
+                Output.line("note: \(note)")
+            }
+            for action in would {
+                Output.line("open: \(action)")
+            }
             if let reverifyLine {
                 Output.line(reverifyLine)
             }
