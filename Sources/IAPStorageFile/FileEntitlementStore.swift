@@ -90,6 +90,8 @@ public actor FileEntitlementStore: EntitlementStore {
     /// Headers already in the signed-transaction file, by the offset of their record.
     private var signedHeaders: [String: UInt64] = [:]
     private var isWritingWatermark = false
+    /// The background write of a watermark, if one runs; `close()` waits for it before it lets go of the lock.
+    private var watermarkTask: Task<Void, Never>?
     /// Encoded records waiting for the next flush.
     private var pending: [UInt8] = []
     /// The log sequence number of the last record handed to the journal, and of the last durable one.
@@ -219,6 +221,7 @@ public actor FileEntitlementStore: EntitlementStore {
         isClosed = true
         try? await waitUntilDurable(lastLSN)
         await compaction?.value
+        await watermarkTask?.value
         if lock != nil, failure == nil {
             // Records the journal's final size: emptying or cutting it later is noticed.
             try? await writeWatermark()
@@ -622,7 +625,7 @@ public actor FileEntitlementStore: EntitlementStore {
                 journalBytes - (manifest.current?.bytes ?? 0) >= Self.watermarkInterval
             {
                 isWritingWatermark = true
-                Task {
+                watermarkTask = Task {
                     try? await self.writeWatermark()
                     self.watermarkWritten()
                 }
@@ -821,6 +824,9 @@ public actor FileEntitlementStore: EntitlementStore {
         let committed = manifest.signed
         let headers = signedHeaders
         do {
+            // Every record the snapshot holds must be written before the journals are read back: a batch may still
+            // be on its way to the old journal.
+            try await waitUntilDurable(lsn)
             let result = try await Self.run(on: compactionQueue) {
                 try Self.writeSnapshotFiles(
                     snapshot,
@@ -834,8 +840,6 @@ public actor FileEntitlementStore: EntitlementStore {
                     sync: sync
                 )
             }
-            // The snapshot may include writes still in flight; publish it only once they are durable.
-            try await waitUntilDurable(lsn)
             try await Self.run(on: compactionQueue) {
                 try SystemFile.rename(temporary, to: files.snapshot(generation))
                 if sync {
