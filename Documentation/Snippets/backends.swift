@@ -6,9 +6,13 @@ import IAPCore
 
 actor RedisEntitlementStore: EntitlementStore {
     init(url: URL) async throws { assumed() as Void }
-    func insert(_ entry: LedgerEntry) async throws -> InsertOutcome { assumed() }
+    func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome { assumed() }
     func entry(transactionId: String) async throws -> LedgerEntry? { assumed() }
     func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool { assumed() }
+    func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws -> Bool {
+        assumed()
+    }
+    func signedTransaction(transactionId: String) async throws -> String? { assumed() }
     func entries(originalTransactionId: String) async throws -> [LedgerEntry] { assumed() }
     func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage { assumed() }
     func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] { assumed() }

@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 #if canImport(FoundationEssentials)
     public import FoundationEssentials
 #else
@@ -16,8 +9,10 @@ import IAPCore
 ///
 /// A save writes the new bytes to `<path>.tmp`, flushes them to the device (`fsync`), renames the temporary file
 /// over `<path>` and flushes the directory. A crash at any point leaves either the old file or the new one, whole;
-/// a leftover temporary file is ignored and overwritten by the next save. Saves made at the same time in one process
-/// run one after the other; two processes must not share the file.
+/// a leftover temporary file is removed and replaced by the next save. Saves made at the same time in one process
+/// run one after the other; two processes must not share the file. The file is private (mode 0600, its directory
+/// 0700 when created here, whatever the umask) and never reached through a symbolic link: a link at `<path>` or
+/// `<path>.tmp` is refused with ``IAPError/Code/unsafeFile`` and what it points to is left untouched.
 ///
 /// A file the coordinator cannot read is renamed to `<path>.quarantined-<milliseconds since 1970>` (never
 /// overwriting an earlier one) and kept there for support; the next save starts a new file at `<path>`.
@@ -44,36 +39,16 @@ public struct FilePurchaseOutboxStorage: PurchaseOutboxStorage {
     ///
     /// - Returns: Its bytes, or `nil` when it does not exist.
     /// - Throws: ``IAPError`` `storageFailure` when it cannot be read, `storageCorrupted` when it is larger than
-    ///   ``maximumSize``.
+    ///   ``maximumSize``, `unsafeFile` when it is a symbolic link.
     public func load() async throws -> Data? {
-        var status = stat()
-        if stat(path, &status) != 0, errno == ENOENT {
-            return nil
-        }
-        let file = try SystemFile.open(path, flags: O_RDONLY)
-        defer { file.close() }
-        let size = try file.size()
-        guard size <= Self.maximumSize else {
-            throw IAPError(.storageCorrupted, "the purchase outbox \(path) is \(size) bytes, more than an outbox holds")
-        }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var filled = 0
-        while filled < size {
-            let count = try bytes.withUnsafeMutableBytes { buffer in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-            }
-            if count == 0 {
-                break
-            }
-            filled += count
-        }
-        return Data(bytes.prefix(filled))
+        try SystemFile.readContents(of: path, maximumSize: Self.maximumSize).map { Data($0) }
     }
 
     /// Replaces the file atomically and durably.
     ///
     /// - Parameter data: The new bytes.
-    /// - Throws: ``IAPError`` `storageFailure`; the previous file is then untouched.
+    /// - Throws: ``IAPError`` `storageFailure`, or `unsafeFile` for a symbolic link; the previous file is then
+    ///   untouched.
     public func save(_ data: Data) async throws {
         // Two saves sharing `<path>.tmp` at once would rename a file the other is still writing.
         try Self.saveLock.withLock { _ in try replace(with: data) }
@@ -90,13 +65,12 @@ public struct FilePurchaseOutboxStorage: PurchaseOutboxStorage {
             let base = path + ".quarantined-\(date.millisecondsSince1970)"
             var target = base
             var counter = 1
-            var status = stat()
-            while stat(target, &status) == 0 {
+            while SystemFile.exists(target) {
                 counter += 1
                 target = base + "-\(counter)"
             }
             try SystemFile.rename(path, to: target)
-            try SystemFile.syncDirectory(Self.directory(of: path))
+            try SystemFile.syncDirectory(SystemFile.directory(of: path))
             return target
         }
     }
@@ -105,26 +79,7 @@ public struct FilePurchaseOutboxStorage: PurchaseOutboxStorage {
     private static let saveLock = LockedValue(())
 
     private func replace(with data: Data) throws {
-        let directory = Self.directory(of: path)
-        try SystemFile.createDirectory(directory)
-        let temporary = path + ".tmp"
-        let file = try SystemFile.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
-        do {
-            try file.write([UInt8](data))
-            try file.sync()
-            file.close()
-        } catch {
-            file.close()
-            try? SystemFile.remove(temporary)
-            throw error
-        }
-        try SystemFile.rename(temporary, to: path)
-        try SystemFile.syncDirectory(directory)
-    }
-
-    private static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let directory = String(path[..<slash])
-        return directory.isEmpty ? "/" : directory
+        try SystemFile.createDirectory(SystemFile.directory(of: path))
+        try SystemFile.replaceContents(of: path, with: [UInt8](data))
     }
 }

@@ -80,6 +80,9 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let storageAuthenticationFailed = Code("storageAuthenticationFailed")
         /// The store's schema was migrated by a newer version of swift-iap than this one, which must not write it.
         public static let storageSchemaTooNew = Code("storageSchemaTooNew")
+        /// A file or directory where swift-iap keeps data is a symbolic link, or not a regular file (or directory):
+        /// it is refused, never followed, and whatever it points to is left untouched.
+        public static let unsafeFile = Code("unsafeFile")
         /// The purchase belongs to another user: its appAccountToken is bound to (or, by a
         /// ``TokenOwnershipCheck``, derived from) another user, or the ledger records it for another user.
         public static let ownershipConflict = Code("ownershipConflict")

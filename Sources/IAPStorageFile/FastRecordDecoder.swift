@@ -19,13 +19,37 @@ enum FastRecordDecoder {
     static func decode(_ body: UnsafeRawBufferPointer) -> JournalOperation? {
         var scanner = JSONScanner(body)
         guard scanner.consume(UInt8(ascii: "{")), let name = scanner.string(), let kind = Kind.named(name),
-            scanner.consume(UInt8(ascii: ":")), let entry = ledgerEntry(from: &scanner),
-            scanner.consume(UInt8(ascii: "}")), scanner.isAtEnd
+            scanner.consume(UInt8(ascii: ":")), let entry = ledgerEntry(from: &scanner)
         else { return nil }
+        var signed = JournalOperation.SignedField.unchanged
+        if scanner.consume(UInt8(ascii: ",")) {
+            guard let field = signedField(of: kind, from: &scanner) else { return nil }
+            signed = field
+        }
+        guard scanner.consume(UInt8(ascii: "}")), scanner.isAtEnd else { return nil }
         switch kind {
-        case .entry: return .entry(entry)
-        case .insert: return .insert(entry)
-        case .replace: return .replace(entry)
+        case .entry: return .entry(entry, signed: signed)
+        case .insert: return .insert(entry, signed: signed)
+        case .replace: return .replace(entry, signed: signed)
+        }
+    }
+
+    /// The second key of an entry record: `"signedTransaction":"…"|null` in a journal, `"signed":[offset,length]`
+    /// in a snapshot.
+    private static func signedField(of kind: Kind, from scanner: inout JSONScanner) -> JournalOperation.SignedField? {
+        guard let key = scanner.string(), scanner.consume(UInt8(ascii: ":")) else { return nil }
+        if kind == .entry {
+            guard key.elementsEqual("signed".utf8), scanner.consume(UInt8(ascii: "[")),
+                let offset = natural(&scanner), scanner.consume(UInt8(ascii: ",")),
+                let length = natural(&scanner).flatMap(UInt32.init(exactly:)), scanner.consume(UInt8(ascii: "]"))
+            else { return nil }
+            return .reference(.init(offset: offset, length: length))
+        }
+        guard key.elementsEqual("signedTransaction".utf8) else { return nil }
+        switch scanner.optional({ $0.text() }) {
+        case .some(.some(let jws)): return .jws(jws)
+        case .some(.none): return .removed
+        case .none: return nil
         }
     }
 
@@ -118,6 +142,26 @@ enum FastRecordDecoder {
         case .grantAttempted: set(&entry.grantAttempted, scanner.bool())
         case .grantedUnits: set(&entry.grantedUnits, scanner.optional { $0.integer() })
         }
+    }
+
+    /// A number of decimal digits without sign or leading zeros, as the encoder writes the members of an array.
+    private static func natural(_ scanner: inout JSONScanner) -> UInt64? {
+        let start = scanner.index
+        var value: UInt64 = 0
+        while scanner.index < scanner.bytes.count,
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(scanner.bytes[scanner.index])
+        {
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = shifted.addingReportingOverflow(
+                UInt64(scanner.bytes[scanner.index] - UInt8(ascii: "0"))
+            )
+            guard !overflowed, !carried else { return nil }
+            value = sum
+            scanner.index += 1
+        }
+        let digits = scanner.index - start
+        guard digits > 0, !(digits > 1 && scanner.bytes[start] == UInt8(ascii: "0")) else { return nil }
+        return value
     }
 
     /// Stores `value` if there is one; whether there was.

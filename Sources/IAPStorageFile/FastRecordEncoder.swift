@@ -16,11 +16,29 @@ package import IAPCore
 package enum FastRecordEncoder {
     /// The JSON of `{"<operation>": <entry>}`.
     package static func encode(_ entry: LedgerEntry, as operation: String) throws -> [UInt8] {
+        try encode(entry, as: operation, signed: .unchanged)
+    }
+
+    /// The JSON of `{"<operation>": <entry>}`, with the key of its signed transaction when `signed` says so.
+    static func encode(_ entry: LedgerEntry, as operation: String, signed: JournalOperation.SignedField) throws
+        -> [UInt8]
+    {
         var out = JSONWriter()
         out.raw("{\"")
         out.raw(operation)
         out.raw("\":")
         try write(entry, to: &out)
+        switch signed {
+        case .unchanged:
+            break
+        case .removed:
+            out.raw(",\"signedTransaction\":null")
+        case .jws(let jws):
+            out.raw(",\"signedTransaction\":")
+            out.string(jws)
+        case .reference(let reference):
+            out.raw(",\"signed\":[\(reference.offset),\(reference.length)]")
+        }
         out.raw("}")
         guard !out.invalid else {
             throw IAPError(
@@ -173,7 +191,7 @@ private struct JSONWriter {
         raw(String(milliseconds))
     }
 
-    private mutating func string(_ value: String) {
+    mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

@@ -24,9 +24,4 @@ extension FileEntitlementStore: IdentifiedEntitlementStore {
     public static func ledgerIdentity(in directory: URL) throws -> String? {
         try FileLedgerIdentity.read(directory: path(of: directory))
     }
-
-    private static func path(of directory: URL) -> String {
-        let path = directory.path(percentEncoded: false)
-        return path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-    }
 }

@@ -1,8 +1,23 @@
 public import IAPCore
 
 extension FileEntitlementStore {
-    /// How a ``FileEntitlementStore`` writes and compacts.
+    /// How a ``FileEntitlementStore`` opens, writes and compacts.
     public struct Options: Sendable {
+        /// Whether a store is opened to write or only to read.
+        public enum Access: Sendable, Hashable {
+            /// Creates the directory and the store if missing, takes the lock, repairs what a crash leaves, writes.
+            case readWrite
+            /// Creates, locks, repairs and writes nothing: a directory without a ledger throws `notFound`, every
+            /// write throws `unsupportedOperation`, and ``FileEntitlementStore/recovery`` says what an open would
+            /// repair. It may run while another process holds the store, and sees the ledger as it was when opened.
+            case readOnly
+        }
+
+        /// Whether the store is opened to write (the default) or only to read.
+        public var access: Access
+        /// Whether a read-write open creates the store (and its directory) when the directory holds none. Default
+        /// `true`; with `false` it throws `notFound` and creates nothing. A read-only open never creates.
+        public var createIfMissing: Bool
         /// The journal size in bytes past which the store compacts: it writes a snapshot of the whole ledger
         /// and starts a new journal. `nil` never compacts on its own (``FileEntitlementStore/compact()`` still
         /// does). The default is 64 MiB.
@@ -27,12 +42,18 @@ extension FileEntitlementStore {
         ///   - fsync: Whether writes are flushed to the device before they return.
         ///   - groupCommitWindow: How long to gather writes before a flush.
         ///   - clock: The clock that dates the lock file.
+        ///   - access: Whether to open the store to write or only to read.
+        ///   - createIfMissing: Whether a read-write open creates a store that does not exist.
         public init(
             compactionThreshold: Int? = 64 << 20,
             fsync: Bool = true,
             groupCommitWindow: Duration = .zero,
-            clock: any WallClock = SystemClock()
+            clock: any WallClock = SystemClock(),
+            access: Access = .readWrite,
+            createIfMissing: Bool = true
         ) {
+            self.access = access
+            self.createIfMissing = createIfMissing
             self.compactionThreshold = compactionThreshold
             self.fsync = fsync
             self.groupCommitWindow = groupCommitWindow

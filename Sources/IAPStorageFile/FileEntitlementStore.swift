@@ -24,11 +24,20 @@ public import IAPCore
 /// user, original transaction id, appAccountToken, due delivery, notification id), so reads never touch
 /// the disk.
 ///
-/// Opening a directory takes an advisory lock (one open store per directory, across processes), loads the
-/// newest snapshot and replays the journal after it. A record torn by a crash in the middle of a write
-/// can only be the last one; it is cut away and reported in ``recovery``. Damage anywhere else throws
-/// ``IAPError`` with code `storageCorrupted` naming the file and byte offset: the store never skips a
-/// record silently. `Documentation/FileStore.md` describes the format.
+/// Opening a directory takes an advisory lock (one open store per directory, across processes), reads the
+/// manifest (what the directory must hold), loads the snapshot it names and replays the journals after it. Only
+/// a last journal line without its newline — a write torn by a crash, whose call never returned — is cut away
+/// and reported in ``recovery``. A complete line that fails its checksum or does not decode, anywhere, a journal
+/// shorter than the manifest records, or a missing file throws ``IAPError`` with code `storageCorrupted` naming
+/// the file and line: the store never skips a record silently. ``repair(directory:options:)`` (`iap ledger
+/// repair`) then keeps every record that verifies and moves the damaged files aside;
+/// ``inspect(directory:)`` (`iap ledger check`) reports all of it without changing anything. A read-only open
+/// (``Access/readOnly``) creates and repairs nothing and takes no lock. Files are created private (0600,
+/// directories 0700) and never opened through a symbolic link. `Documentation/FileStore.md` describes the format.
+///
+/// The store keeps each transaction's signed JWS (``signedTransaction(transactionId:)``) on disk only: in the
+/// journal record that wrote it, then, after a compaction, in the signed-transaction file (certificate chains
+/// written once); in memory it holds only where each one is.
 ///
 /// A call answers only what is durable: a read that saw a write still in flight waits for its flush.
 /// If a flush fails (a full disk, an I/O error), every write not yet durable throws
@@ -51,30 +60,45 @@ public actor FileEntitlementStore: EntitlementStore {
     public nonisolated let directory: URL
     /// How the store writes and compacts.
     public nonisolated let options: Options
-    /// What opening the directory found and repaired.
+    /// What opening the directory found and repaired (for a read-only open: what an open would repair).
     public nonisolated let recovery: RecoveryReport
 
     private let files: StoreFiles
-    private let lock: DirectoryLock
+    /// The directory's lock; `nil` for a read-only store, which takes none.
+    private let lock: DirectoryLock?
     private let encoder = RecordEncoder()
     /// Serial queue for journal writes and flushes, so blocking I/O never holds the actor or a task thread.
     private let journalQueue = DispatchQueue(label: "swift-iap.file-store.journal")
     /// Serial queue for writing snapshots.
     private let compactionQueue = DispatchQueue(label: "swift-iap.file-store.compaction")
+    /// Serial queue for writing the manifest, in the order the actor asks.
+    private let manifestQueue = DispatchQueue(label: "swift-iap.file-store.manifest")
 
     /// The ledger, including writes whose records are not durable yet.
     private var state: LedgerState
-    /// The journal being appended to, its generation, and its durable size.
-    private var journal: SystemFile
+    /// Where each entry's signed transaction is, by position (as ``state``'s entries).
+    private var signed: [SignedLocation]
+    /// The signed transactions of the records in ``pending``: the entry's position, where its line starts in
+    /// ``pending`` and its length, and the JWS (until the record is handed to the journal).
+    private var pendingSigned: [(position: Int, lineStart: Int, lineLength: Int, jws: String)] = []
+    /// The journal being appended to (`nil` when read-only), its generation, and its durable size.
+    private var journal: SystemFile?
     private var generation: UInt64
     private var journalBytes: Int
+    /// The manifest as last written.
+    private var manifest: StoreManifest
+    /// Headers already in the signed-transaction file, by the offset of their record.
+    private var signedHeaders: [String: UInt64] = [:]
+    private var isWritingWatermark = false
+    /// The background write of a watermark, if one runs; `close()` waits for it before it lets go of the lock.
+    private var watermarkTask: Task<Void, Never>?
     /// Encoded records waiting for the next flush.
     private var pending: [UInt8] = []
     /// The log sequence number of the last record handed to the journal, and of the last durable one.
     private var lastLSN: UInt64
     private var durableLSN: UInt64
     /// How to undo each record after `durableLSN`, oldest first.
-    private var undoLog: [LedgerState.Undo] = []
+    private var undoLog: [(state: LedgerState.Undo, signed: SignedUndo?)] = []
     /// Calls waiting for a record to become durable.
     private var waiters: [(lsn: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var isFlushing = false
@@ -89,41 +113,101 @@ public actor FileEntitlementStore: EntitlementStore {
     /// Test hook: close the journal after the next batch is written and before it is flushed.
     private var failNextFlush = false
 
+    /// How to undo a record's change of where a signed transaction is.
+    private enum SignedUndo {
+        /// An insert appended a location.
+        case appended
+        /// A replace changed the location at a position.
+        case replaced(position: Int, previous: SignedLocation)
+    }
+
+    /// How far the journal may grow past the manifest's watermark before the manifest is written again.
+    static let watermarkInterval = 1 << 20
+
     /// Opens (or creates) the store in `directory`.
     ///
-    /// Creates the directory if needed, takes its lock, loads the newest snapshot and replays the journal.
-    /// This reads the whole ledger, so it takes a while for a large one (see `Documentation/FileStore.md`).
+    /// Read-write (the default): creates the directory if needed (mode 0700), takes its lock, loads the snapshot
+    /// and replays the journals, cuts a torn last record, and writes the manifest. Read-only
+    /// (``Options-swift.struct/access``): creates, locks and changes nothing, and throws `notFound` when the
+    /// directory holds no ledger (as a read-write open does with ``Options-swift.struct/createIfMissing`` off). This reads the whole ledger, so it takes a while for a large one (see
+    /// `Documentation/FileStore.md`).
     ///
     /// - Parameters:
     ///   - directory: The store's directory (a file URL).
-    ///   - options: How to write and compact.
+    ///   - options: How to open, write and compact.
     /// - Throws: ``IAPError`` with code `storageLocked` naming the holder if another open store holds the
-    ///   directory; `storageCorrupted` naming the file and offset of a damaged record; `storageFailure` if
-    ///   the directory cannot be read or written.
+    ///   directory; `storageCorrupted` naming the file and line of a damaged record or a missing file; `notFound`
+    ///   for a read-only open of a directory without a ledger; `unsafeFile` for a symbolic link where a store file
+    ///   belongs; `storageFailure` if the directory cannot be read or written.
     public init(directory: URL, options: Options = .init()) throws {
-        let path = directory.path(percentEncoded: false)
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        try SystemFile.createDirectory(trimmed)
-        let files = StoreFiles(directory: trimmed)
-        let lock = try DirectoryLock(directory: trimmed, clock: options.clock)
-        do {
-            var loader = StoreLoader(files: files, fsync: options.fsync)
-            let loaded = try loader.load()
-            self.state = loaded.state
-            self.journal = loaded.journal
-            self.generation = loaded.generation
-            self.journalBytes = loaded.journalBytes
-            self.lastLSN = loaded.lsn
-            self.durableLSN = loaded.lsn
-            self.recovery = loaded.recovery
-        } catch {
-            lock.release()
-            throw error
+        let files = StoreFiles(directory: Self.path(of: directory))
+        let lock: DirectoryLock?
+        let loaded: StoreLoader.Loaded
+        switch options.access {
+        case .readWrite:
+            if !options.createIfMissing, try !SystemFile.exists(files.directory) || !files.list().holdsLedger {
+                throw IAPError(.notFound, "there is no ledger in \(files.directory)")
+            }
+            try SystemFile.createDirectory(files.directory)
+            lock = try DirectoryLock(directory: files.directory, clock: options.clock)
+            do {
+                var loader = StoreLoader(files: files, fsync: options.fsync, mode: .open)
+                loaded = try loader.load()
+            } catch {
+                lock?.release()
+                throw error
+            }
+        case .readOnly:
+            lock = nil
+            loaded = try Self.loadReadOnly(files)
         }
+        self.init(directory: directory, options: options, files: files, lock: lock, loaded: loaded)
+    }
+
+    /// A store over what a loader read.
+    init(
+        directory: URL,
+        options: Options,
+        files: StoreFiles,
+        lock: DirectoryLock?,
+        loaded: StoreLoader.Loaded
+    ) {
         self.directory = directory
         self.options = options
         self.files = files
         self.lock = lock
+        state = loaded.state
+        signed = loaded.signed
+        journal = loaded.journal
+        generation = loaded.generation
+        journalBytes = loaded.journalBytes
+        manifest = loaded.manifest
+        lastLSN = loaded.lsn
+        durableLSN = loaded.lsn
+        recovery = loaded.recovery
+    }
+
+    /// The directory's path without a trailing slash.
+    static func path(of directory: URL) -> String {
+        let path = directory.path(percentEncoded: false)
+        return path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+    }
+
+    /// Loads without writing; tried again when a writer's compaction changed the files under it.
+    private static func loadReadOnly(_ files: StoreFiles) throws -> StoreLoader.Loaded {
+        var attempt = 0
+        while true {
+            let before = try? StoreManifest.read(files)
+            do {
+                var loader = StoreLoader(files: files, fsync: false, mode: .readOnly)
+                return try loader.load()
+            } catch let error as IAPError where error.code == .storageFailure || error.code == .storageCorrupted {
+                attempt += 1
+                guard attempt < 3, (try? StoreManifest.read(files)) != before else {
+                    throw error
+                }
+            }
+        }
     }
 
     /// Flushes what is in flight, waits for a running compaction, and releases the directory's lock.
@@ -137,8 +221,13 @@ public actor FileEntitlementStore: EntitlementStore {
         isClosed = true
         try? await waitUntilDurable(lastLSN)
         await compaction?.value
-        journal.close()
-        lock.release()
+        await watermarkTask?.value
+        if lock != nil, failure == nil {
+            // Records the journal's final size: emptying or cutting it later is noticed.
+            try? await writeWatermark()
+        }
+        journal?.close()
+        lock?.release()
     }
 
     /// Writes a snapshot now and starts a new journal, then removes the older files.
@@ -170,20 +259,28 @@ public actor FileEntitlementStore: EntitlementStore {
 
     // MARK: Transactions
 
-    /// Records a new transaction, or returns the one already recorded with its id.
+    /// Records a new transaction with the signed JWS it was verified from, or returns the one already recorded with
+    /// its id (whose signed transaction stays as it is).
     ///
-    /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned here.
+    /// - Parameters:
+    ///   - entry: The entry to record; its `sequence` and `revision` are assigned here.
+    ///   - signedTransaction: The compact JWS the entry's transaction was verified from, or `nil`.
     /// - Returns: `.inserted` with the stored entry once it is durable, or `.existing` with the entry already there.
-    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId`, or
-    ///   `storageFailure` if the journal cannot be written (nothing was recorded).
-    public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId` or a signed
+    ///   transaction that is not a compact JWS, or `storageFailure` if the journal cannot be written (nothing was
+    ///   recorded).
+    public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
         try checkOpen()
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         let stored: LedgerEntry
         switch try state.planInsert(entry) {
         case .existing(let existing): return try await answer(.existing(existing))
         case .insert(let planned): stored = planned
         }
-        let lsn = try append(.insert(stored)) { $0.insert(stored) }
+        let lsn = try append(
+            .insert(stored, signed: signedTransaction.map { .jws($0) } ?? .unchanged),
+            signed: .insert(signedTransaction)
+        ) { $0.insert(stored) }
         try await waitUntilDurable(lsn)
         return .inserted(stored)
     }
@@ -202,7 +299,7 @@ public actor FileEntitlementStore: EntitlementStore {
         return try await answer(state.entry(transactionId: transactionId))
     }
 
-    /// Replaces an entry if its stored revision still equals `revision`.
+    /// Replaces an entry if its stored revision still equals `revision`; its signed transaction stays as it is.
     ///
     /// - Parameters:
     ///   - entry: The new state of the entry.
@@ -211,15 +308,77 @@ public actor FileEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or
     ///   `recordedAt`, or has an empty `userId`; `storageFailure` if the journal cannot be written.
     public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
+        try await replace(entry, ifRevision: revision, signed: .keep)
+    }
+
+    /// Replaces an entry and its signed transaction if its stored revision still equals `revision`.
+    ///
+    /// - Parameters:
+    ///   - entry: The new state of the entry.
+    ///   - revision: The revision the caller read.
+    ///   - signedTransaction: The JWS of the entry's new `transaction`, or `nil` to keep none.
+    /// - Returns: `true` once the new state is durable, `false` if the revision differs or the entry does not exist.
+    /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or
+    ///   `recordedAt`, has an empty `userId`, or the signed transaction is not a compact JWS; `storageFailure` if
+    ///   the journal cannot be written.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
+        -> Bool
+    {
+        try await replace(entry, ifRevision: revision, signed: .set(signedTransaction))
+    }
+
+    private func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signed change: SignedChange) async throws
+        -> Bool
+    {
         try checkOpen()
+        let field: JournalOperation.SignedField
+        switch change {
+        case .keep, .insert:
+            field = .unchanged
+        case .set(let jws):
+            try LedgerState.checkSignedTransaction(jws, of: entry.transactionId)
+            field = jws.map { .jws($0) } ?? .removed
+        }
         let stored: LedgerEntry
         switch try state.planReplace(entry, ifRevision: revision) {
         case .refuse: return try await answer(false)
         case .replace(let planned): stored = planned
         }
-        let lsn = try append(.replace(stored)) { $0.replace(with: stored) }
+        let lsn = try append(.replace(stored, signed: field), signed: change, position: Int(stored.sequence - 1)) {
+            $0.replace(with: stored)
+        }
         try await waitUntilDurable(lsn)
         return true
+    }
+
+    /// The signed JWS an entry was recorded (or last updated) from, read back from the journal or the
+    /// signed-transaction file, or `nil` when the entry has none or does not exist.
+    ///
+    /// - Parameter transactionId: The transaction id.
+    /// - Throws: ``IAPError`` with code `storageCorrupted` when the file that holds it does not read back as that
+    ///   transaction's signed data, `storageFailure` when it cannot be read.
+    public func signedTransaction(transactionId: String) async throws -> String? {
+        try checkOpen()
+        try await waitUntilDurable(lastLSN)
+        guard let entry = state.entry(transactionId: transactionId), let position = Int(exactly: entry.sequence - 1),
+            signed.indices.contains(position)
+        else {
+            return nil
+        }
+        let reader = SignedTransactionReader(files: files, signedGeneration: manifest.signed?.generation)
+        return try reader.read(signed[position], transactionId: transactionId)
+    }
+
+    /// The first entry sequence recorded by a version that keeps signed transactions: 1, or for a ledger an
+    /// earlier version wrote, the sequence after its last entry when this version first opened it. Entries before
+    /// it have no signed transaction and are not expected to.
+    public var signedTransactionsFromSequence: Int64 {
+        manifest.signedFrom
+    }
+
+    /// How many entries have a signed transaction.
+    public var signedTransactionCount: Int {
+        signed.reduce(0) { $0 + ($1.exists ? 1 : 0) }
     }
 
     /// Every entry of a purchase family, by ascending `sequence`.
@@ -350,22 +509,51 @@ public actor FileEntitlementStore: EntitlementStore {
 
     // MARK: Writing
 
+    /// What a record does to where an entry's signed transaction is.
+    private enum SignedChange {
+        /// Nothing (a replace that keeps it, or a record of another kind).
+        case keep
+        /// An insert, with the entry's signed transaction or none.
+        case insert(String?)
+        /// A replace that stores this signed transaction, or removes it.
+        case set(String?)
+    }
+
     /// Encodes a record, applies its mutation to the state, and queues the record for the next flush.
     ///
     /// Nothing changes if encoding fails. The caller must then wait for the returned log sequence number.
     private func append(
         _ operation: JournalOperation,
+        signed change: SignedChange = .keep,
+        position: Int? = nil,
         apply: (inout LedgerState) -> LedgerState.Undo?
     ) throws -> UInt64 {
         try checkWritable()
         let lsn = lastLSN + 1
         let line = try JournalRecord.line(operation, seq: lsn, encoder: encoder)
+        let entryPosition = position ?? state.entries.count
         guard let undo = apply(&state) else {
             throw IAPError(.internalError, "the \(operation.kind) record does not fit the ledger; nothing was written")
         }
+        func location(of jws: String?) -> SignedLocation {
+            guard let jws else { return .none }
+            pendingSigned.append((entryPosition, pending.count, line.count - 1, jws))
+            return .pending(pendingSigned.count - 1)
+        }
+        var signedUndo: SignedUndo?
+        switch change {
+        case .keep:
+            break
+        case .insert(let jws):
+            signed.append(location(of: jws))
+            signedUndo = .appended
+        case .set(let jws):
+            signedUndo = .replaced(position: entryPosition, previous: signed[entryPosition])
+            signed[entryPosition] = location(of: jws)
+        }
         lastLSN = lsn
         pending += line
-        undoLog.append(undo)
+        undoLog.append((undo, signedUndo))
         return lsn
     }
 
@@ -404,12 +592,17 @@ public actor FileEntitlementStore: EntitlementStore {
         if options.groupCommitWindow > .zero {
             try? await Task.sleep(for: options.groupCommitWindow)
         }
-        while !pending.isEmpty, failure == nil {
+        while !pending.isEmpty, failure == nil, let file = journal {
             let batch = pending
             pending = []
             pending.reserveCapacity(batch.count)
+            // The batch goes to the end of the current journal: from here on its signed transactions are there.
+            let base = journalBytes
+            for (index, item) in pendingSigned.enumerated() where signed[item.position] == .pending(index) {
+                signed[item.position] = .journal(generation, offset: base + item.lineStart, length: item.lineLength)
+            }
+            pendingSigned.removeAll()
             let upTo = lastLSN
-            let file = journal
             let startLength = journalBytes
             let sync = options.fsync
             let breakFile = failNextFlush
@@ -428,9 +621,21 @@ public actor FileEntitlementStore: EntitlementStore {
                 journalBytes >= max(threshold, nextCompactionAttempt)
             {
                 startCompaction()
+            } else if compaction == nil, !isWritingWatermark, !isClosed,
+                journalBytes - (manifest.current?.bytes ?? 0) >= Self.watermarkInterval
+            {
+                isWritingWatermark = true
+                watermarkTask = Task {
+                    try? await self.writeWatermark()
+                    self.watermarkWritten()
+                }
             }
         }
         isFlushing = false
+    }
+
+    private func watermarkWritten() {
+        isWritingWatermark = false
     }
 
     /// Records that everything up to `lsn` is durable and resumes the calls waiting for it.
@@ -452,10 +657,16 @@ public actor FileEntitlementStore: EntitlementStore {
     /// back to its durable length, and refuses writes from now on.
     private func failWrites(_ error: any Error, file: SystemFile, durableLength: Int) async {
         for undo in undoLog.reversed() {
-            state.undo(undo)
+            state.undo(undo.state)
+            switch undo.signed {
+            case .appended?: signed.removeLast()
+            case .replaced(let position, let previous)?: signed[position] = previous
+            case nil: break
+            }
         }
         undoLog.removeAll()
         pending.removeAll()
+        pendingSigned.removeAll()
         lastLSN = durableLSN
         var failure = IAPError(
             .storageFailure,
@@ -487,12 +698,72 @@ public actor FileEntitlementStore: EntitlementStore {
         }
     }
 
+    // MARK: Manifest
+
+    private var isWritingManifest = false
+    private var manifestWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// How the manifest changes.
+    private enum ManifestChange {
+        /// The current journal's watermark moves to its durable size.
+        case watermark
+        /// A new journal is listed after the current one (before any record goes to it).
+        case listJournal(generation: UInt64, bytes: Int)
+        /// A compaction published its snapshot: only the current journal remains.
+        case commit(snapshot: StoreManifest.Snapshot, signed: StoreManifest.Signed?)
+    }
+
+    /// Writes the manifest with one change, after any other manifest write of this store finished.
+    private func writeManifest(_ change: ManifestChange) async throws {
+        while isWritingManifest {
+            await withCheckedContinuation { manifestWaiters.append($0) }
+        }
+        isWritingManifest = true
+        defer {
+            isWritingManifest = false
+            if !manifestWaiters.isEmpty {
+                manifestWaiters.removeFirst().resume()
+            }
+        }
+        var updated = manifest
+        let current = StoreManifest.Journal(generation: generation, bytes: journalBytes, lsn: durableLSN)
+        updated.journals = updated.journals.map { $0.generation == generation ? current : $0 }
+        if !updated.journals.contains(where: { $0.generation == generation }) {
+            updated.journals.append(current)
+        }
+        switch change {
+        case .watermark:
+            break
+        case .listJournal(let next, let bytes):
+            updated.journals.append(.init(generation: next, bytes: bytes, lsn: durableLSN))
+        case .commit(let snapshot, let signed):
+            updated.snapshot = snapshot
+            updated.signed = signed
+            updated.journals = [current]
+        }
+        guard updated != manifest else {
+            return
+        }
+        let files = self.files
+        let sync = options.fsync
+        let written = updated
+        try await Self.run(on: manifestQueue) {
+            try written.write(to: files, sync: sync)
+        }
+        manifest = written
+    }
+
+    /// Records the current journal's durable size and last record in the manifest.
+    private func writeWatermark() async throws {
+        try await writeManifest(.watermark)
+    }
+
     // MARK: Compaction
 
     /// Starts a compaction unless one is running: a task that starts a new journal, then snapshots the
     /// ledger as of the switch.
     private func startCompaction() {
-        guard compaction == nil, failure == nil, !isClosed else {
+        guard compaction == nil, failure == nil, !isClosed, lock != nil else {
             return
         }
         compaction = Task { await self.compactNow() }
@@ -500,48 +771,99 @@ public actor FileEntitlementStore: EntitlementStore {
 
     private func compactNow() async {
         let next = generation + 1
-        let path = files.journal(next)
-        let directory = files.directory
+        let files = self.files
         let sync = options.fsync
-        let newJournal: SystemFile
         do {
-            newJournal = try await Self.run(on: journalQueue) {
-                let file = try SystemFile.open(path, flags: O_WRONLY | O_CREAT | O_APPEND | O_TRUNC)
-                if sync {
-                    try SystemFile.syncDirectory(directory)
-                }
-                return file
+            guard next <= SignedLocation.maximumGeneration else {
+                throw IAPError(.storageFailure, "the journal generation reached its limit (\(next))")
             }
+            let newJournal = try await Self.run(on: journalQueue) {
+                try StoreLoader.createJournal(next, files: files, sync: sync)
+            }
+            // The manifest lists the new journal before any record goes to it.
+            try await writeManifest(.listJournal(generation: next, bytes: try newJournal.size()))
+            // From here on, records go to the new journal; the snapshot holds everything up to `lastLSN`.
+            let snapshot = state
+            let locations = signed
+            let pendingJWS = pendingSigned.map(\.jws)
+            let lsn = lastLSN
+            journal = newJournal
+            generation = next
+            journalBytes = try newJournal.size()
+            try await writeSnapshot(
+                snapshot,
+                locations: locations,
+                pendingJWS: pendingJWS,
+                lsn: lsn,
+                generation: next
+            )
         } catch {
             compactionFailed(error)
-            compaction = nil
-            return
         }
-        // From here on, records go to the new journal; the snapshot holds everything up to `lastLSN`.
-        let snapshot = state
-        let lsn = lastLSN
-        journal = newJournal
-        generation = next
-        journalBytes = 0
-        await writeSnapshot(snapshot, lsn: lsn, generation: next)
         compaction = nil
     }
 
-    private func writeSnapshot(_ snapshot: LedgerState, lsn: UInt64, generation: UInt64) async {
+    /// What a compaction moved into the signed-transaction file.
+    private struct MovedSignatures: Sendable {
+        var signedFile: StoreManifest.Signed?
+        var headers: [String: UInt64]
+        /// Entries whose signed transaction was in a journal, and where it is now.
+        var moved: [(position: Int, from: SignedLocation, to: JournalOperation.SignedReference)]
+    }
+
+    private func writeSnapshot(
+        _ snapshot: LedgerState,
+        locations: [SignedLocation],
+        pendingJWS: [String],
+        lsn: UInt64,
+        generation: UInt64
+    ) async throws {
         let files = self.files
         let sync = options.fsync
         let temporary = files.temporarySnapshot(generation)
+        let committed = manifest.signed
+        let headers = signedHeaders
         do {
-            try await Self.run(on: compactionQueue) {
-                try SnapshotWriter.write(snapshot, lsn: lsn, generation: generation, to: temporary, fsync: sync)
-            }
-            // The snapshot may include writes still in flight; publish it only once they are durable.
+            // Every record the snapshot holds must be written before the journals are read back: a batch may still
+            // be on its way to the old journal.
             try await waitUntilDurable(lsn)
+            let result = try await Self.run(on: compactionQueue) {
+                try Self.writeSnapshotFiles(
+                    snapshot,
+                    locations: locations,
+                    pendingJWS: pendingJWS,
+                    lsn: lsn,
+                    generation: generation,
+                    committed: committed,
+                    headers: headers,
+                    files: files,
+                    sync: sync
+                )
+            }
             try await Self.run(on: compactionQueue) {
                 try SystemFile.rename(temporary, to: files.snapshot(generation))
                 if sync {
                     try SystemFile.syncDirectory(files.directory)
                 }
+            }
+            // The commit: the manifest names the new snapshot; the older files are leftovers from here on.
+            try await writeManifest(
+                .commit(snapshot: .init(generation: generation, lsn: lsn), signed: result.signedFile)
+            )
+            signedHeaders = result.headers
+            for move in result.moved where signed.indices.contains(move.position) && signed[move.position] == move.from
+            {
+                signed[move.position] = .signedFile(move.to)
+            }
+            // A write undone later must not bring back a place in a journal that is about to go.
+            let movedFrom = Dictionary(result.moved.map { ($0.from, $0.to) }, uniquingKeysWith: { first, _ in first })
+            undoLog = undoLog.map { undo in
+                guard case .replaced(let position, let previous)? = undo.signed, let to = movedFrom[previous] else {
+                    return undo
+                }
+                return (undo.state, .replaced(position: position, previous: .signedFile(to)))
+            }
+            try await Self.run(on: compactionQueue) {
                 let listing = try files.list()
                 for old in listing.journals where old < generation {
                     try SystemFile.remove(files.journal(old))
@@ -552,8 +874,73 @@ public actor FileEntitlementStore: EntitlementStore {
             }
         } catch {
             try? SystemFile.remove(temporary)
-            compactionFailed(error)
+            throw error
         }
+    }
+
+    /// Moves the signed transactions the journals hold into the signed-transaction file, then writes the snapshot
+    /// that refers to them (both flushed); runs on the compaction queue.
+    private static func writeSnapshotFiles(
+        _ snapshot: LedgerState,
+        locations: [SignedLocation],
+        pendingJWS: [String],
+        lsn: UInt64,
+        generation: UInt64,
+        committed: StoreManifest.Signed?,
+        headers: [String: UInt64],
+        files: StoreFiles,
+        sync: Bool
+    ) throws -> MovedSignatures {
+        let signedGeneration = committed?.generation ?? generation
+        var appender: SignedFileAppender?
+        let reader = SignedTransactionReader(files: files, signedGeneration: signedGeneration)
+        var result = MovedSignatures(signedFile: committed, headers: headers, moved: [])
+        var references = [JournalOperation.SignedReference?](repeating: nil, count: locations.count)
+        for (position, location) in locations.enumerated() {
+            let transactionId = snapshot.entries[position].transactionId
+            let jws: String
+            switch location.kind {
+            case .none:
+                continue
+            case .signedFile(let reference):
+                references[position] = reference
+                continue
+            case .pending(let index):
+                jws = pendingJWS[index]
+            case .journal:
+                guard let read = try reader.read(location, transactionId: transactionId) else { continue }
+                jws = read
+            }
+            if appender == nil {
+                appender = try SignedFileAppender(
+                    path: files.signed(signedGeneration),
+                    committed: (committed?.bytes ?? 0, committed?.records ?? 0),
+                    headers: headers
+                )
+            }
+            guard var open = appender else { continue }
+            let reference = try open.append(jws, transactionId: transactionId)
+            appender = open
+            references[position] = reference
+            if case .journal = location.kind {
+                result.moved.append((position, location, reference))
+            }
+        }
+        if var open = appender {
+            try open.finish(sync: sync)
+            result.signedFile = .init(generation: signedGeneration, bytes: open.bytes, records: open.records)
+            result.headers = open.headers
+        }
+        try SnapshotWriter.write(
+            snapshot,
+            references: { references[$0] },
+            lsn: lsn,
+            generation: generation,
+            signedGeneration: result.signedFile?.generation,
+            to: files.temporarySnapshot(generation),
+            fsync: sync
+        )
+        return result
     }
 
     private func compactionFailed(_ error: any Error) {
@@ -571,9 +958,22 @@ public actor FileEntitlementStore: EntitlementStore {
 
     private func checkWritable() throws {
         try checkOpen()
+        guard lock != nil else {
+            throw IAPError(
+                .unsupportedOperation,
+                "the store in \(files.directory) was opened read-only; open it read-write to change it"
+            )
+        }
         if let failure {
             throw failure
         }
+    }
+
+    /// What the store holds, for a repair to write again.
+    func loadedForRepair() -> (
+        state: LedgerState, signed: [SignedLocation], lsn: UInt64, signedGeneration: UInt64?, signedFrom: Int64
+    ) {
+        (state, signed, lastLSN, manifest.signed?.generation, manifest.signedFrom)
     }
 
     /// Test hook: makes the next flush fail after its records were written, by closing the journal.

@@ -5,16 +5,22 @@
 #endif
 import IAPCore
 
-/// The line format of journal and snapshot files.
+/// The line format of journal, snapshot and signed-transaction files.
 ///
-/// Every record is one line of JSON, `{"v":1,"seq":N,"crc":"xxxxxxxx","op":{…}}` and a newline, where `v` is
-/// the format version, `seq` the record's number (the log sequence number in a journal, the position in a
-/// snapshot), `crc` the CRC-32C of the exact bytes of the `op` value in eight lowercase hex digits, and `op`
-/// a ``JournalOperation``. The envelope's keys are always written in this order, so a reader finds the
-/// checksummed bytes without parsing the operation first.
+/// Every record is one line of JSON, `{"v":2,"seq":N,"crc":"xxxxxxxx","op":{…}}` and a newline, where `v` is
+/// the format version, `seq` the record's number (the log sequence number in a journal, 0 for a journal's header
+/// line, the position in a snapshot or signed-transaction file), `crc` the CRC-32C of the exact bytes of the `op`
+/// value in eight lowercase hex digits, and `op` a ``JournalOperation``. The envelope's keys are always written
+/// in this order, so a reader finds the checksummed bytes without parsing the operation first.
+///
+/// Version 2 added the signed transactions (the `signedTransaction` and `signed` keys of entry records, the
+/// `journal`, `header` and `signed` records); this build writes 2 and reads 1 and 2, so a ledger written by an
+/// earlier version opens unchanged, and an earlier version refuses what this one wrote with a clear message.
 enum JournalRecord {
-    /// The only format version this build writes and reads.
-    static let formatVersion = 1
+    /// The format version this build writes.
+    static let formatVersion = 2
+    /// The format versions this build reads.
+    static let readableVersions: ClosedRange<UInt64> = 1...2
 
     /// A decoded line.
     struct Decoded: Sendable {
@@ -28,16 +34,8 @@ enum JournalRecord {
     struct Problem: Error, Sendable {
         /// What is wrong, for the error message.
         var reason: String
-        /// Whether the line is intact but written by another format version (never a torn write).
+        /// Whether the line is intact but written by another format version.
         var isUnsupportedVersion: Bool = false
-        /// Whether the checksum matched, so the line was written whole (never a torn write).
-        var isIntact: Bool = false
-        /// Whether the envelope is well formed and only the checksum disagrees: on a complete line that is
-        /// damage to a record that was written whole, never a torn write.
-        var isChecksumMismatch: Bool = false
-
-        /// Whether a crash in the middle of writing the line explains the problem.
-        var isTornCandidate: Bool { !isUnsupportedVersion && !isIntact && !isChecksumMismatch }
     }
 
     /// Encodes one record as a line, newline included.
@@ -67,10 +65,11 @@ enum JournalRecord {
         guard scanner.expect("{\"v\":"), let version = scanner.number() else {
             return .failure(Problem(reason: "not a record (expected {\"v\":<version>,…})"))
         }
-        guard version == UInt64(formatVersion) else {
+        guard readableVersions.contains(version) else {
             return .failure(
                 Problem(
-                    reason: "unsupported format version \(version) (this build reads version \(formatVersion))",
+                    reason: "unsupported format version \(version) (this build reads versions "
+                        + "\(readableVersions.lowerBound) to \(readableVersions.upperBound))",
                     isUnsupportedVersion: true
                 )
             )
@@ -89,8 +88,7 @@ enum JournalRecord {
         guard actual == crc else {
             return .failure(
                 Problem(
-                    reason: "bad checksum (stored \(String(crc, radix: 16)), computed \(String(actual, radix: 16)))",
-                    isChecksumMismatch: true
+                    reason: "bad checksum (stored \(String(crc, radix: 16)), computed \(String(actual, radix: 16)))"
                 )
             )
         }
@@ -98,8 +96,13 @@ enum JournalRecord {
             let operation = try decoder.decode(body)
             return .success(Decoded(seq: seq, operation: operation))
         } catch {
-            return .failure(Problem(reason: "undecodable operation: \(String(describing: error))", isIntact: true))
+            return .failure(Problem(reason: "undecodable operation: \(String(describing: error))"))
         }
+    }
+
+    /// Decodes one line held in an array (without its newline).
+    static func decode(_ line: [UInt8], decoder: RecordDecoder = RecordDecoder()) -> Result<Decoded, Problem> {
+        line.withUnsafeBytes { decode($0, decoder: decoder) }
     }
 
     /// A cursor over the fixed envelope of a line.

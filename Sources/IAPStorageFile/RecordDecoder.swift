@@ -16,9 +16,9 @@ struct RecordDecoder {
     func decode(_ body: UnsafeRawBufferPointer) throws -> JournalOperation {
         let operation = try FastRecordDecoder.decode(body) ?? decoder.decode(JournalOperation.self, from: Data(body))
         switch operation {
-        case .insert(let entry): return .insert(strings.share(entry))
-        case .replace(let entry): return .replace(strings.share(entry))
-        case .entry(let entry): return .entry(strings.share(entry))
+        case .insert(let entry, let signed): return .insert(strings.share(entry), signed: signed)
+        case .replace(let entry, let signed): return .replace(strings.share(entry), signed: signed)
+        case .entry(let entry, let signed): return .entry(strings.share(entry), signed: signed)
         default: return operation
         }
     }

@@ -14,9 +14,9 @@ struct RecordEncoder {
     /// The JSON bytes of an operation; entries, most of what the journal holds, are written by hand.
     func encode(_ operation: JournalOperation) throws -> [UInt8] {
         switch operation {
-        case .insert(let entry): try FastRecordEncoder.encode(entry, as: "insert")
-        case .replace(let entry): try FastRecordEncoder.encode(entry, as: "replace")
-        case .entry(let entry): try FastRecordEncoder.encode(entry, as: "entry")
+        case .insert(let entry, let signed): try FastRecordEncoder.encode(entry, as: "insert", signed: signed)
+        case .replace(let entry, let signed): try FastRecordEncoder.encode(entry, as: "replace", signed: signed)
+        case .entry(let entry, let signed): try FastRecordEncoder.encode(entry, as: "entry", signed: signed)
         default: Array(try encoder.encode(operation))
         }
     }

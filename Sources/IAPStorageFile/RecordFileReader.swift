@@ -22,6 +22,8 @@ enum RecordFileReader {
     struct Line: Sendable {
         /// The byte offset of its first byte.
         var offset: Int
+        /// Its length, without the newline.
+        var length: Int
         /// Its 1-based line number.
         var number: Int
         /// The record, or why it could not be read.
@@ -42,12 +44,14 @@ enum RecordFileReader {
     ///
     /// - Parameters:
     ///   - path: The file.
+    ///   - limit: Read only this many bytes from the start, when given.
     ///   - chunkSize: How many bytes to read and decode at a time.
     ///   - handle: Called with each chunk's lines in file order.
     /// - Returns: Where the incomplete last line starts, if the file does not end with a newline.
     /// - Throws: ``IAPError`` with code `storageFailure` if the file cannot be read, or what `handle` throws.
     static func read(
         path: String,
+        upTo limit: Int? = nil,
         chunkSize: Int = 4 << 20,
         handle: ([Line]) throws -> Void
     ) throws -> Tail {
@@ -62,8 +66,11 @@ enum RecordFileReader {
                 // One line longer than the buffer: make room.
                 buffer += [UInt8](repeating: 0, count: buffer.count)
             }
+            let room = limit.map { max(0, min(buffer.count - filled, $0 - consumedBefore - filled)) }
             let count = try buffer.withUnsafeMutableBytes { raw in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+                try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: raw[filled..<(filled + (room ?? raw.count - filled))])
+                )
             }
             if count == 0 {
                 reachedEnd = true
@@ -128,6 +135,7 @@ enum RecordFileReader {
                         at: index,
                         to: Line(
                             offset: firstOffset + range.lowerBound,
+                            length: range.count,
                             number: firstLine + index,
                             result: JournalRecord.decode(line, decoder: decoder)
                         )

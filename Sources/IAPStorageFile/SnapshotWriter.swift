@@ -18,8 +18,25 @@ import IAPCore
 enum SnapshotWriter {
     /// Writes `state` as snapshot `generation` to `path` and flushes it to the device.
     ///
+    /// - Parameters:
+    ///   - state: The ledger.
+    ///   - references: Where each entry's signed transaction is in the signed-transaction file, by position
+    ///     (`nil`: it has none).
+    ///   - lsn: The last journal record the snapshot includes.
+    ///   - generation: The snapshot's generation.
+    ///   - signedGeneration: The signed-transaction file its references point into.
+    ///   - path: The file to write.
+    ///   - fsync: Whether to flush it to the device.
     /// - Throws: ``IAPError`` with code `storageFailure` if the file cannot be written.
-    static func write(_ state: LedgerState, lsn: UInt64, generation: UInt64, to path: String, fsync: Bool) throws {
+    static func write(
+        _ state: LedgerState,
+        references: (Int) -> JournalOperation.SignedReference?,
+        lsn: UInt64,
+        generation: UInt64,
+        signedGeneration: UInt64?,
+        to path: String,
+        fsync: Bool
+    ) throws {
         let file = try SystemFile.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC)
         let encoder = RecordEncoder()
         var buffer: [UInt8] = []
@@ -34,10 +51,17 @@ enum SnapshotWriter {
             }
         }
         try append(
-            .snapshot(.init(generation: generation, lsn: lsn, lastSequence: state.lastSequence))
+            .snapshot(
+                .init(
+                    generation: generation,
+                    lsn: lsn,
+                    lastSequence: state.lastSequence,
+                    signedGeneration: signedGeneration
+                )
+            )
         )
-        for entry in state.entries {
-            try append(.entry(entry))
+        for (position, entry) in state.entries.enumerated() {
+            try append(.entry(entry, signed: references(position).map { .reference($0) } ?? .unchanged))
         }
         for (token, userId) in state.bindings.sorted(by: { $0.key < $1.key }) {
             try append(.bind(token: token, userId: userId))

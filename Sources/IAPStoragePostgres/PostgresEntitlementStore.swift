@@ -81,22 +81,28 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// One `INSERT ... ON CONFLICT (transaction_id) DO NOTHING`: of concurrent inserts of an id from any
     /// process, exactly one is `.inserted`.
     ///
-    /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned here.
+    /// - Parameters:
+    ///   - entry: The entry to record; its `sequence` and `revision` are assigned here.
+    ///   - signedTransaction: The compact JWS it was verified from, kept in the `signed_transaction` column.
     /// - Returns: `.inserted` with the stored entry once committed, or `.existing` with the entry already there.
-    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId` or text
-    ///   PostgreSQL cannot hold (a NUL character), `storageUnavailable` or `storageFailure` if the database
-    ///   fails (nothing was recorded, or, for a connection lost during the commit, perhaps it was: inserting
-    ///   again answers `.existing` then).
-    public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId`, text
+    ///   PostgreSQL cannot hold (a NUL character) or a signed transaction that is not a compact JWS,
+    ///   `storageUnavailable` or `storageFailure` if the database fails (nothing was recorded, or, for a connection
+    ///   lost during the commit, perhaps it was: inserting again answers `.existing` then).
+    public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
         guard !entry.transactionId.isEmpty else {
             throw IAPError(.invalidArgument, "a ledger entry needs a transactionId")
         }
         guard !entry.userId.isEmpty else {
             throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
         }
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         return try await pool.run { connection in
             let json = try Self.json(entry, connection: connection)
-            let inserted = try connection.execute(.insertEntry, Self.insertParameters(entry, json: json))
+            let inserted = try connection.execute(
+                .insertEntry,
+                Self.insertParameters(entry, json: json) + [signedTransaction]
+            )
             if inserted.count == 1 {
                 var stored = entry
                 stored.sequence = try inserted.int64(0, 0)
@@ -137,21 +143,69 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or `recordedAt` or
     ///   has an empty `userId`, or if the database fails; nothing changed.
     public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
+        try await replace(entry, ifRevision: revision, signed: nil)
+    }
+
+    /// Replaces an entry and its signed transaction (`NULL` for `nil`) if its stored revision is still `revision`,
+    /// in the same `UPDATE`.
+    ///
+    /// - Parameters:
+    ///   - entry: The new state (same `transactionId`, `sequence` and `recordedAt`).
+    ///   - revision: The revision the caller read.
+    ///   - signedTransaction: The compact JWS of the entry's new transaction, or `nil`.
+    /// - Returns: `true` if stored, `false` otherwise (nothing changed).
+    /// - Throws: As ``replace(_:ifRevision:)``, and `invalidArgument` for a signed transaction that is not a
+    ///   compact JWS.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
+        -> Bool
+    {
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
+        return try await replace(entry, ifRevision: revision, signed: .some(signedTransaction))
+    }
+
+    /// The signed transaction kept with an entry, from its `signed_transaction` column, or `nil`.
+    ///
+    /// - Parameter transactionId: The transaction id.
+    /// - Returns: The compact JWS.
+    /// - Throws: ``IAPError`` if the database fails.
+    public func signedTransaction(transactionId: String) async throws -> String? {
+        guard Self.storable(transactionId) else {
+            return nil
+        }
+        return try await pool.run(retryingOnLostConnection: true) { connection in
+            try connection.execute(.signedTransactionById, [transactionId]).string(0, 0)
+        }
+    }
+
+    /// The first entry sequence recorded by a version that keeps signed transactions: 1 for a ledger created with
+    /// them, or the sequence after the last entry when the schema was migrated to keep them (version 3). Entries
+    /// before it have none, and are not expected to.
+    ///
+    /// - Throws: ``IAPError`` if the database fails.
+    public func signedTransactionsFromSequence() async throws -> Int64 {
+        try await pool.run(retryingOnLostConnection: true) { connection in
+            try connection.execute(.signedTransactionsFrom).string(0, 0).flatMap { Int64($0) } ?? 1
+        }
+    }
+
+    /// The compare-and-set, keeping the signed transaction (`signed` is `nil`) or setting it.
+    private func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signed: String??) async throws -> Bool {
         guard Self.storable(entry.transactionId) else {
             return false
         }
         return try await pool.run { connection in
             if !entry.userId.isEmpty {
                 let json = try Self.json(entry, connection: connection)
-                let updated = try connection.execute(
-                    .replaceEntry,
-                    [
-                        entry.transactionId, String(revision), String(entry.sequence),
-                        Self.milliseconds(entry.recordedAt), entry.userId, entry.originalTransactionId,
-                        entry.transaction.appAccountToken?.lowercased(), entry.deliveryState.rawValue,
-                        Self.milliseconds(entry.nextAttemptAt), Self.milliseconds(entry.revokedAt), json,
-                    ]
-                )
+                var parameters: [String?] = [
+                    entry.transactionId, String(revision), String(entry.sequence),
+                    Self.milliseconds(entry.recordedAt), entry.userId, entry.originalTransactionId,
+                    entry.transaction.appAccountToken?.lowercased(), entry.deliveryState.rawValue,
+                    Self.milliseconds(entry.nextAttemptAt), Self.milliseconds(entry.revokedAt), json,
+                ]
+                if let signed {
+                    parameters.append(signed)
+                }
+                let updated = try connection.execute(signed == nil ? .replaceEntry : .replaceEntrySigned, parameters)
                 if updated.count == 1 {
                     return true
                 }
@@ -466,7 +520,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
-    /// Inserts many new entries in one transaction, as ``insert(_:)`` would one by one (an id already stored is
+    /// Inserts many new entries in one transaction, as ``insert(_:signedTransaction:)`` would one by one (an id already stored is
     /// skipped): for loading benchmark ledgers and imports, where a commit per entry is not needed.
     ///
     /// - Parameter entries: The entries; their `sequence` and `revision` are assigned by the store.
@@ -485,7 +539,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
                 var inserted = 0
                 for entry in entries {
                     let json = try Self.json(entry, connection: connection)
-                    inserted += try connection.execute(.insertEntry, Self.insertParameters(entry, json: json)).count
+                    inserted += try connection.execute(.insertEntry, Self.insertParameters(entry, json: json) + [nil])
+                        .count
                 }
                 return inserted
             }

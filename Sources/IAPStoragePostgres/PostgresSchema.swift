@@ -118,6 +118,27 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        Migration(
+            version: 3,
+            description: "the signed transaction (JWS) of each ledger entry, for re-verification",
+            statements: [
+                """
+                ALTER TABLE iap_ledger_entries ADD COLUMN signed_transaction text COLLATE "C"
+                """,
+                """
+                CREATE TABLE iap_ledger_properties (
+                    name text COLLATE "C" PRIMARY KEY,
+                    value text NOT NULL
+                )
+                """,
+                // Entries recorded before this version have no signed transaction, and are not expected to.
+                """
+                INSERT INTO iap_ledger_properties (name, value)
+                SELECT 'signed_transactions_from_sequence', (coalesce(max(sequence), 0) + 1)::text
+                FROM iap_ledger_entries
+                """,
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(

@@ -5,17 +5,18 @@ extension PostgresStatement {
     static let entryColumns = "sequence, revision, entry"
 
     /// $1 transaction id, $2 original transaction id, $3 user, $4 appAccountToken (lowercased), $5 delivery
-    /// state, $6 next attempt, $7 revoked at, $8 recorded at, $9 the entry's JSON. Returns the sequence, or no
-    /// row when the id is taken (`ON CONFLICT` waits for a concurrent insert of the same id to settle).
+    /// state, $6 next attempt, $7 revoked at, $8 recorded at, $9 the entry's JSON, $10 the signed transaction (or
+    /// `NULL`). Returns the sequence, or no row when the id is taken (`ON CONFLICT` waits for a concurrent insert of
+    /// the same id to settle).
     static let insertEntry = PostgresStatement(
         name: "iap_insert_entry",
         sql: """
             WITH next AS (SELECT nextval('iap_ledger_sequence') AS sequence)
             INSERT INTO iap_ledger_entries (
                 sequence, transaction_id, original_transaction_id, user_id, app_account_token, delivery_state,
-                next_attempt_at, revoked_at, recorded_at, revision, entry)
+                next_attempt_at, revoked_at, recorded_at, revision, entry, signed_transaction)
             SELECT next.sequence, $1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8::bigint, 1,
-                jsonb_set(jsonb_set($9::jsonb, '{sequence}', to_jsonb(next.sequence)), '{revision}', '1')
+                jsonb_set(jsonb_set($9::jsonb, '{sequence}', to_jsonb(next.sequence)), '{revision}', '1'), $10
             FROM next
             ON CONFLICT (transaction_id) DO NOTHING
             RETURNING sequence
@@ -37,6 +38,32 @@ extension PostgresStatement {
                 AND recorded_at = $4::bigint
             RETURNING revision
             """
+    )
+
+    /// As ``replaceEntry``, and $12 the signed transaction that replaces the stored one (or `NULL`: none).
+    static let replaceEntrySigned = PostgresStatement(
+        name: "iap_replace_entry_signed",
+        sql: """
+            UPDATE iap_ledger_entries SET
+                user_id = $5, original_transaction_id = $6, app_account_token = $7, delivery_state = $8,
+                next_attempt_at = $9::bigint, revoked_at = $10::bigint, revision = revision + 1,
+                entry = jsonb_set(jsonb_set($11::jsonb, '{sequence}', to_jsonb(sequence)),
+                    '{revision}', to_jsonb(revision + 1)),
+                signed_transaction = $12
+            WHERE transaction_id = $1 AND revision = $2::bigint AND sequence = $3::bigint
+                AND recorded_at = $4::bigint
+            RETURNING revision
+            """
+    )
+
+    static let signedTransactionsFrom = PostgresStatement(
+        name: "iap_signed_transactions_from",
+        sql: "SELECT value FROM iap_ledger_properties WHERE name = 'signed_transactions_from_sequence'"
+    )
+
+    static let signedTransactionById = PostgresStatement(
+        name: "iap_signed_transaction_by_id",
+        sql: "SELECT signed_transaction FROM iap_ledger_entries WHERE transaction_id = $1"
     )
 
     static let entryById = PostgresStatement(

@@ -32,6 +32,8 @@ actor FlawedEntitlementStore: EntitlementStore {
         case partialInvalidInsert
         /// `originalTransactionIds` is not implemented: it throws `unsupportedOperation`.
         case noFamilyListing
+        /// `replace(_:ifRevision:)` drops the entry's signed transaction instead of keeping it.
+        case replaceDropsSignedTransaction
 
         var testDescription: String { rawValue }
 
@@ -45,7 +47,10 @@ actor FlawedEntitlementStore: EntitlementStore {
             case .caseSensitiveTokens:
                 ["bindingIgnoresTokenCase", "concurrentBindsOfOneToken"]
             case .replaceIgnoresRevision:
-                ["replaceWithStaleRevision", "concurrentReplacesOfOneRevision"]
+                [
+                    "replaceWithStaleRevision", "concurrentReplacesOfOneRevision", "signedTransactionsAreKept",
+                    "concurrentSignedReplacesOfOneRevision",
+                ]
             case .offsetCursor:
                 ["historyPagingIsStableUnderInserts"]
             case .dueIgnoresClaims:
@@ -58,6 +63,8 @@ actor FlawedEntitlementStore: EntitlementStore {
                 ["failedWritesChangeNothing"]
             case .noFamilyListing:
                 ["originalTransactionIdsWalkEveryFamilyOnce"]
+            case .replaceDropsSignedTransaction:
+                ["signedTransactionsAreKept"]
             }
         }
     }
@@ -71,14 +78,14 @@ actor FlawedEntitlementStore: EntitlementStore {
         self.flaw = flaw
     }
 
-    func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
+    func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
         switch flaw {
         case .nonAtomicInsert:
             if let existing = await base.entry(transactionId: entry.transactionId) {
                 return .existing(existing)
             }
             await Task.yield()
-            switch try await base.insert(entry) {
+            switch try await base.insert(entry, signedTransaction: signedTransaction) {
             case .inserted(let stored), .existing(let stored):
                 return .inserted(stored)
             }
@@ -88,7 +95,7 @@ actor FlawedEntitlementStore: EntitlementStore {
             _ = try await base.insert(orphan)
             throw IAPError(.invalidArgument, "no user id")
         default:
-            return try await base.insert(entry)
+            return try await base.insert(entry, signedTransaction: signedTransaction)
         }
     }
 
@@ -97,6 +104,9 @@ actor FlawedEntitlementStore: EntitlementStore {
     }
 
     func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
+        if flaw == .replaceDropsSignedTransaction {
+            return try await base.replace(entry, ifRevision: revision, signedTransaction: nil)
+        }
         guard flaw == .replaceIgnoresRevision else {
             return try await base.replace(entry, ifRevision: revision)
         }
@@ -104,6 +114,20 @@ actor FlawedEntitlementStore: EntitlementStore {
             return false
         }
         return try await base.replace(entry, ifRevision: current.revision)
+    }
+
+    func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws -> Bool {
+        guard flaw == .replaceIgnoresRevision else {
+            return try await base.replace(entry, ifRevision: revision, signedTransaction: signedTransaction)
+        }
+        guard let current = await base.entry(transactionId: entry.transactionId) else {
+            return false
+        }
+        return try await base.replace(entry, ifRevision: current.revision, signedTransaction: signedTransaction)
+    }
+
+    func signedTransaction(transactionId: String) async throws -> String? {
+        await base.signedTransaction(transactionId: transactionId)
     }
 
     func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
@@ -250,7 +274,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 30)
+    #expect(names.count == 32)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

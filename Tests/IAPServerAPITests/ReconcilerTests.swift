@@ -407,7 +407,15 @@ struct ReconcilerTests {
     @Test func aStoreWithoutFamilyListingIsReportedNotWalkedAsEmpty() async throws {
         struct UnlistableStore: EntitlementStore {
             let base: InMemoryEntitlementStore
-            func insert(_ entry: LedgerEntry) async throws -> InsertOutcome { try await base.insert(entry) }
+            func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
+                try await base.insert(entry, signedTransaction: signedTransaction)
+            }
+            func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
+                -> Bool
+            { try await base.replace(entry, ifRevision: revision, signedTransaction: signedTransaction) }
+            func signedTransaction(transactionId: String) async throws -> String? {
+                await base.signedTransaction(transactionId: transactionId)
+            }
             func entry(transactionId: String) async throws -> LedgerEntry? {
                 await base.entry(transactionId: transactionId)
             }

@@ -33,7 +33,13 @@ import Testing
     @Test(arguments: variants())
     func decodesWhatTheEncoderWritesLikeJSONDecoder(_ entry: LedgerEntry) throws {
         let encoder = RecordEncoder()
-        for operation in [JournalOperation.insert(entry), .replace(entry), .entry(entry)] {
+        let jws = "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2lnbmF0dXJl"
+        let operations: [JournalOperation] = [
+            .insert(entry, signed: .unchanged), .insert(entry, signed: .jws(jws)), .replace(entry, signed: .unchanged),
+            .replace(entry, signed: .removed), .replace(entry, signed: .jws(jws)), .entry(entry, signed: .unchanged),
+            .entry(entry, signed: .reference(.init(offset: 123_456_789, length: 1_500))),
+        ]
+        for operation in operations {
             let bytes = try encoder.encode(operation)
             let fast = bytes.withUnsafeBytes { FastRecordDecoder.decode($0) }
             let full = try AppStoreJSON.makeDecoder().decode(JournalOperation.self, from: Data(bytes))
@@ -46,9 +52,9 @@ import Testing
     @Test func leavesEscapesAndOtherKindsToJSONDecoder() throws {
         let escaped = Fixture.entry("t-1", user: "user-1")  // its orderId holds quotes, a newline and non-ASCII
         let encoder = RecordEncoder()
-        let bytes = try encoder.encode(.insert(escaped))
+        let bytes = try encoder.encode(.insert(escaped, signed: .unchanged))
         #expect(bytes.withUnsafeBytes { FastRecordDecoder.decode($0) } == nil)
-        #expect(try bytes.withUnsafeBytes { try RecordDecoder().decode($0) } == .insert(escaped))
+        #expect(try bytes.withUnsafeBytes { try RecordDecoder().decode($0) } == .insert(escaped, signed: .unchanged))
         let binding = try encoder.encode(.bind(token: "token", userId: "user-1"))
         #expect(binding.withUnsafeBytes { FastRecordDecoder.decode($0) } == nil)
         #expect(
@@ -57,7 +63,7 @@ import Testing
     }
 
     @Test func refusesMalformedInputInsteadOfGuessing() throws {
-        let good = try RecordEncoder().encode(.insert(Self.variants()[0]))
+        let good = try RecordEncoder().encode(.insert(Self.variants()[0], signed: .jws("a.b.c")))
         let text = String(decoding: good, as: UTF8.self)
         let damaged = [
             text.replacingOccurrences(of: "\"revision\":3", with: "\"revision\":3.5"),
@@ -65,6 +71,8 @@ import Testing
             text.replacingOccurrences(of: "\"sequence\":12,", with: ""),
             text.replacingOccurrences(of: "\"sequence\":12", with: "\"sequence\":12,\"sequence\":13"),
             String(text.dropLast()),
+            text.replacingOccurrences(of: "\"signedTransaction\":\"a.b.c\"", with: "\"signed\":[1,2]"),
+            text.replacingOccurrences(of: "\"signedTransaction\":\"a.b.c\"", with: "\"signedTransaction\":7"),
         ]
         for variant in damaged {
             #expect(variant != text)
@@ -76,7 +84,10 @@ import Testing
     /// `JSONDecoder` must give the same operation.
     @Test func agreesWithJSONDecoderOnMutatedRecords() throws {
         var generator = SplitMix64(seed: 0x5EED)
-        let records = try Self.variants().map { try Array(RecordEncoder().encode(.replace($0))) }
+        let records = try Self.variants().enumerated().map { index, entry in
+            let signed: JournalOperation.SignedField = index % 2 == 0 ? .jws("eyJh.eyJ0.c2ln") : .removed
+            return try Array(RecordEncoder().encode(.replace(entry, signed: signed)))
+        }
         let alphabet = Array(#"{}[]:,"\ -+.0123456789eEtrufalsn x"#.utf8)
         var accepted = 0
         for round in 0..<20_000 {

@@ -108,7 +108,7 @@ import Testing
     @Test func aTornLastLineWithoutNewlineIsDroppedAndReported() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try await writeThree(in: directory)
-            let garbage = Array("{\"v\":1,\"seq\":4,\"crc\":\"0000".utf8)
+            let garbage = Array("{\"v\":2,\"seq\":4,\"crc\":\"0000".utf8)
             try write(journal + garbage, to: directory)
 
             let store = try FileEntitlementStore(directory: directory.url)
@@ -129,17 +129,38 @@ import Testing
         }
     }
 
-    @Test func aRecordCutInTheMiddleIsDropped() async throws {
+    @Test func aRecordTornAfterTheLastAcknowledgedOneIsDropped() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try await writeThree(in: directory)
             let offsets = lineOffsets(journal)
-            try write(Array(journal[..<(offsets[2] + 40)]), to: directory)
+            // A fourth record whose write was cut by a crash: its first 40 bytes reached the file.
+            let record = Array(journal[offsets[3]...])
+            try write(journal + record.prefix(40), to: directory)
 
             let store = try FileEntitlementStore(directory: directory.url)
-            #expect(try await storedIds(store) == ["t-1", "t-2"])
-            #expect(store.recovery.droppedTail?.offset == offsets[2])
+            #expect(try await storedIds(store) == ["t-1", "t-2", "t-3"])
+            #expect(store.recovery.droppedTail?.offset == journal.count)
             #expect(store.recovery.droppedTail?.length == 40)
             await store.close()
+        }
+    }
+
+    @Test func aJournalCutShortBelowWhatWasDurableIsCorruption() async throws {
+        try await withTemporaryDirectory { directory in
+            let journal = try await writeThree(in: directory)
+            let offsets = lineOffsets(journal)
+            // The store closed with every record durable; a journal cut inside record 3 lost an acknowledged write.
+            try write(Array(journal[..<(offsets[3] + 40)]), to: directory)
+
+            let error = try #require(throws: IAPError.self) {
+                try FileEntitlementStore(directory: directory.url)
+            }
+            #expect(error.code == .storageCorrupted)
+            #expect(error.message.contains("journal-1.jsonl"))
+            #expect(error.message.contains("manifest records \(journal.count) durable bytes"))
+            #expect(
+                Array(try Data(contentsOf: directory.file("journal-1.jsonl"))) == Array(journal[..<(offsets[3] + 40)])
+            )
         }
     }
 
@@ -158,14 +179,14 @@ import Testing
             #expect(error.code == .storageCorrupted)
             #expect(error.message.contains("journal-1.jsonl"))
             #expect(error.message.contains("bad checksum"))
-            #expect(error.message.contains("at byte offset \(offsets[2])"))
+            #expect(error.message.contains("at byte offset \(offsets[3]) (line 4)"))
         }
     }
 
     @Test func aCrashAsACompactionStartedLeavesATornJournalBeforeAnEmptyOneThatStillOpens() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try await writeThree(in: directory)
-            let garbage = Array("{\"v\":1,\"seq\":4,\"crc\":\"0000".utf8)
+            let garbage = Array("{\"v\":2,\"seq\":4,\"crc\":\"0000".utf8)
             try write(journal + garbage, to: directory)
             try Data().write(to: directory.file("journal-2.jsonl"))
 
@@ -180,6 +201,7 @@ import Testing
         try await withTemporaryDirectory { directory in
             var journal = try await writeThree(in: directory)
             let offsets = lineOffsets(journal)
+            // Line 1 is the journal's header; record 1 is line 2.
             journal[offsets[1] + 120] ^= 0x01
             try write(journal, to: directory)
 
@@ -198,10 +220,11 @@ import Testing
     @Test func aWrongChecksumFieldIsCorruption() async throws {
         try await withTemporaryDirectory { directory in
             let journal = try await writeThree(in: directory)
+            let start = lineOffsets(journal)[1]
             var damaged = journal
-            // Line 1 starts `{"v":1,"seq":1,"crc":"`: its eight hex digits follow at offset 22.
-            #expect(Array(journal[..<22]) == Array(#"{"v":1,"seq":1,"crc":""#.utf8))
-            damaged.replaceSubrange(22..<30, with: Array("deadbeef".utf8))
+            // Record 1 starts `{"v":2,"seq":1,"crc":"`: its eight hex digits follow 22 bytes in.
+            #expect(Array(journal[start..<(start + 22)]) == Array(#"{"v":2,"seq":1,"crc":""#.utf8))
+            damaged.replaceSubrange((start + 22)..<(start + 30), with: Array("deadbeef".utf8))
             #expect(damaged != journal)
             try write(damaged, to: directory)
 
@@ -210,7 +233,7 @@ import Testing
             }
             #expect(error.code == .storageCorrupted)
             #expect(error.message.contains("journal-1.jsonl: bad checksum (stored deadbeef"))
-            #expect(error.message.contains("at byte offset 0 (line 1)"))
+            #expect(error.message.contains("at byte offset \(start) (line 2)"))
         }
     }
 
@@ -219,17 +242,17 @@ import Testing
             let journal = try await writeThree(in: directory)
             let offsets = lineOffsets(journal)
             var changed = journal
-            // `{"v":1` → `{"v":2` on the last line: a whole record from another version, never a torn write.
-            changed[offsets[2] + 5] = UInt8(ascii: "2")
+            // `{"v":2` → `{"v":9` on the last line: a whole record from another version, never a torn write.
+            changed[offsets[3] + 5] = UInt8(ascii: "9")
             try write(changed, to: directory)
 
             let error = try #require(throws: IAPError.self) {
                 try FileEntitlementStore(directory: directory.url)
             }
             #expect(error.code == .storageCorrupted)
-            #expect(error.message.contains("unsupported format version 2 (this build reads version 1)"))
+            #expect(error.message.contains("unsupported format version 9 (this build reads versions 1 to 2)"))
             #expect(error.message.contains("journal-1.jsonl"))
-            #expect(error.message.contains("(line 3)"))
+            #expect(error.message.contains("(line 4)"))
         }
     }
 
@@ -237,7 +260,7 @@ import Testing
         try await withTemporaryDirectory { directory in
             let journal = try await writeThree(in: directory)
             let offsets = lineOffsets(journal)
-            try write(Array(journal[..<offsets[1]] + journal[offsets[2]...]), to: directory)
+            try write(Array(journal[..<offsets[2]] + journal[offsets[3]...]), to: directory)
 
             let error = try #require(throws: IAPError.self) {
                 try FileEntitlementStore(directory: directory.url)

@@ -126,7 +126,7 @@ import Testing
             let generation = await store.journalGeneration
             #expect(generation > 2)
             let names = try directory.names()
-            #expect(names == ["LOCK", "journal-\(generation).jsonl", "snapshot-\(generation).json"])
+            #expect(names == ["LOCK", "MANIFEST", "journal-\(generation).jsonl", "snapshot-\(generation).json"])
 
             let keys = LedgerDump.Keys(
                 transactionIds: (0..<300).map { "t-\($0)" },

@@ -90,13 +90,35 @@ enum Fixture {
         )
     }
 
-    /// Inserts an entry that must be new.
+    /// Inserts an entry that must be new, with its signed transaction when given.
     @discardableResult
-    static func insert(_ entry: LedgerEntry, into store: any EntitlementStore) async throws -> LedgerEntry {
-        guard case .inserted(let stored) = try await store.insert(entry) else {
+    static func insert(
+        _ entry: LedgerEntry,
+        signed: String? = nil,
+        into store: any EntitlementStore
+    ) async throws -> LedgerEntry {
+        guard case .inserted(let stored) = try await store.insert(entry, signedTransaction: signed) else {
             throw IAPError(.internalError, "\(entry.transactionId) was already stored")
         }
         return stored
+    }
+
+    /// A compact JWS of the size and shape Apple signs (a 4 KB protected header holding the certificate chain,
+    /// the same for every transaction, a payload and an 86-character signature), distinct per label. Stores keep
+    /// what they are given; verifying is not their job, so it is not signed.
+    static func signedTransaction(_ label: String, payloadBytes: Int = 1_200) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        func segment(_ count: Int, seed: String) -> String {
+            var state = seed.utf8.reduce(UInt64(1_469_598_103_934_665_603)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+            return String(
+                (0..<count).map { _ in
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    return alphabet[Int(state >> 58)]
+                }
+            )
+        }
+        return "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUl" + segment(4_000, seed: "chain") + "."
+            + segment(payloadBytes, seed: label) + "." + segment(86, seed: label + "/signature")
     }
 }
 

@@ -66,7 +66,8 @@ package struct SimulatedShop {
                 _ = try await ledger.storeRenewalInfo(renewal)
             }
             if let transaction = notification.transaction {
-                _ = await pipeline.deliver(transaction, userId: nil)
+                let signed = notification.payload.data?.signedTransactionInfo
+                _ = await pipeline.deliver(transaction, signedTransaction: signed, userId: nil)
             }
         }
         return types

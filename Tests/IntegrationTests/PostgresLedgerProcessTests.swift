@@ -93,6 +93,14 @@ struct PostgresLedgerProcessTests {
         #expect(stats["transactions"] as? Int == count)
         #expect(stats["delivered"] as? Int == count)
         #expect(try CommandLineContractTests.iap(["ledger", "check"] + ledger).status == 0)
+        // Every purchase was recorded with the JWS it was verified from, which verifies again.
+        let reverified = try CommandLineContractTests.iap(
+            ["ledger", "check"] + ledger + ["--reverify", "--root", root]
+        )
+        #expect(reverified.status == 0, "\(reverified.stderr)")
+        #expect(
+            reverified.stdoutLines.contains("reverify: \(count) signed transactions verify and match their entries")
+        )
         let export = try CommandLineContractTests.iap(["ledger", "export"] + ledger)
         #expect(export.stdoutLines.count == count)
     }

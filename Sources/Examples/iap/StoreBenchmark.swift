@@ -14,11 +14,13 @@ enum StoreBenchmark {
             "  [--runs N]",
         ],
         discussion: """
-            The file store: durable deliveries per second (insert, claim, mark delivered; fsync on) with one
-            writer and W concurrent writers, on a fresh store; then, for each size N (default 100000,1000000), a
-            store of N delivered transactions built once (under --dir, kept for reuse) and opened in a child
-            process --runs times: seconds to open, peak resident memory (VmHWM), and the latency of history
-            pages (1000 random users' first page; a deep page of a large user).
+            The file store: durable deliveries per second (insert with its signed transaction, claim, mark
+            delivered; fsync on) with one writer and W concurrent writers, on a fresh store; then, for each size N
+            (default 100000,1000000), a store of N delivered transactions built once (under --dir, kept for reuse)
+            and opened in a child process --runs times: seconds to open, peak resident memory (VmHWM), the latency
+            of history pages (1000 random users' first page; a deep page of a large user), and the bytes on disk.
+            Each transaction carries a signed transaction of Apple's size (Apple's certificate chain, a
+            signature-sized tail; not verifiable).
 
             With --database, the same on PostgreSQL: deliveries (three commits each) on a fresh schema with one
             writer, W writers (a pool of W connections) and two processes of W/2 writers started together; and,
@@ -164,7 +166,13 @@ enum StoreBenchmark {
     }
 
     static func deliver(_ index: Int, to store: some EntitlementStore) async throws {
-        guard case .inserted(let recorded) = try await store.insert(entry(index, users: 1_000)) else {
+        let recordedEntry = entry(index, users: 1_000)
+        guard
+            case .inserted(let recorded) = try await store.insert(
+                recordedEntry,
+                signedTransaction: signedTransaction(of: recordedEntry.transaction)
+            )
+        else {
             throw IAPError(.internalError, "transaction \(index) was already recorded")
         }
         var claimed = recorded
@@ -202,7 +210,7 @@ enum StoreBenchmark {
             delivered.deliveryState = .delivered
             delivered.deliveryAttempts = 1
             delivered.deliveredAt = epoch
-            _ = try await store.insert(delivered)
+            _ = try await store.insert(delivered, signedTransaction: signedTransaction(of: delivered.transaction))
         }
         try await store.compact()
         await store.close()
@@ -246,9 +254,22 @@ enum StoreBenchmark {
             "residentMBBeforeOpen": before.resident,
             "residentMBAfterOpen": after.resident,
             "recovery": store.recovery.description,
+            "fileBytes": fileSizes(directory),
             "firstPageMilliseconds": first,
             "deepPageMilliseconds": deep,
         ]
+    }
+
+    /// The size of each file of a store directory.
+    private static func fileSizes(_ directory: URL) -> [String: Int] {
+        let path = directory.path(percentEncoded: false)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        var sizes: [String: Int] = [:]
+        for name in names {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + name)
+            sizes[name] = (attributes?[.size] as? NSNumber)?.intValue
+        }
+        return sizes
     }
 
     /// History page latency in milliseconds (percentiles): 1,000 first pages of random ordinary users, and 1,000
@@ -338,6 +359,21 @@ enum StoreBenchmark {
             recordedAt: epoch
         )
     }
+
+    /// A compact JWS of the size Apple's are, for `payload`: Apple's own protected header (its certificate chain,
+    /// from the sample notification), the payload's JSON in base64url, and a signature-sized tail. It is not
+    /// signed (the store keeps what it is given), so the ledgers the benchmark builds do not pass `--reverify`.
+    static func signedTransaction(of payload: TransactionPayload) throws -> String {
+        let json = try AppStoreJSON.makeEncoder().encode(payload)
+        let encoded = json.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return appleHeader + "." + encoded + "." + String(repeating: "A", count: 86)
+    }
+
+    /// The protected header of Apple's signed data: `{"alg":"ES256","x5c":[leaf, intermediate, root]}`.
+    private static let appleHeader = String(
+        AppleSample.productionTestNotification.prefix { $0 != "." }
+    )
 
     /// Median and 99th percentile.
     static func percentiles(_ values: [Double]) -> [String: Double] {

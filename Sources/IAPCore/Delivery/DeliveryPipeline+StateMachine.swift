@@ -18,6 +18,9 @@ extension DeliveryPipeline {
         /// stored entry (its revision bumped). If another writer came first, the entry is read again and the
         /// turn decided again.
         case write(LedgerEntry, then: (LedgerEntry) async throws -> Result)
+        /// As ``write(_:then:)``, for an entry whose `transaction` is replaced by newer signed data: the signed
+        /// transaction kept with it is replaced too (by none for `nil`).
+        case writeSigned(LedgerEntry, signedTransaction: String?, then: (LedgerEntry) async throws -> Result)
     }
 
     /// Reads, modifies and replaces an entry by compare-and-set, reading it again and deciding again each time
@@ -41,6 +44,12 @@ extension DeliveryPipeline {
                 return result
             case .write(var next, let then):
                 if try await store.replace(next, ifRevision: current.revision) {
+                    next.revision = current.revision + 1
+                    return try await then(next)
+                }
+                current = try await reload(current.transactionId)
+            case .writeSigned(var next, let signedTransaction, let then):
+                if try await store.replace(next, ifRevision: current.revision, signedTransaction: signedTransaction) {
                     next.revision = current.revision + 1
                     return try await then(next)
                 }
@@ -91,8 +100,14 @@ extension DeliveryPipeline {
         }
     }
 
-    /// Brings the entry in line with newer signed data: a new revocation, or a reversed refund.
-    func reconcile(_ entry: LedgerEntry, with transaction: TransactionPayload) async throws -> LedgerEntry {
+    /// Brings the entry in line with newer signed data: a new revocation, or a reversed refund. The signed
+    /// transaction kept with the entry is replaced by `signedTransaction`, the JWS of the newer data (none when the
+    /// caller has none: the older one no longer describes the entry).
+    func reconcile(
+        _ entry: LedgerEntry,
+        with transaction: TransactionPayload,
+        signedTransaction: String?
+    ) async throws -> LedgerEntry {
         try await compareAndSet(
             entry,
             ifExhausted: { _ in
@@ -128,7 +143,7 @@ extension DeliveryPipeline {
                     updated.revocationDelivered = false
                 }
                 normalize(&updated, now: clock.now)
-                return .write(updated) { $0 }
+                return .writeSigned(updated, signedTransaction: signedTransaction) { $0 }
             }
         )
     }

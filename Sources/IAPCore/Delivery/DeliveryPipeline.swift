@@ -20,8 +20,9 @@
 ///    jitter, and after ``RetryPolicy/maximumAttempts`` dead-letters it.
 ///
 /// Every road a verified transaction takes — the app's submission, a notification, a reconciliation, the support
-/// tool — ends in ``deliver(_:userId:orderId:)``, so all of them may carry the same purchase at the same time and
-/// the hook still runs once.
+/// tool — ends in ``deliver(_:signedTransaction:userId:orderId:)``, so all of them may carry the same purchase at the
+/// same time and the hook still runs once. Each passes the signed JWS it verified, which the ledger keeps beside the
+/// entry (``EntitlementStore/signedTransaction(transactionId:)``) so that it can be verified again.
 ///
 /// A crash anywhere leaves the entry recorded: an unclaimed or expired claim is picked up by the next
 /// ``drainDueRetries(limit:)``. A revocation (a refund, or family sharing ended) calls the revoke hook
@@ -98,7 +99,7 @@ public final class DeliveryPipeline: Sendable {
 
     // MARK: - Delivering
 
-    /// Verifies a signed transaction, then delivers it (``deliver(_:userId:orderId:)``).
+    /// Verifies a signed transaction, then delivers it with its JWS (``deliver(_:signedTransaction:userId:orderId:)``).
     ///
     /// - Parameters:
     ///   - signedTransaction: The JWS from StoreKit (`jwsRepresentation`) or the App Store Server API.
@@ -118,7 +119,7 @@ public final class DeliveryPipeline: Sendable {
             // Not a verdict on the data (a custom verifier's network failure, a cancellation): try again later.
             return .rejected(IAPError(.internalError, "verification did not finish: \(error)", isRetryable: true))
         }
-        return await deliver(transaction, userId: userId, orderId: orderId)
+        return await deliver(transaction, signedTransaction: signedTransaction, userId: userId, orderId: orderId)
     }
 
     /// Delivers a verified transaction, wherever it came from (the app, a notification, a reconciliation, the
@@ -137,14 +138,22 @@ public final class DeliveryPipeline: Sendable {
     ///
     /// - Parameters:
     ///   - transaction: The verified transaction.
+    ///   - signedTransaction: The compact JWS `transaction` was verified from (the app's `jwsRepresentation`, a
+    ///     notification's `signedTransactionInfo`, a signed transaction from the App Store Server API), kept with a
+    ///     new entry, and in place of the older one when the entry takes this newer data; `nil` when the caller has
+    ///     none (the entry is then not re-verifiable, see `iap ledger check --reverify`). It must be the JWS of
+    ///     `transaction`: the pipeline does not verify it again.
     ///   - userId: The business user who presents it (the authenticated user of a submission), or `nil` to resolve
     ///     it from the ledger, the appAccountToken binding, or the purchase it continues. An empty id or one in the
     ///     pipeline's own namespace (``unownedPrefix``) is rejected with `invalidArgument`.
     ///   - orderId: The business order id, if any; recorded with a new transaction.
     /// - Returns: What happened.
-    public func deliver(_ transaction: TransactionPayload, userId: String?, orderId: String? = nil) async
-        -> DeliveryOutcome
-    {
+    public func deliver(
+        _ transaction: TransactionPayload,
+        signedTransaction: String? = nil,
+        userId: String?,
+        orderId: String? = nil
+    ) async -> DeliveryOutcome {
         do {
             if let userId {
                 try Self.validate(userId: userId)
@@ -154,12 +163,20 @@ public final class DeliveryPipeline: Sendable {
             }
             let known = try await store.entry(transactionId: transactionId)
             if let known, userId == nil, !Self.isPlaceholder(known) {
-                return try await settle(try await reconcile(known, with: transaction))
+                return try await settle(
+                    try await reconcile(known, with: transaction, signedTransaction: signedTransaction)
+                )
             }
             if known == nil {
                 try admit(transaction, transactionId: transactionId)
             }
-            return try await record(transaction, transactionId: transactionId, userId: userId, orderId: orderId)
+            return try await record(
+                transaction,
+                signedTransaction: signedTransaction,
+                transactionId: transactionId,
+                userId: userId,
+                orderId: orderId
+            )
         } catch {
             return .rejected(Self.classify(error))
         }
@@ -168,18 +185,24 @@ public final class DeliveryPipeline: Sendable {
     /// Applies newer signed data (a revocation, a reversed refund, a new expiry) to a transaction the ledger holds,
     /// and does what the entry then needs; records nothing new.
     ///
-    /// ``deliver(_:userId:orderId:)`` does this, and more: use it unless you must not record anything.
+    /// ``deliver(_:signedTransaction:userId:orderId:)`` does this, and more: use it unless you must not record
+    /// anything.
     ///
-    /// - Parameter transaction: The verified, newer transaction.
+    /// - Parameters:
+    ///   - transaction: The verified, newer transaction.
+    ///   - signedTransaction: The compact JWS it was verified from, kept in place of the older one if the entry takes
+    ///     this data; `nil` when the caller has none.
     /// - Returns: What happened, or `nil` when the ledger has no such transaction.
-    public func apply(_ transaction: TransactionPayload) async -> DeliveryOutcome? {
+    public func apply(_ transaction: TransactionPayload, signedTransaction: String? = nil) async -> DeliveryOutcome? {
         do {
             guard let transactionId = transaction.transactionId,
                 let entry = try await store.entry(transactionId: transactionId)
             else {
                 return nil
             }
-            return try await settle(try await reconcile(entry, with: transaction))
+            return try await settle(
+                try await reconcile(entry, with: transaction, signedTransaction: signedTransaction)
+            )
         } catch {
             return .rejected(Self.classify(error))
         }
@@ -306,6 +329,7 @@ public final class DeliveryPipeline: Sendable {
     /// the token, applies newer data and settles: the road of a transaction the ledger does not know for a user.
     private func record(
         _ transaction: TransactionPayload,
+        signedTransaction: String?,
         transactionId: String,
         userId: String?,
         orderId: String?
@@ -334,7 +358,7 @@ public final class DeliveryPipeline: Sendable {
             candidate.revocationDelivered = true
         }
         var entry: LedgerEntry
-        switch try await store.insert(candidate) {
+        switch try await store.insert(candidate, signedTransaction: signedTransaction) {
         case .inserted(let inserted):
             entry = inserted
             if isFlagged(inserted) {
@@ -356,7 +380,7 @@ public final class DeliveryPipeline: Sendable {
                 )
             }
         }
-        entry = try await reconcile(entry, with: transaction)
+        entry = try await reconcile(entry, with: transaction, signedTransaction: signedTransaction)
         return try await settle(entry)
     }
 

@@ -19,7 +19,7 @@
 ///   the store fails, and ``IAPError/Code/invalidArgument`` when the input breaks a rule under *Validation*.
 /// - **Faithful.** An entry reads back exactly as it was written, apart from the `sequence` and `revision`
 ///   the store assigns; dates keep at least millisecond precision.
-/// - **Idempotent by key.** ``insert(_:)`` is keyed by `transactionId`: of any number of concurrent
+/// - **Idempotent by key.** ``insert(_:signedTransaction:)`` is keyed by `transactionId`: of any number of concurrent
 ///   inserts of one id, from any number of tasks or processes, exactly one returns `.inserted`; all
 ///   others return `.existing` with the stored entry. ``bind(appAccountToken:to:)`` is keyed by the
 ///   token, compared case-insensitively: the first binding wins forever.
@@ -29,7 +29,7 @@
 ///   appAccountTokens ignore case. Whether two Unicode forms of one text (`é` composed or decomposed)
 ///   are one key may differ between backends, as Swift strings and byte-wise databases disagree: pass
 ///   user ids in one normalization form (NFC). The App Store's own ids are ASCII digits and UUIDs.
-/// - **Compare-and-set.** ``insert(_:)`` stores revision 1. ``replace(_:ifRevision:)`` stores the entry
+/// - **Compare-and-set.** ``insert(_:signedTransaction:)`` stores revision 1. ``replace(_:ifRevision:)`` stores the entry
 ///   only if the stored revision still equals the given one, then increments the revision; otherwise it
 ///   returns `false` and changes nothing. The `revision` inside the given entry is ignored. `sequence`,
 ///   `transactionId` and `recordedAt` never change after insert; `userId` and `originalTransactionId`
@@ -48,25 +48,37 @@
 ///   one only when the new one's `signedDate` is later (App Store notifications arrive out of order). A
 ///   missing `signedDate` counts as earlier than any date.
 /// - **Validation.** These calls throw ``IAPError/Code/invalidArgument`` and change nothing:
-///   ``insert(_:)`` with an empty `transactionId` or `userId`; ``replace(_:ifRevision:)`` of a stored
+///   ``insert(_:signedTransaction:)`` with an empty `transactionId` or `userId`; ``replace(_:ifRevision:)`` of a stored
 ///   entry with an empty `userId`, or a `sequence` or `recordedAt` other than the stored ones;
 ///   ``history(userId:cursor:limit:)`` or ``dueDeliveries(at:limit:)`` with a `limit` below 1, or a
 ///   malformed cursor (the empty string is malformed: the first page is `nil`);
 ///   ``bind(appAccountToken:to:)`` with an empty token or user id; ``storeRenewalInfo(_:)`` without an
 ///   `originalTransactionId` (or with an empty one); ``markNotificationProcessed(_:at:)`` with an empty
 ///   UUID. Reads with an unknown or empty key find nothing and do not throw.
+/// - **Signed transactions.** ``insert(_:signedTransaction:)`` keeps, beside a new entry, the compact JWS its
+///   transaction was verified from, durably, so that the ledger can be verified again (`iap ledger check
+///   --reverify`); ``signedTransaction(transactionId:)`` reads it back exactly. An insert that finds the id taken
+///   leaves the stored one as it is. ``replace(_:ifRevision:)`` keeps it; ``replace(_:ifRevision:signedTransaction:)``
+///   stores the given one in its place, or none for `nil` (the pipeline calls it when it records newer signed data
+///   of a transaction), under the same compare-and-set. A signed transaction that is not a compact JWS (three
+///   non-empty segments of unpadded base64url, at most 512 KiB) throws ``IAPError/Code/invalidArgument`` and
+///   changes nothing. A store need not hold them in memory.
 /// - Safe to call from many tasks at once.
 ///
 /// `EntitlementStoreConformance` in `IAPTesting` checks all of this; every backend must pass it.
 public protocol EntitlementStore: Sendable {
-    /// Records a new transaction, or returns the one already recorded with its id.
+    /// Records a new transaction with the signed data it was verified from, or returns the one already recorded
+    /// with its id.
     ///
-    /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned by the store.
+    /// - Parameters:
+    ///   - entry: The entry to record; its `sequence` and `revision` are assigned by the store.
+    ///   - signedTransaction: The compact JWS the entry's transaction was verified from, kept durably beside it;
+    ///     `nil` when there is none.
     /// - Returns: `.inserted` with the stored entry (revision 1), or `.existing` with the entry already
-    ///   there, unchanged even if the given entry differs from it.
-    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId`, or if the
-    ///   store fails; nothing was recorded.
-    func insert(_ entry: LedgerEntry) async throws -> InsertOutcome
+    ///   there, unchanged (its signed transaction too) even if the given entry differs from it.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId` or a signed
+    ///   transaction that is not a compact JWS, or if the store fails; nothing was recorded.
+    func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome
 
     /// The entry for a transaction id, or `nil`.
     ///
@@ -84,6 +96,28 @@ public protocol EntitlementStore: Sendable {
     /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or
     ///   `recordedAt` or has an empty `userId`, or if the store fails; nothing changed.
     func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool
+
+    /// Replaces an entry and its signed transaction if nobody changed the entry since it was read: for an entry
+    /// whose `transaction` is replaced by newer signed data.
+    ///
+    /// - Parameters:
+    ///   - entry: The new state of the entry, as for ``replace(_:ifRevision:)``.
+    ///   - revision: The revision the caller read.
+    ///   - signedTransaction: The compact JWS of the entry's new `transaction`, or `nil` to keep none.
+    /// - Returns: `true` if stored, `false` if the stored revision differs or the entry does not exist (nothing
+    ///   changed then, the signed transaction neither).
+    /// - Throws: As ``replace(_:ifRevision:)``, and ``IAPError`` with code `invalidArgument` for a signed
+    ///   transaction that is not a compact JWS.
+    func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws -> Bool
+
+    /// The signed transaction kept with an entry: the JWS it was recorded from, or the one of the newer data that
+    /// last replaced its transaction.
+    ///
+    /// - Parameter transactionId: The transaction id.
+    /// - Returns: The compact JWS, or `nil` when the entry has none (it was recorded without one, or by a version
+    ///   that kept none) or does not exist.
+    /// - Throws: ``IAPError`` if the store fails.
+    func signedTransaction(transactionId: String) async throws -> String?
 
     /// Every entry of a subscription or purchase family, by ascending `sequence`.
     ///
@@ -171,4 +205,15 @@ public protocol EntitlementStore: Sendable {
     /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a `limit` below 1, or if the
     ///   store fails.
     func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage
+}
+
+extension EntitlementStore {
+    /// Records a new transaction without signed data: ``insert(_:signedTransaction:)`` with `nil`.
+    ///
+    /// - Parameter entry: The entry to record; its `sequence` and `revision` are assigned by the store.
+    /// - Returns: `.inserted` with the stored entry, or `.existing` with the entry already there.
+    /// - Throws: As ``insert(_:signedTransaction:)``.
+    public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
+        try await insert(entry, signedTransaction: nil)
+    }
 }

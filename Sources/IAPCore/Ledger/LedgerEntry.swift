@@ -23,7 +23,9 @@ public enum DeliveryState: String, Codable, Sendable, Hashable, CaseIterable {
 /// One transaction in the ledger: the verified App Store transaction, whose it is, and how far its
 /// delivery and any revocation got.
 ///
-/// A ledger entry never holds the raw signed data, only the verified, decoded payload.
+/// A ledger entry holds the verified, decoded payload; the signed JWS it was verified from is kept by the store
+/// beside it (``EntitlementStore/signedTransaction(transactionId:)``), not in the entry, so that a large ledger need
+/// not hold every JWS in memory.
 public struct LedgerEntry: Codable, Sendable, Hashable {
     /// The App Store transaction id: the ledger's key.
     public var transactionId: String
@@ -125,7 +127,7 @@ extension LedgerEntry: CustomStringConvertible {
     }
 }
 
-/// The outcome of ``EntitlementStore/insert(_:)``.
+/// The outcome of ``EntitlementStore/insert(_:signedTransaction:)``.
 public enum InsertOutcome: Sendable, Hashable {
     /// The entry was new and is now stored, with its sequence and revision assigned.
     case inserted(LedgerEntry)

@@ -79,6 +79,47 @@ extension LedgerState {
         return .replace(stored)
     }
 
+    /// The most bytes a signed transaction given to a store may have (Apple's are about 6 KB).
+    package static let maximumSignedTransactionSize = 512 * 1024
+
+    /// Checks a signed transaction given to a store with an entry: a compact JWS, three non-empty segments of
+    /// unpadded base64url separated by dots, of at most ``maximumSignedTransactionSize`` bytes.
+    ///
+    /// - Throws: ``IAPError`` with code `invalidArgument` for anything else.
+    package static func checkSignedTransaction(_ signedTransaction: String?, of transactionId: String) throws {
+        guard let signedTransaction else { return }
+        var segments = 1
+        var segmentLength = 0
+        var count = 0
+        for byte in signedTransaction.utf8 {
+            count += 1
+            switch byte {
+            case UInt8(ascii: "."):
+                guard segmentLength > 0 else {
+                    segments = 0
+                    break
+                }
+                segments += 1
+                segmentLength = 0
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                segmentLength += 1
+            default:
+                segments = 0
+            }
+            if segments == 0 || count > maximumSignedTransactionSize {
+                break
+            }
+        }
+        guard segments == 3, segmentLength > 0, count <= maximumSignedTransactionSize else {
+            throw IAPError(
+                .invalidArgument,
+                "the signed transaction of \(transactionId) is not a compact JWS (three segments of unpadded "
+                    + "base64url, at most \(maximumSignedTransactionSize) bytes)"
+            )
+        }
+    }
+
     /// Plans a binding (tokens compare case-insensitively).
     package func planBind(appAccountToken: String, to userId: String) throws -> BindPlan {
         guard !appAccountToken.isEmpty, !userId.isEmpty else {

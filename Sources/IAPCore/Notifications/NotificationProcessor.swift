@@ -187,7 +187,8 @@ public final class NotificationProcessor: Sendable {
             }
             var delivery: DeliveryOutcome?
             if let transaction = notification.transaction {
-                switch try await deliver(transaction, userId: userId) {
+                let signed = notification.payload.data?.signedTransactionInfo
+                switch try await deliver(transaction, signedTransaction: signed, userId: userId) {
                 case .outcome(let outcome):
                     delivery = outcome
                 case .unowned:
@@ -221,10 +222,12 @@ public final class NotificationProcessor: Sendable {
         case unowned
     }
 
-    private func deliver(_ transaction: TransactionPayload, userId: String?) async throws -> Delivered {
+    private func deliver(_ transaction: TransactionPayload, signedTransaction: String?, userId: String?) async throws
+        -> Delivered
+    {
         // A transaction the ledger knows is brought up to date (refund, reversal, new expiry);
         // an unknown one is a purchase made elsewhere (a renewal, another device, Ask to Buy approved).
-        let outcome = await pipeline.deliver(transaction, userId: userId)
+        let outcome = await pipeline.deliver(transaction, signedTransaction: signedTransaction, userId: userId)
         if case .awaitingOwner = outcome {
             return .unowned
         }

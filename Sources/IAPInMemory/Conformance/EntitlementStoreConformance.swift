@@ -108,5 +108,5 @@ public struct EntitlementStoreConformance: Sendable {
 
     /// Every check, in the order ``run()`` runs them.
     static let checks: [ConformanceCheck] =
-        transactionChecks + historyChecks + deliveryChecks + keyedChecks + integrityChecks
+        transactionChecks + signedTransactionChecks + historyChecks + deliveryChecks + keyedChecks + integrityChecks
 }

@@ -21,6 +21,7 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
     public enum Operation: String, Sendable, Hashable, CaseIterable {
         case insert, entry, replace, entries, history, dueDeliveries, bind, user, storeRenewalInfo, renewalInfo
         case markNotificationProcessed, isNotificationProcessed, statistics, originalTransactionIds
+        case signedTransaction
     }
 
     /// When a fault strikes.
@@ -102,8 +103,8 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
         return result
     }
 
-    public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
-        try await run(.insert) { try await base.insert(entry) }
+    public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
+        try await run(.insert) { try await base.insert(entry, signedTransaction: signedTransaction) }
     }
 
     public func entry(transactionId: String) async throws -> LedgerEntry? {
@@ -112,6 +113,19 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
 
     public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
         try await run(.replace) { try await base.replace(entry, ifRevision: revision) }
+    }
+
+    /// A replace with a signed transaction counts as ``Operation/replace``.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
+        -> Bool
+    {
+        try await run(.replace) {
+            try await base.replace(entry, ifRevision: revision, signedTransaction: signedTransaction)
+        }
+    }
+
+    public func signedTransaction(transactionId: String) async throws -> String? {
+        try await run(.signedTransaction) { try await base.signedTransaction(transactionId: transactionId) }
     }
 
     public func entries(originalTransactionId: String) async throws -> [LedgerEntry] {

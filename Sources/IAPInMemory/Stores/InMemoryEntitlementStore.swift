@@ -31,6 +31,8 @@ public import IAPCore
 public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
     private var state = LedgerState()
     private let identity = LedgerIdentifier.random()
+    /// The signed transaction of each entry that has one, by transaction id.
+    private var signedTransactions: [String: String] = [:]
 
     /// Creates an empty store.
     public init() {}
@@ -40,15 +42,18 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         identity
     }
 
-    /// Records a new transaction, or returns the one already recorded with its id.
+    /// Records a new transaction with its signed transaction, or returns the one already recorded with its id.
     ///
-    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId`.
-    public func insert(_ entry: LedgerEntry) throws -> InsertOutcome {
+    /// - Throws: ``IAPError`` with code `invalidArgument` for an empty `transactionId` or `userId`, or a signed
+    ///   transaction that is not a compact JWS.
+    public func insert(_ entry: LedgerEntry, signedTransaction: String?) throws -> InsertOutcome {
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         switch try state.planInsert(entry) {
         case .existing(let existing):
             return .existing(existing)
         case .insert(let stored):
             _ = state.insert(stored)
+            signedTransactions[stored.transactionId] = signedTransaction
             return .inserted(stored)
         }
     }
@@ -58,7 +63,7 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         state.entry(transactionId: transactionId)
     }
 
-    /// Replaces an entry if its stored revision still equals `revision`.
+    /// Replaces an entry if its stored revision still equals `revision`; its signed transaction stays.
     ///
     /// - Throws: ``IAPError`` with code `invalidArgument` if the entry changes its `sequence` or `recordedAt`,
     ///   or has an empty `userId`.
@@ -70,6 +75,25 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
             _ = state.replace(with: stored)
             return true
         }
+    }
+
+    /// Replaces an entry and its signed transaction (`nil` removes it) if its stored revision still equals
+    /// `revision`.
+    ///
+    /// - Throws: ``IAPError`` with code `invalidArgument` as ``replace(_:ifRevision:)``, or for a signed
+    ///   transaction that is not a compact JWS.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) throws -> Bool {
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
+        guard try replace(entry, ifRevision: revision) else {
+            return false
+        }
+        signedTransactions[entry.transactionId] = signedTransaction
+        return true
+    }
+
+    /// The signed transaction kept with an entry, or `nil`.
+    public func signedTransaction(transactionId: String) -> String? {
+        signedTransactions[transactionId]
     }
 
     /// Every entry of a purchase family, by ascending `sequence`.

@@ -17,7 +17,7 @@ public import IAPCore
 /// verifies every signed transaction with the ``Verifier``; delivers what the ledger lacks through the
 /// ``DeliveryPipeline`` (idempotently: the owner comes from the ledger and the appAccountToken binding, as for a
 /// notification); applies Apple's newer data to what the ledger has (both through
-/// ``DeliveryPipeline/deliver(_:userId:orderId:)``, which takes back a refund once). For a customer with an
+/// ``DeliveryPipeline/deliver(_:signedTransaction:userId:orderId:)``, which takes back a refund once). For a customer with an
 /// auto-renewable subscription it then asks Get All Subscription Statuses and records, for each subscription, the
 /// newest signed transaction (through the pipeline) and renewal info (``EntitlementStore/storeRenewalInfo(_:)``):
 /// newer `signedDate` wins, so nothing goes back in time. It answers a ``ReconciliationReport``, and raises the alarm
@@ -268,7 +268,15 @@ public actor Reconciler {
         let started = wallClock.now
         for (index, signed) in signedTransactions.enumerated() {
             guard let transaction = await verified(signed, index: index, into: &report) else { continue }
-            await settle(transaction, index: index, userId: userId, into: &report, seen: &seen, unrecorded: &unrecorded)
+            await settle(
+                transaction,
+                signed: signed,
+                index: index,
+                userId: userId,
+                into: &report,
+                seen: &seen,
+                unrecorded: &unrecorded
+            )
         }
         await finish(report, started: started, error: nil)
         return report
@@ -592,6 +600,7 @@ public actor Reconciler {
                 }
                 await settle(
                     transaction,
+                    signed: signed,
                     index: index,
                     userId: nil,
                     into: &report,
@@ -790,6 +799,7 @@ public actor Reconciler {
             {
                 await settle(
                     transaction,
+                    signed: signed,
                     index: index,
                     userId: nil,
                     into: &report,
@@ -898,6 +908,7 @@ public actor Reconciler {
     /// into the report's discrepancies.
     private func settle(
         _ transaction: TransactionPayload,
+        signed: String,
         index: Int,
         userId: String?,
         into report: inout ReconciliationReport,
@@ -925,7 +936,7 @@ public actor Reconciler {
             report.alreadyDelivered.append(transactionId)
             return
         }
-        let outcome = await pipeline.deliver(transaction, userId: userId)
+        let outcome = await pipeline.deliver(transaction, signedTransaction: signed, userId: userId)
         switch outcome {
         case .delivered:
             report.deliveredNow.append(transactionId)

@@ -123,7 +123,7 @@ public struct OrderLookup: Sendable {
 
     /// Looks an order up and delivers what the ledger lacks, with an audit entry before and after.
     ///
-    /// Each transaction goes through ``DeliveryPipeline/deliver(_:userId:orderId:)``: one the ledger never recorded is
+    /// Each transaction goes through ``DeliveryPipeline/deliver(_:signedTransaction:userId:orderId:)``: one the ledger never recorded is
     /// delivered to its owner (the user bound to its appAccountToken, the owner of the purchase it continues, or
     /// `userId`); one waiting for its owner is given to `userId`; one recorded but not delivered yet is settled.
     /// A `userId` that another user's binding or ledger entry contradicts is refused (`ownershipConflict`) and changes
@@ -158,9 +158,9 @@ public struct OrderLookup: Sendable {
 
         var outcomes: [SupportAuditEntry.Outcome] = []
         for index in report.transactions.indices {
-            let transaction = payloads[index]
+            let (transaction, signed) = payloads[index]
             // A failure here must not end the run: what was delivered before it still goes into the audit entry.
-            let outcome = await pipeline.deliver(transaction, userId: userId)
+            let outcome = await pipeline.deliver(transaction, signedTransaction: signed, userId: userId)
             var error: String?
             switch outcome {
             case .deferred(_, let failure), .rejected(let failure):
@@ -219,8 +219,9 @@ public struct OrderLookup: Sendable {
         }
     }
 
-    /// The report of an order and the verified payloads, in the same order as the report's transactions.
-    private func fetch(_ orderId: String) async throws -> (OrderLookupReport, [TransactionPayload]) {
+    /// The report of an order and the verified payloads with their signed data, in the same order as the report's
+    /// transactions.
+    private func fetch(_ orderId: String) async throws -> (OrderLookupReport, [(TransactionPayload, String)]) {
         guard !orderId.isEmpty else {
             throw IAPError(.invalidArgument, "the order id is empty")
         }
@@ -240,7 +241,7 @@ public struct OrderLookup: Sendable {
             rejectedSignatures: [],
             redelivered: false
         )
-        var payloads: [TransactionPayload] = []
+        var payloads: [(TransactionPayload, String)] = []
         guard report.found else { return (report, payloads) }
         for signed in response.signedTransactions ?? [] {
             let transaction: TransactionPayload
@@ -282,7 +283,7 @@ public struct OrderLookup: Sendable {
                 item.ownerSource = .appAccountToken
             }
             report.transactions.append(item)
-            payloads.append(transaction)
+            payloads.append((transaction, signed))
         }
         return (report, payloads)
     }

@@ -100,7 +100,7 @@ enum DemoCommand {
             }
         }
         do {
-            try files.createDirectory(at: directory, withIntermediateDirectories: true)
+            try SystemFile.createDirectory(directory.path)
             try Data("This directory belongs to `iap demo`; `iap demo --fresh` deletes it.\n".utf8)
                 .write(to: markerFile, options: .atomic)
         } catch {

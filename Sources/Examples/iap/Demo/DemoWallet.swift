@@ -93,7 +93,7 @@ actor DemoWallet: FulfillmentHook {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(state).write(to: file, options: .atomic)
+            try SystemFile.replaceContents(of: file.path, with: Array(try encoder.encode(state)))
         } catch {
             throw IAPError(.storageFailure, "cannot write the demo wallet \(file.path): \(error)")
         }

@@ -16,7 +16,7 @@ import IAPCrypto
 ///   with the same ids. Notifications the replay makes again are recorded but not posted a second time.
 ///
 /// The directory is created 0700 and both files 0600, and neither file is opened through a symbolic link
-/// (`SystemFile.openPrivate`). Each entry is flushed to disk before the request is answered. A last line cut short
+/// (`SystemFile.open`). Each entry is flushed to disk before the request is answered. A last line cut short
 /// by a crash is dropped; a complete line that does not parse stops the emulator with an error. The journal holds at most ``maximumBytes``: a change that would pass it is refused before
 /// it is applied.
 final class EmulatorJournal: Sendable {
@@ -76,11 +76,9 @@ final class EmulatorJournal: Sendable {
     ) throws {
         self.directory = directory
         self.maximumBytes = maximumBytes
-        try SystemFile.createPrivateDirectory(directory.path)
+        try SystemFile.createDirectory(directory.path)
         let statePath = directory.appending(path: "store.json").path
-        var link = stat()
-        if lstat(statePath, &link) == 0 {
-            let bytes = try SystemFile.readPrivateFile(statePath, maximumSize: 1 << 20)
+        if let bytes = try SystemFile.readContents(of: statePath, maximumSize: 1 << 20) {
             do {
                 state = try JSONDecoder().decode(State.self, from: Data(bytes))
             } catch {
@@ -97,10 +95,10 @@ final class EmulatorJournal: Sendable {
             }
         } else {
             state = try newState()
-            try SystemFile.writePrivateFileAtomically(statePath, Array(try JSONEncoder().encode(state)))
+            try SystemFile.replaceContents(of: statePath, with: Array(try JSONEncoder().encode(state)))
         }
         let journalPath = directory.appending(path: "journal.jsonl").path
-        let journal = try SystemFile.openPrivate(journalPath, flags: O_RDWR | O_CREAT | O_APPEND)
+        let journal = try SystemFile.open(journalPath, flags: O_RDWR | O_CREAT | O_APPEND)
         var existing = try journal.readToEnd(maximumSize: Int.max)
         // A last line cut short by a crash is dropped, so that the next entry starts a line of its own.
         if let last = existing.last, last != UInt8(ascii: "\n") {

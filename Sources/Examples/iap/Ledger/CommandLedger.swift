@@ -100,25 +100,39 @@ struct CommandLedger {
         return password
     }
 
-    /// Opens the ledger; `create` allows a new one (only `ingest` writes).
+    /// How a command opens its ledger.
+    enum Access {
+        /// To read: nothing is created, locked or repaired; a ledger that does not exist is `notFound`. A file
+        /// ledger may be held by another process meanwhile.
+        case readOnly
+        /// To write a ledger that must exist.
+        case readWrite
+        /// To write, creating the ledger when there is none (`ingest`).
+        case create
+    }
+
+    /// Opens the ledger (the one `ledger` names, a directory or a URL, when given instead of the options).
+    ///
+    /// - Throws: `Arguments.UsageError` for bad ledger options; ``IAPError`` `notFound` for a ledger that does not
+    ///   exist (unless `create`), or as the store throws.
     static func open(
         _ arguments: Arguments,
         ledger: String? = nil,
-        create: Bool = false,
+        access: Access = .readOnly,
         options: FileEntitlementStore.Options = .init()
     ) async throws -> CommandLedger {
         let location = try location(arguments, ledger: ledger)
         switch location {
         case .directory(let directory):
-            if !create, !FileManager.default.fileExists(atPath: directory.path) {
-                throw IAPError(.notFound, "there is no ledger at \(directory.path)")
-            }
+            var options = options
+            options.access = access == .readOnly ? .readOnly : .readWrite
+            options.createIfMissing = access == .create
             return CommandLedger(
                 location: location,
                 store: try FileEntitlementStore(directory: directory, options: options)
             )
         case .database(var configuration):
-            configuration.createIfMissing = create
+            configuration.createIfMissing = access == .create
             do {
                 return CommandLedger(
                     location: location,
@@ -142,22 +156,21 @@ struct CommandLedger {
     func savedCatalog() async throws -> Data? {
         switch location {
         case .directory(let directory):
-            let saved = directory.appendingPathComponent("catalog.json")
-            guard FileManager.default.fileExists(atPath: saved.path) else {
-                return nil
-            }
-            return try Data(contentsOf: saved)
+            let saved = directory.appendingPathComponent("catalog.json").path
+            return try SystemFile.readContents(of: saved, maximumSize: 64 << 20).map { Data($0) }
         case .database:
             return try await (store as? PostgresEntitlementStore)?.savedCatalog()
         }
     }
 
-    /// Saves a catalog with the ledger, for later commands and other instances.
+    /// Saves a catalog with the ledger, for later commands and other instances: a private file replaced atomically.
     func saveCatalog(_ data: Data) async throws {
         switch location {
         case .directory(let directory):
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try data.write(to: directory.appendingPathComponent("catalog.json"), options: .atomic)
+            try SystemFile.replaceContents(
+                of: directory.appendingPathComponent("catalog.json").path,
+                with: [UInt8](data)
+            )
         case .database:
             try await (store as? PostgresEntitlementStore)?.saveCatalog(data)
         }
@@ -203,8 +216,18 @@ struct CommandLedger {
 protocol ListableEntitlementStore: IdentifiedEntitlementStore {
     func allEntries() async throws -> [LedgerEntry]
     func close() async
+    /// The first entry sequence expected to have its signed transaction (earlier ones predate them).
+    func firstSignedSequence() async throws -> Int64
 }
 
-extension FileEntitlementStore: ListableEntitlementStore {}
+extension FileEntitlementStore: ListableEntitlementStore {
+    func firstSignedSequence() async throws -> Int64 {
+        signedTransactionsFromSequence
+    }
+}
 
-extension PostgresEntitlementStore: ListableEntitlementStore {}
+extension PostgresEntitlementStore: ListableEntitlementStore {
+    func firstSignedSequence() async throws -> Int64 {
+        try await signedTransactionsFromSequence()
+    }
+}

@@ -30,7 +30,7 @@ struct LedgerAccess {
     /// - Throws: `Arguments.UsageError` without a ledger option; ``IAPError`` `notFound` for a missing ledger, or
     ///   when it cannot be opened (`storageLocked` while another process holds a file ledger).
     init(_ arguments: Arguments) async throws {
-        ledger = try await CommandLedger.open(arguments)
+        ledger = try await CommandLedger.open(arguments, access: .readWrite)
         do {
             catalog = try await ledger.catalog(arguments, save: false) ?? NonConsumableCatalog()
         } catch {

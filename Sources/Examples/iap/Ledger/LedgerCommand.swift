@@ -5,19 +5,19 @@ import IAPCore
 enum LedgerCommand {
     static let spec = CommandSpec(
         name: "ledger",
-        summary: "the ledger (a directory or PostgreSQL): ingest, entitlements, history, stats, check, export",
+        summary: "the ledger (a directory or PostgreSQL): ingest, entitlements, history, stats, check, repair, export",
         synopsis: ["<command> \(CommandLedger.synopsis) [options]"],
         discussion: """
             The ledger of recorded and delivered purchases, in a directory (--data DIR, the file store) or in
             PostgreSQL (--database URL [--schema NAME], which several processes may share). Every command reads
-            and writes through the EntitlementStore contract, so the answers are the same on both; only ingest
-            writes. A catalog given to ingest (--catalog FILE) is saved with the ledger (DIR/catalog.json, or the
+            and writes through the EntitlementStore contract, so the answers are the same on both; only ingest and
+            repair write, and the commands that read never create a ledger (a directory without one is notFound). A catalog given to ingest (--catalog FILE) is saved with the ledger (DIR/catalog.json, or the
             iap_catalog table) for later commands; without one, products are treated as non-consumables.
             Text output shows dates in ISO 8601 UTC; --json output keeps Apple's milliseconds since 1970.
             """,
         subcommands: [
             LedgerIngestCommand.spec, LedgerEntitlementsCommand.spec, LedgerHistoryCommand.spec,
-            LedgerStatsCommand.spec, LedgerCheckCommand.spec, LedgerExportCommand.spec,
+            LedgerStatsCommand.spec, LedgerCheckCommand.spec, LedgerRepairCommand.spec, LedgerExportCommand.spec,
         ],
         examples: [
             "iap ledger stats --data ./iap-demo-data/ledger",
@@ -35,6 +35,7 @@ enum LedgerCommand {
             case "history": status = try await LedgerHistoryCommand.run(rest)
             case "stats": status = try await LedgerStatsCommand.run(rest)
             case "check": status = try await LedgerCheckCommand.run(rest)
+            case "repair": status = try await LedgerRepairCommand.run(rest)
             default: status = try await LedgerExportCommand.run(rest)
             }
             terminate(status)

@@ -21,7 +21,10 @@ enum LedgerIngestCommand {
             recorded; a purchase is delivered once, whatever repeats it. After each line is durable it prints
             'ACK <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
             awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected line prints
-            'REJECT <line-number> <error-code>' and ingestion goes on with the next line. Before it reads, it
+            'REJECT <line-number> <error-code>' and ingestion goes on with the next line. When the ledger fails after
+            a transaction was recorded (a full disk after its insert was durable), the line prints
+            'ACK <transactionId> <state>' (pending, retrying, ...: the state it is in; a later run delivers it) and
+            ingestion stops. Before it reads, it
             delivers what an earlier run left due for a retry. A new ledger is created.
 
             Delivering needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant and take-back to your
@@ -82,7 +85,7 @@ enum LedgerIngestCommand {
             Output.error("note: \(note)")
         }
         // Take the ledger first: a second process must not replace the catalog the first one works with.
-        let ledger = try await CommandLedger.open(parsed, create: true, options: options)
+        let ledger = try await CommandLedger.open(parsed, access: .create, options: options)
         let store = ledger.store
         let products = try await ledger.catalog(parsed, save: true)
         if products == nil {
@@ -207,12 +210,22 @@ enum LedgerIngestCommand {
         func ack(_ text: String, _ entry: LedgerEntry? = nil) -> Answer {
             Answer(line: "ACK " + text, entry: entry)
         }
+        /// A store that failed after the transaction was recorded: the line is acknowledged with the state the
+        /// transaction is in (it is durable, and the next run delivers it), and ingestion stops.
+        func recorded(_ transactionId: String?, as id: String, _ error: IAPError) async -> Answer? {
+            guard [.storageFailure, .storageLocked].contains(error.code), let transactionId,
+                let entry = try? await store.entry(transactionId: transactionId)
+            else { return nil }
+            return Answer(line: "ACK \(id) \(entry.deliveryState.rawValue)", storeFailure: error)
+        }
         do {
             switch try verifier.detectKind(token) {
             case .transaction:
-                let outcome = await pipeline.submit(signedTransaction: token, userId: user)
+                let transaction = try verifier.transaction(token)
+                let outcome = await pipeline.deliver(transaction, signedTransaction: token, userId: user)
                 if case .rejected(let error) = outcome {
-                    return reject(error)
+                    let id = transaction.transactionId ?? "-"
+                    return await recorded(transaction.transactionId, as: id, error) ?? reject(error)
                 }
                 return ack("\(outcome.entry?.transactionId ?? "-") \(outcome.name)", outcome.entry)
             case .renewal:
@@ -222,10 +235,11 @@ enum LedgerIngestCommand {
             case .notification:
                 let notification = try verifier.notification(token)
                 let uuid = notification.payload.notificationUUID ?? "-"
+                let nested = notification.transaction?.transactionId
                 switch await processor.process(notification, userId: user) {
                 case .processed(_, let delivery):
                     if case .rejected(let error) = delivery {
-                        return reject(error)
+                        return await recorded(nested, as: uuid, error) ?? reject(error)
                     }
                     return ack("\(uuid) \(delivery?.name ?? "processed")", delivery?.entry)
                 case .duplicate:
@@ -233,7 +247,7 @@ enum LedgerIngestCommand {
                 case .unowned:
                     return ack("\(uuid) unowned")
                 case .rejected(let error), .failed(let error):
-                    return reject(error)
+                    return await recorded(nested, as: uuid, error) ?? reject(error)
                 }
             case .appTransaction:
                 _ = try verifier.appTransaction(token)
