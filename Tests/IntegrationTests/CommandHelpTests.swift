@@ -23,7 +23,7 @@ struct CommandHelpTests {
             ["ledger", "ingest"],
             ledger + [
                 "catalog", "root", "bundle-id", "environment", "app-apple-id", "strict-x509", "user",
-                "compaction-threshold", "events", "grant-url", "grant-secret-file", "ledger-only",
+                "compaction-threshold", "events", "window", "grant-url", "grant-secret-file", "ledger-only",
             ]
         ),
         (["ledger", "entitlements"], ledger + ["user", "at", "catalog", "json"]),
@@ -36,6 +36,7 @@ struct CommandHelpTests {
         (["bench"], []),
         (["bench", "verify"], ["seconds", "runs", "only"]),
         (["bench", "verify-batch"], ["transactions", "runs", "python", "python-transactions", "no-openssl-speed"]),
+        (["bench", "ingest"], ["transactions", "runs", "window"]),
         (["bench", "pipeline"], ["deliveries", "runs", "concurrency"]),
         (
             ["bench", "store"],

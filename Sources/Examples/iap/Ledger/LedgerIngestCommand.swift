@@ -12,20 +12,25 @@ enum LedgerIngestCommand {
         synopsis: [
             "\(CommandLedger.synopsis) [--catalog FILE]",
             "  [--root FILE.der]... [--bundle-id ID] [--environment LIST] [--app-apple-id N] [--strict-x509]",
-            "  [--user ID] [--compaction-threshold BYTES] [--events FILE]",
+            "  [--user ID] [--compaction-threshold BYTES] [--events FILE] [--window N]",
             "  \(GrantOptions.synopsis) [FILE|-]",
         ],
         discussion: """
-            Reads FILE (or standard input) one line at a time: a signed transaction, a signed renewal info, or a
-            notification's signedPayload (alone or as its {"signedPayload": ...} body). Each line is verified and
-            recorded; a purchase is delivered once, whatever repeats it. After each line is durable it prints
-            'ACK <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
-            awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected line prints
-            'REJECT <line-number> <error-code>' and ingestion goes on with the next line. When the ledger fails after
-            a transaction was recorded (a full disk after its insert was durable), the line prints
-            'ACK <transactionId> <state>' (pending, retrying, ...: the state it is in; a later run delivers it) and
-            ingestion stops. Before it reads, it
-            delivers what an earlier run left due for a retry. A new ledger is created.
+            Reads FILE (or standard input) line by line as it arrives: a signed transaction, a signed renewal info,
+            or a notification's signedPayload (alone or as its {"signedPayload": ...} body). Each line is verified
+            and recorded; a purchase is delivered once, whatever repeats it. Up to --window lines (default 64) are
+            in flight at once, so the ledger commits their writes together; lines about the same purchase (the same
+            original transaction id, a notification's included) are still recorded in input order. Each line is
+            answered in input order, once it and every line before it are durable: 'ACK
+            <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
+            awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected
+            line prints 'REJECT <line-number> <error-code>' and ingestion goes on. A pipe is answered as its lines
+            arrive. When the ledger fails after a transaction was recorded (a full disk after its insert was
+            durable), the line prints 'ACK <transactionId> <state>' (pending, retrying, ...: the state it is in; a
+            later run delivers it) and ingestion stops: nothing after that line is printed, although lines after it
+            that were in flight may be recorded (a rerun over the same input acknowledges them). --window 1 reads a
+            line only once the one before it is answered. Before it reads, it delivers what an earlier run left due
+            for a retry. A new ledger is created.
 
             Delivering needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant and take-back to your
             backend, signed (a failed POST is retried from the ledger's retry queue, by this command's next run);
@@ -46,6 +51,7 @@ enum LedgerIngestCommand {
             ),
             .value("compaction-threshold", "BYTES", "compact the file ledger's log past BYTES (>= 4096; --data only)"),
             CommandEvents.option,
+            .value("window", "N", "lines in flight at once, 1 to 1024 (default 64); 1 ingests one line at a time"),
         ] + GrantOptions.options,
         examples: [
             "iap testdata transactions --count 4 --root-out root.der --catalog-out catalog.json > tx.jws",
@@ -78,6 +84,10 @@ enum LedgerIngestCommand {
         }
         let grant = try GrantOptions.hook(try GrantOptions.parse(parsed))
         let events = try CommandEvents.sink(parsed)
+        let window = try parsed.value("window").map { Int($0) } ?? 64
+        guard let window, (1...1_024).contains(window) else {
+            throw Arguments.UsageError(message: "--window takes a number of lines from 1 to 1024")
+        }
         let input = try parsed.singlePositional()
         let descriptor = try Input.descriptor(input)
         let verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
@@ -120,14 +130,11 @@ enum LedgerIngestCommand {
             }
         }
 
-        var reader = LineReader(descriptor: descriptor)
-        var number = 0
-        var rejected = 0
-        while let line = reader.next() {
-            number += 1
-            let started = SystemClock().now
-            let answer = await ingestLine(
-                Input.token(fromText: line),
+        let summary = await LedgerIngestWindow(window: window).run(descriptor: descriptor, events: events) {
+            token,
+            number in
+            await ingestLine(
+                token,
                 number: number,
                 verifier: verifier,
                 pipeline: pipeline,
@@ -135,25 +142,20 @@ enum LedgerIngestCommand {
                 store: store,
                 user: user
             )
-            events.record(answer.event(started: started))
-            Output.line(answer.line)
-            Output.flush()
-            if answer.rejected {
-                rejected += 1
-            }
-            if let failure = answer.storeFailure {
-                // The ledger itself is failing: stop rather than reject every following line.
-                Output.error("error: \(failure.code.rawValue): \(failure.message)")
-                await store.close()
-                return .rejected
-            }
+        }
+        if let failure = summary.storeFailure {
+            // The ledger itself is failing: stop rather than reject every following line.
+            Output.error("error: \(failure.code.rawValue): \(failure.message)")
+            await store.close()
+            return .rejected
         }
         if descriptor != 0 {
             close(descriptor)
         }
         await store.close()
-        if rejected > 0 {
-            Output.error("error: \(rejected) of \(number) line\(number == 1 ? "" : "s") rejected")
+        if summary.rejected > 0 {
+            let count = summary.answered
+            Output.error("error: \(summary.rejected) of \(count) line\(count == 1 ? "" : "s") rejected")
             return .rejected
         }
         return .success
