@@ -267,7 +267,9 @@ struct CommandLineContractTests {
     @Test func textOutputShowsDatesInISO8601AndJSONKeepsMilliseconds() throws {
         let bench = try Workbench()
         defer { bench.remove() }
-        #expect(try bench.ingest(bench.tokens, ["--user", "alice"]).status == 0)
+        // One line at a time, so that the ledger records them in input order (with a window, lines about different
+        // purchases are recorded in the order they complete, and the history lists them in that order).
+        #expect(try bench.ingest(bench.tokens, ["--user", "alice", "--window", "1"]).status == 0)
 
         // The transactions were bought one second apart from 2026-01-01T00:00:00Z.
         let history = try Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3"])

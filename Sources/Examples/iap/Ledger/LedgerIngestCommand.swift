@@ -20,7 +20,8 @@ enum LedgerIngestCommand {
             or a notification's signedPayload (alone or as its {"signedPayload": ...} body). Each line is verified
             and recorded; a purchase is delivered once, whatever repeats it. Up to --window lines (default 64) are
             in flight at once, so the ledger commits their writes together; lines about the same purchase (the same
-            original transaction id, a notification's included) are still recorded in input order. Each line is
+            original transaction id, a notification's included) are still recorded in input order; lines about
+            different purchases are recorded in the order they complete (ledger history lists that order). Each line is
             answered in input order, once it and every line before it are durable: 'ACK
             <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
             awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected
