@@ -112,7 +112,9 @@ struct LedgerIngestWindowTests {
         var ids: [String] = []
         for customer in 0..<40 {
             let account = "customer-\(customer)"
-            let purchase = try #require(try await appStore.purchase(productId: "pro.lifetime", account: account).transaction)
+            let purchase = try #require(
+                try await appStore.purchase(productId: "pro.lifetime", account: account).transaction
+            )
             _ = await appStore.drainNotifications()
             try await appStore.refund(transactionId: purchase.transactionId)
             let refunds = await appStore.drainNotifications()

@@ -139,8 +139,13 @@ struct LedgerIngestWindow: Sendable {
 
     /// The JSON object in a compact JWS's payload segment, unverified.
     private static func payload(of token: String) -> [String: Any]? {
-        let segments = token.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false)
-        guard segments.count == 3, let bytes = Base64.decodeURL(Substring(segments[1])) else { return nil }
+        let utf8 = token.utf8
+        let dot = UInt8(ascii: ".")
+        guard let first = utf8.firstIndex(of: dot) else { return nil }
+        let start = utf8.index(after: first)
+        guard let end = utf8[start...].firstIndex(of: dot), let bytes = Base64.decodeURL(token[start..<end]) else {
+            return nil
+        }
         return (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
     }
 
