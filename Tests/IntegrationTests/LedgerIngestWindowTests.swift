@@ -164,25 +164,7 @@ struct LedgerIngestWindowTests {
             }
         }
         // Each answer is read on another thread; the test waits for it before it writes the next line.
-        let answers = LockedValue<[String]>([])
-        let arrived = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            var pending = Data()
-            while true {
-                let chunk = stdout.fileHandleForReading.availableData
-                if chunk.isEmpty {
-                    return
-                }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    answers.withLock { $0.append(line) }
-                    arrived.signal()
-                }
-            }
-        }
-        reader.start()
+        let (answers, arrived) = VerifyBatchCommandTests.readAnswers(stdout)
 
         let lines = [bench.tokens[0], "garbage", bench.tokens[1], bench.tokens[0], bench.tokens[2]]
         let expected = [

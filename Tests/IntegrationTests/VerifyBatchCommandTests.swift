@@ -70,6 +70,31 @@ struct VerifyBatchCommandTests {
         return (process, stdin, stdout)
     }
 
+    /// Reads a process's output on another thread, line by line: each line is appended to `answers`, and `arrived`
+    /// is signalled once per line.
+    static func readAnswers(_ stdout: Pipe) -> (answers: LockedValue<[String]>, arrived: DispatchSemaphore) {
+        let answers = LockedValue<[String]>([])
+        let arrived = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            var pending = Data()
+            while true {
+                let chunk = stdout.fileHandleForReading.availableData
+                if chunk.isEmpty {
+                    return
+                }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    answers.withLock { $0.append(line) }
+                    arrived.signal()
+                }
+            }
+        }
+        reader.start()
+        return (answers, arrived)
+    }
+
     @Test func manyLinesAreAnsweredInInputOrderWithJSONEncodersBytes() throws {
         let bench = try Workbench(count: 400)
         defer { bench.remove() }
@@ -125,25 +150,7 @@ struct VerifyBatchCommandTests {
         }
 
         // Each answer is read on another thread; the test waits for it before it writes the next line.
-        let answers = LockedValue<[String]>([])
-        let arrived = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            var pending = Data()
-            while true {
-                let chunk = stdout.fileHandleForReading.availableData
-                if chunk.isEmpty {
-                    return
-                }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    answers.withLock { $0.append(line) }
-                    arrived.signal()
-                }
-            }
-        }
-        reader.start()
+        let (answers, arrived) = VerifyBatchCommandTests.readAnswers(stdout)
 
         for (index, line) in [bench.tokens[0], "garbage", bench.tokens[1], bench.tokens[2]].enumerated() {
             stdin.fileHandleForWriting.write(Data((line + "\n").utf8))

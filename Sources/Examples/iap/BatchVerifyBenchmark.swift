@@ -67,15 +67,25 @@ enum BatchVerifyBenchmark {
         } catch {
             spec.fail(error)
         }
-        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-bench-batch-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        report(directoryPrefix: "iap-bench-batch") { directory in
+            try measure(options, in: directory)
+        }
+    }
+
+    /// Runs `measure` in a new private temporary directory (removed afterwards), prints the report it returns as
+    /// JSON and exits 0; on an error, prints it and exits 1.
+    static func report(directoryPrefix: String, _ measure: (URL) throws -> [String: Any]) -> Never {
+        let directory = FileManager.default.temporaryDirectory.appending(
+            path: "\(directoryPrefix)-\(UUID().uuidString)"
+        )
         do {
             try FileManager.default.createDirectory(
                 at: directory,
                 withIntermediateDirectories: false,
                 attributes: [.posixPermissions: 0o700]
             )
-            let report = try measure(options, in: directory)
+            let report = try measure(directory)
+            try? FileManager.default.removeItem(at: directory)
             Output.write(
                 try JSONSerialization.data(
                     withJSONObject: report,
@@ -83,7 +93,6 @@ enum BatchVerifyBenchmark {
                 )
             )
             Output.write("\n")
-            try? FileManager.default.removeItem(at: directory)
             terminate(.success)
         } catch {
             try? FileManager.default.removeItem(at: directory)

@@ -51,27 +51,8 @@ enum IngestBenchmark {
         } catch {
             spec.fail(error)
         }
-        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-bench-ingest-\(UUID().uuidString)")
-        do {
-            try FileManager.default.createDirectory(
-                at: directory,
-                withIntermediateDirectories: false,
-                attributes: [.posixPermissions: 0o700]
-            )
-            let report = try measure(options, in: directory)
-            try? FileManager.default.removeItem(at: directory)
-            Output.write(
-                try JSONSerialization.data(
-                    withJSONObject: report,
-                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                )
-            )
-            Output.write("\n")
-            terminate(.success)
-        } catch {
-            try? FileManager.default.removeItem(at: directory)
-            Output.error("error: \(IAPError.wrapping(error, as: .internalError, "the benchmark failed").message)")
-            terminate(.rejected)
+        BatchVerifyBenchmark.report(directoryPrefix: "iap-bench-ingest") { directory in
+            try measure(options, in: directory)
         }
     }
 

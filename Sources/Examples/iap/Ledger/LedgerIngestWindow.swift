@@ -54,7 +54,9 @@ struct LedgerIngestWindow: Sendable {
             permits.signal()
         }
         let stopped = LockedValue(false)
-        let (lines, continuation) = AsyncStream<(number: Int, text: String)>.makeStream()
+        let (lines, continuation) = AsyncStream<(number: Int, token: String, key: String?)>.makeStream()
+        // The reader also finds each line's token and order key: work done in input order, off the loop that
+        // starts the lines.
         let reader = Thread {
             var reader = LineReader(descriptor: descriptor)
             var number = 0
@@ -62,7 +64,8 @@ struct LedgerIngestWindow: Sendable {
                 permits.wait()
                 guard !stopped.withLock({ $0 }), let line = reader.next() else { break }
                 number += 1
-                continuation.yield((number, line))
+                let token = Input.token(fromText: line)
+                continuation.yield((number, token, Self.orderKey(of: token)))
             }
             continuation.finish()
         }
@@ -83,10 +86,9 @@ struct LedgerIngestWindow: Sendable {
                 if stopped.withLock({ $0 }) {
                     break
                 }
-                let token = Input.token(fromText: line.text)
                 let done = Completion()
                 var previous: Completion?
-                if let key = Self.orderKey(of: token) {
+                if let key = line.key {
                     previous = latest.updateValue(done, forKey: key)
                     if latest.count > 4 * window {
                         latest = latest.filter { !$0.value.isDone }
@@ -95,7 +97,7 @@ struct LedgerIngestWindow: Sendable {
                 group.addTask {
                     await previous?.wait()
                     let started = SystemClock().now
-                    let answer = await ingest(token, line.number)
+                    let answer = await ingest(line.token, line.number)
                     let event = answer.event(started: started)
                     done.signal()
                     await output.print(answer, event: event, number: line.number)
