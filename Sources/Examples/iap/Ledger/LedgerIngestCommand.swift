@@ -19,19 +19,19 @@ enum LedgerIngestCommand {
             Reads FILE (or standard input) line by line as it arrives: a signed transaction, a signed renewal info,
             or a notification's signedPayload (alone or as its {"signedPayload": ...} body). Each line is verified
             and recorded; a purchase is delivered once, whatever repeats it. Up to --window lines (default 64) are
-            in flight at once, so the ledger commits their writes together; lines about the same purchase (the same
-            original transaction id, a notification's included) are still recorded in input order; lines about
-            different purchases are recorded in the order they complete (ledger history lists that order). Each line is
+            in flight at once, so the ledger commits their writes together; lines about the same purchase (the
+            same original transaction id, a notification's included) are still recorded in input order, lines
+            about different purchases in the order they complete (the order ledger history lists). Each line is
             answered in input order, once it and every line before it are durable: 'ACK
             <transactionId|notificationUUID|-> <outcome>' (outcomes: delivered, alreadyDelivered, pending,
             awaitingOwner, deferred, revoked, processed, duplicate, unowned, stored, stale, verified); a rejected
             line prints 'REJECT <line-number> <error-code>' and ingestion goes on. A pipe is answered as its lines
             arrive. When the ledger fails after a transaction was recorded (a full disk after its insert was
             durable), the line prints 'ACK <transactionId> <state>' (pending, retrying, ...: the state it is in; a
-            later run delivers it) and ingestion stops: nothing after that line is printed, although lines after it
-            that were in flight may be recorded (a rerun over the same input acknowledges them). --window 1 reads a
-            line only once the one before it is answered. Before it reads, it delivers what an earlier run left due
-            for a retry. A new ledger is created.
+            later run delivers it) and ingestion stops: nothing after that line is printed, although lines after
+            it that were in flight may be recorded (a rerun over the same input acknowledges them). --window 1
+            reads a line only once the one before it is answered, and records in input order. Before it reads, it
+            delivers what an earlier run left due for a retry. A new ledger is created.
 
             Delivering needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant and take-back to your
             backend, signed (a failed POST is retried from the ledger's retry queue, by this command's next run);

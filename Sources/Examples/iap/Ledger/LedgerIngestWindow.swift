@@ -112,8 +112,8 @@ struct LedgerIngestWindow: Sendable {
     /// The key that orders a line after the earlier lines about the same purchase, read cheaply from the unverified
     /// payload (the line is verified later; a forged key can only make lines wait for each other): a transaction's
     /// or renewal info's `originalTransactionId` (else its `transactionId`); a notification's nested transaction's
-    /// (else renewal info's) key, else its `notificationUUID`. `nil` when the payload does not decode (the line is
-    /// then rejected whatever runs beside it).
+    /// (else renewal info's) key, else its `notificationUUID`. `nil` when the payload names none of these (an app
+    /// transaction) or does not decode (the line is then rejected whatever runs beside it).
     static func orderKey(of token: String) -> String? {
         guard let payload = payload(of: token) else { return nil }
         if let data = payload["data"] as? [String: Any] {
