@@ -145,9 +145,9 @@ enum PostgresSchema {
         name: "iap_migration_lock",
         sql: "SELECT pg_advisory_xact_lock(hashtext($1))"
     )
-    private static let current = PostgresStatement(
-        name: "iap_migration_current",
-        sql: "SELECT coalesce(max(version), 0) FROM iap_schema_migrations"
+    private static let applied = PostgresStatement(
+        name: "iap_migration_applied",
+        sql: "SELECT version FROM iap_schema_migrations ORDER BY version"
     )
     private static let record = PostgresStatement(
         name: "iap_migration_record",
@@ -177,7 +177,12 @@ enum PostgresSchema {
                     )
                     """
             )
-            let found = Int(try connection.execute(current).int64(0, 0))
+            let result = try connection.execute(applied)
+            var versions = Set<Int>()
+            for row in 0..<result.count {
+                versions.insert(Int(try result.int64(row, 0)))
+            }
+            let found = versions.max() ?? 0
             guard found > 0 || create else {
                 throw IAPError(.notFound, "there is no ledger in the PostgreSQL schema \"\(schema)\"")
             }
@@ -188,7 +193,9 @@ enum PostgresSchema {
                         + "\(latestVersion); upgrade swift-iap before it writes this ledger"
                 )
             }
-            for migration in migrations where migration.version > found {
+            // Every migration not yet applied, in order: each reads and changes only what earlier versions made, so
+            // one added below the newest applied version (two branches of the code each adding one) still applies.
+            for migration in migrations where !versions.contains(migration.version) {
                 for statement in migration.statements {
                     try connection.execute(ddl: statement)
                 }

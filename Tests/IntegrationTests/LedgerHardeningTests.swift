@@ -3,6 +3,9 @@
 #endif
 import Foundation
 import IAPCore
+import IAPCrypto
+import IAPServerAPI
+import IAPTestSupport
 import Testing
 
 /// `iap ledger` against a damaged, emptied or forged ledger, and on a full disk: check changes nothing and tells the
@@ -29,7 +32,7 @@ struct LedgerHardeningTests {
             tokens = generated.stdoutLines
             if ingest {
                 let ingested = try CLI.iap(
-                    ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root],
+                    ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"],
                     input: Data((tokens.joined(separator: "\n") + "\n").utf8)
                 )
                 #expect(ingested.status == 0, "\(ingested.stderr)")
@@ -182,7 +185,10 @@ struct LedgerHardeningTests {
             let probe = ledger.directory.appending(path: "probe").path
             let input = Data((ledger.tokens[0] + "\n").utf8)
             _ = try CLI.iap(
-                ["ledger", "ingest", "--data", probe, "--catalog", ledger.catalog, "--root", ledger.root],
+                [
+                    "ledger", "ingest", "--data", probe, "--catalog", ledger.catalog, "--root", ledger.root,
+                    "--ledger-only",
+                ],
                 input: input
             )
             let lines = try Data(contentsOf: URL(filePath: probe).appending(path: "journal-1.jsonl"))
@@ -205,7 +211,7 @@ struct LedgerHardeningTests {
                 guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &bound) == 0 else { exit(10) }
                 guard
                     let run = try? CLI.iap(
-                        ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root],
+                        ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"],
                         input: Data((token + "\n").utf8)
                     )
                 else { exit(11) }
@@ -216,17 +222,31 @@ struct LedgerHardeningTests {
                 guard run.status == 1, run.stderr.contains("storageFailure") else { exit(13) }
                 exit(0)
             }
-            // With room again, the next run delivers what was recorded, once.
+            // With room again, the next run delivers what was recorded, once, through a wallet that checks each
+            // signature.
+            let secret = "a-shared-secret-of-32-bytes-long"
+            let secretFile = ledger.directory.appending(path: "grant-secret")
+            try Data((secret + "\n").utf8).write(to: secretFile)
+            let hmac = try HMACSHA256(key: Array(secret.utf8))
+            let wallet = try LoopbackServer { request in
+                guard let header = request.headers["x-iap-signature"],
+                    let signature = try? WebhookSignature(header: header),
+                    signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now)
+                else {
+                    return .respond(status: 401, headers: [:], body: Data())
+                }
+                return .respond(status: 200, headers: [:], body: Data())
+            }
+            defer { wallet.stop() }
             let again = try CLI.iap(
                 [
-                    "ledger", "ingest", "--data", data, "--root", root, "--grant-log",
-                    ledger.directory.appending(path: "grants").path,
+                    "ledger", "ingest", "--data", data, "--root", root, "--grant-url",
+                    wallet.url.appending(path: "iap").absoluteString, "--grant-secret-file", secretFile.path,
                 ],
                 input: Data((token + "\n").utf8)
             )
             #expect(again.stdoutLines == ["ACK 2000000000000001 alreadyDelivered"], "\(again.stderr)")
-            let grants = try String(contentsOf: ledger.directory.appending(path: "grants"), encoding: .utf8)
-            #expect(grants == "grant 2000000000000001\n")
+            #expect(wallet.requests.compactMap { $0.headers["idempotency-key"] } == ["2000000000000001"])
         }
     #endif
 
