@@ -155,11 +155,19 @@ struct ExclusiveRunLockTests {
         let lock = InMemoryExclusiveRunLock(name: "reconcile")
         let lease = try #require(await lock.tryLock())
         let ran = LockedValue(0)
-        let skipped = try await lock.runExclusively { _ in ran.withLock { $0 += 1 }; return true }
+        let skipped = try await lock.runExclusively { _ in
+            ran.withLock { $0 += 1 }
+            return true
+        }
         #expect(skipped == nil)
         #expect(ran.withLock { $0 } == 0)
         await lease.release()
-        #expect(try await lock.runExclusively { _ in ran.withLock { $0 += 1 }; return true } == true)
+        #expect(
+            try await lock.runExclusively { _ in
+                ran.withLock { $0 += 1 }
+                return true
+            } == true
+        )
         #expect(ran.withLock { $0 } == 1)
     }
 }

@@ -47,12 +47,14 @@ actor FlawedCheckpointStore: ReconciliationCheckpointStore {
     }
 
     func checkpoint(customerKey: String) -> ReconciliationCheckpoint? {
-        checkpoints[key(customerKey)].map { ReconciliationCheckpoint(
-            customerKey: customerKey,
-            historyRevision: $0.historyRevision,
-            refundRevision: $0.refundRevision,
-            reconciledAt: $0.reconciledAt
-        ) }
+        checkpoints[key(customerKey)].map {
+            ReconciliationCheckpoint(
+                customerKey: customerKey,
+                historyRevision: $0.historyRevision,
+                refundRevision: $0.refundRevision,
+                reconciledAt: $0.reconciledAt
+            )
+        }
     }
 
     func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) throws {
@@ -179,7 +181,9 @@ struct ServerStoreConformanceTests {
             reopen: { flaw == .forgetsOnReopen ? FlawedCheckpointStore(flaw) : $0 }
         ).run()
         #expect(Set(report.failedChecks) == flaw.expectedFailures, "\(report)")
-        #expect(report.passed.count + report.failures.count == ReconciliationCheckpointStoreConformance.checkNames.count)
+        #expect(
+            report.passed.count + report.failures.count == ReconciliationCheckpointStoreConformance.checkNames.count
+        )
     }
 
     @Test(arguments: FlawedExtensionStore.Flaw.allCases)

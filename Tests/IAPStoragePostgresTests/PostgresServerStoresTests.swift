@@ -115,7 +115,9 @@ struct PostgresServerStoresTests {
         )
         try await PostgresReconciliationCheckpointStore(ledger: first).saveCheckpoint(newer)
         try await PostgresReconciliationCheckpointStore(ledger: second).saveCheckpoint(older)
-        #expect(try await PostgresReconciliationCheckpointStore(ledger: first).checkpoint(customerKey: "alice") == newer)
+        #expect(
+            try await PostgresReconciliationCheckpointStore(ledger: first).checkpoint(customerKey: "alice") == newer
+        )
         try await ledgers.dropAll()
     }
 
@@ -145,7 +147,9 @@ struct PostgresServerStoresTests {
             refundRevision: nil,
             reconciledAt: Date(millisecondsSince1970: 0)
         )
-        await #expect { try await checkpoints.saveCheckpoint(bad) } throws: { ($0 as? IAPError)?.code == .invalidArgument }
+        await #expect { try await checkpoints.saveCheckpoint(bad) } throws: {
+            ($0 as? IAPError)?.code == .invalidArgument
+        }
         #expect(try await checkpoints.checkpoint(customerKey: "alice\0bob") == nil)
         #expect(try await checkpoints.checkpoint(customerKey: "alice") == nil)
         try await ledger.dropSchema()
@@ -154,7 +158,10 @@ struct PostgresServerStoresTests {
     // MARK: The advisory lock
 
     static func lock(_ name: String, schema: String) throws -> PostgresAdvisoryLock {
-        try PostgresAdvisoryLock(name: name, configuration: .init(url: try PostgresTestServer.requireURL(), schema: schema))
+        try PostgresAdvisoryLock(
+            name: name,
+            configuration: .init(url: try PostgresTestServer.requireURL(), schema: schema)
+        )
     }
 
     /// The lock's key as `Documentation/Postgres.md` tells an operator to compute it.

@@ -30,7 +30,11 @@ struct ReconcileDatabaseCommandTests {
         )
         #expect(ingest.status == 0, "\(ingest.stderr)")
         // A purchase the server never heard of.
-        let lost = try await night.emulator.purchase("coins.100", account: "alice", token: ReconcileCommandTests.Night.token)
+        let lost = try await night.emulator.purchase(
+            "coins.100",
+            account: "alice",
+            token: ReconcileCommandTests.Night.token
+        )
 
         func reconcile() throws -> CLI.Run {
             try CLI.iap(

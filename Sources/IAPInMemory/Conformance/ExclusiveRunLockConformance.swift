@@ -115,7 +115,9 @@ public struct ExclusiveRunLockConformance: Sendable {
     private struct BodyFailure: Error {}
 
     /// Two instances of the lock of a check's name.
-    private static func pair(_ subject: Subject, _ check: String) async throws -> (any ExclusiveRunLock, any ExclusiveRunLock) {
+    private static func pair(_ subject: Subject, _ check: String) async throws -> (
+        any ExclusiveRunLock, any ExclusiveRunLock
+    ) {
         let name = "conformance-" + check
         return (try await subject.open(name), try await subject.open(name))
     }
@@ -205,7 +207,10 @@ public struct ExclusiveRunLockConformance: Sendable {
         let next = try await second.tryLock()
         await next?.release()
         try Fixtures.require(!held, "a released lease answered isHeld() == true")
-        try Fixtures.require(next != nil, "after release, tryLock on another instance answered nil; it must get the lock")
+        try Fixtures.require(
+            next != nil,
+            "after release, tryLock on another instance answered nil; it must get the lock"
+        )
     }
 
     @Sendable

@@ -47,7 +47,8 @@ public struct ReconciliationCheckpointStoreConformance: Sendable {
     ///     first if it must); by default the same instance.
     public init(
         makeStore: @escaping @Sendable () async throws -> any ReconciliationCheckpointStore,
-        reopen: @escaping @Sendable (any ReconciliationCheckpointStore) async throws -> any ReconciliationCheckpointStore =
+        reopen:
+            @escaping @Sendable (any ReconciliationCheckpointStore) async throws -> any ReconciliationCheckpointStore =
             { $0 }
     ) {
         self.makeStore = makeStore

@@ -176,7 +176,11 @@ extension RenewalExtensionStoreConformance {
         let refused = completed(try await beginNew(request("refused", day: 11), in: store, limit: 5), .failed, day: 11)
         try await store.complete(refused)
         let live = try await beginNew(request("live", day: 12), in: store, since: windowStart)
-        let extended = completed(try await beginNew(request("extended", day: 13), in: store, since: windowStart), .succeeded, day: 13)
+        let extended = completed(
+            try await beginNew(request("extended", day: 13), in: store, since: windowStart),
+            .succeeded,
+            day: 13
+        )
         try await store.complete(extended)
 
         let third = request("third", day: 14)
@@ -206,9 +210,13 @@ extension RenewalExtensionStoreConformance {
         try await requireRecords([succeeded, failed], in: store, "after two completions")
 
         let unknown = completed(request("unknown", day: 2), .succeeded, day: 2)
-        if let problem = await Fixtures.errorProblem(.notFound, "complete of an identifier never begun", {
-            try await store.complete(unknown)
-        }) {
+        if let problem = await Fixtures.errorProblem(
+            .notFound,
+            "complete of an identifier never begun",
+            {
+                try await store.complete(unknown)
+            }
+        ) {
             throw ConformanceViolation(problem)
         }
         let stored = try await store.record(requestIdentifier: "unknown")
