@@ -7,6 +7,7 @@ public import IAPCore
 /// the appAccountToken binding) and the ledger's delivery state. ``redeliver(orderId:actor:userId:)`` does the
 /// same and then delivers what the ledger lacks through the ``DeliveryPipeline`` — idempotently: a second run
 /// delivers nothing again — writing an audit entry before (the request) and after (the outcomes).
+/// ``lookUp(orderId:actor:)`` is a lookup with an audit entry (`lookup`) naming who asked and what was shown.
 ///
 /// An order id Apple does not know (status 1, invalid) answers a report with ``OrderLookupReport/found`` `false`,
 /// not an error.
@@ -24,6 +25,7 @@ public struct OrderLookup: Sendable {
     private let auditLog: any SupportAuditLog
     private let clock: any WallClock
     private let fulfillment: String?
+    private let events: any EventSink
 
     /// Creates the tool.
     ///
@@ -36,6 +38,8 @@ public struct OrderLookup: Sendable {
     ///   - clock: The clock of expiry decisions and audit entries.
     ///   - fulfillment: How the pipeline's grants reach the customer, as the audit log should say it (such as
     ///     `webhook wallet.example.com` or `ledger-only`); see ``SupportAuditEntry/fulfillment``.
+    ///   - events: Where each lookup (`support.lookup`) and each redelivered transaction (`support.redeliver`) is
+    ///     reported, with the operator and the order id in `message`.
     public init(
         clients: AppStoreServerAPIClients,
         verifier: some Verifier,
@@ -43,7 +47,8 @@ public struct OrderLookup: Sendable {
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
         clock: some WallClock = SystemClock(),
-        fulfillment: String? = nil
+        fulfillment: String? = nil,
+        events: some EventSink = DiscardingEventSink()
     ) {
         self.clients = clients
         self.verifier = verifier
@@ -52,6 +57,7 @@ public struct OrderLookup: Sendable {
         self.auditLog = auditLog
         self.clock = clock
         self.fulfillment = fulfillment
+        self.events = events
     }
 
     /// Creates the tool with one App Store Server API client, which must be a Production one for Look Up Order ID.
@@ -64,6 +70,7 @@ public struct OrderLookup: Sendable {
     ///   - auditLog: Where redeliveries are recorded.
     ///   - clock: The clock of expiry decisions and audit entries.
     ///   - fulfillment: How the pipeline's grants reach the customer, for the audit log.
+    ///   - events: Where lookups and redelivered transactions are reported.
     public init(
         client: AppStoreServerAPIClient,
         verifier: some Verifier,
@@ -71,7 +78,8 @@ public struct OrderLookup: Sendable {
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
         clock: some WallClock = SystemClock(),
-        fulfillment: String? = nil
+        fulfillment: String? = nil,
+        events: some EventSink = DiscardingEventSink()
     ) {
         self.init(
             clients: AppStoreServerAPIClients(client),
@@ -80,7 +88,8 @@ public struct OrderLookup: Sendable {
             pipeline: pipeline,
             auditLog: auditLog,
             clock: clock,
-            fulfillment: fulfillment
+            fulfillment: fulfillment,
+            events: events
         )
     }
 
@@ -93,6 +102,32 @@ public struct OrderLookup: Sendable {
     ///   ledger does.
     public func lookUp(orderId: String) async throws -> OrderLookupReport {
         let (report, _) = try await fetch(orderId)
+        reportLookup(report, actor: nil)
+        return report
+    }
+
+    /// Looks an order up and records who looked and what was shown in the audit log; the ledger is not changed.
+    ///
+    /// The audit entry (action `lookup`, one `shown` outcome per transaction of the report) is written after the
+    /// lookup and before the report is returned: a report whose entry could not be written is not returned. A lookup
+    /// discloses a customer's owner, token and purchases, so a server that lets operators look orders up audits it.
+    ///
+    /// - Parameters:
+    ///   - orderId: The order id from the receipt email, such as `MK5TTTVWJH`.
+    ///   - actor: Who asks (the support agent), for the audit log.
+    /// - Returns: The order's transactions with owner and delivery state.
+    /// - Throws: ``IAPError`` `invalidArgument` for an empty order id or actor; `apiError`, `transportFailure`, ...
+    ///   when the App Store Server API fails; `storageFailure` when the ledger or the audit log does.
+    public func lookUp(orderId: String, actor: String) async throws -> OrderLookupReport {
+        guard !actor.isEmpty else {
+            throw IAPError(.invalidArgument, "a lookup needs the name of who asks, for the audit log")
+        }
+        let (report, _) = try await fetch(orderId)
+        let shown = report.transactions.map {
+            SupportAuditEntry.Outcome(transactionId: $0.transactionId, outcome: "shown")
+        }
+        try await appendAudit(action: "lookup", orderId: orderId, actor: actor, userId: nil, shown)
+        reportLookup(report, actor: actor)
         return report
     }
 
@@ -163,10 +198,57 @@ public struct OrderLookup: Sendable {
             if let entry = try? await store.entry(transactionId: report.transactions[index].transactionId) {
                 describe(entry, in: &report.transactions[index])
             }
+            reportRedelivery(transaction, outcome: outcome, orderId: orderId, actor: actor)
         }
         try await appendAudit(action: "redeliver.completed", orderId: orderId, actor: actor, userId: userId, outcomes)
         report.redelivered = true
         return report
+    }
+
+    // MARK: - Events
+
+    /// Reports a lookup: `support.lookup`, outcome `found` or `notFound`.
+    private func reportLookup(_ report: OrderLookupReport, actor: String?) {
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: "support.lookup",
+                outcome: report.found ? "found" : "notFound",
+                message: "order \(report.orderId)" + (actor.map { " looked up by \($0)" } ?? "")
+                    + ": \(report.transactions.count) transaction(s)"
+            )
+        )
+    }
+
+    /// Reports one transaction of a redelivery: `support.redeliver`, outcome the pipeline's.
+    private func reportRedelivery(
+        _ transaction: TransactionPayload,
+        outcome: DeliveryOutcome,
+        orderId: String,
+        actor: String
+    ) {
+        let failure: IAPError? =
+            switch outcome {
+            case .deferred(_, let error), .rejected(let error): error
+            default: nil
+            }
+        let owner = outcome.entry.flatMap {
+            $0.deliveryState == .awaitingOwner || $0.userId.hasPrefix(DeliveryPipeline.unownedPrefix) ? nil : $0.userId
+        }
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: "support.redeliver",
+                userId: owner,
+                productId: transaction.productId,
+                transactionId: transaction.transactionId,
+                originalTransactionId: transaction.originalTransactionId,
+                environment: transaction.environment?.rawValue,
+                outcome: outcome.name,
+                errorCode: failure?.code.rawValue,
+                message: "order \(orderId) redelivered by \(actor)" + (failure.map { ": \($0.message)" } ?? "")
+            )
+        )
     }
 
     // MARK: - Steps
