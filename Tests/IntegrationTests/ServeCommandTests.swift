@@ -1,0 +1,219 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPServerAPI
+import IAPTestSupport
+import Testing
+
+/// `iap serve` end to end: an HTTP client with user tokens, `iap emulate` pushing notifications to the server, a webhook
+/// receiver that checks every signature, and a kill -9 in the middle of a burst.
+@Suite("iap serve", .serialized)
+struct ServeCommandTests {
+    typealias CLI = CommandLineContractTests
+
+    /// A backend's wallet: a loopback webhook receiver that answers 200 to every correctly signed grant or take-back,
+    /// and 401 to anything else (counted in ``refused``).
+    final class Wallet: Sendable {
+        let server: LoopbackServer
+        private let refusedCount = LockedValue(0)
+
+        init() throws {
+            let hmac = try HMACSHA256(key: Array(ServeProcess.grantSecret.utf8))
+            let refused = LockedValue(0)
+            server = try LoopbackServer { request in
+                guard request.method == "POST", request.target == "/iap/deliveries",
+                    let header = request.headers["x-iap-signature"],
+                    let signature = try? WebhookSignature(header: header),
+                    signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now),
+                    let delivery = try? JSONDecoder().decode(WebhookDelivery.self, from: request.body),
+                    request.headers["idempotency-key"] == delivery.idempotencyKey
+                else {
+                    refused.withLock { $0 += 1 }
+                    return .respond(status: 401, headers: [:], body: Data())
+                }
+                return .respond(status: 200, headers: [:], body: Data())
+            }
+            refusedCountAlias = refused
+        }
+
+        private let refusedCountAlias: LockedValue<Int>
+
+        var url: URL { server.url.appending(path: "iap/deliveries") }
+        var refused: Int { refusedCountAlias.withLock { $0 } }
+
+        /// Every delivery received, in order.
+        var deliveries: [WebhookDelivery] {
+            server.requests.compactMap { try? JSONDecoder().decode(WebhookDelivery.self, from: $0.body) }
+        }
+
+        func stop() { server.stop() }
+    }
+
+    static func object(_ response: HTTPResponse) throws -> [String: Any] {
+        try CLI.json(String(decoding: response.body, as: UTF8.self))
+    }
+
+    @Test func purchasesNotificationsARefundARenewalALostNotificationAndSupportEndToEnd() async throws {
+        let port = try ServeProcess.freePort()
+        let emulator = try EmulatorProcess(
+            extraArguments: ["--notify-url", "http://127.0.0.1:\(port)/iap/v1/notifications"],
+            environment: .production
+        )
+        defer { emulator.stop() }
+        let wallet = try Wallet()
+        defer { wallet.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let data = emulator.directory.appending(path: "ledger")
+        let arguments =
+            ["--port", String(port), "--data", data.path, "--catalog", try emulator.saveCatalog().path]
+            + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
+            + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "1s"]
+        var server = try ServeProcess(arguments, directory: emulator.directory)
+        defer { server.stop() }
+        #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(port)")
+        let token = "6c1f2e3d-4b5a-4968-8776-a5b4c3d2e1f0"
+
+        // alice buys premium in the app; the app submits it with her token, Apple notifies the server.
+        let premium = try await emulator.purchase("premium", account: "alice", token: token)
+        // Its notification may be in flight at the same time: the submission is then answered 202, sent again.
+        let submitted = try await server.submitUntilFinished(premium.signedTransaction, as: "alice")
+        #expect(submitted.status == 200)
+        #expect(["delivered", "alreadyDelivered"].contains(try Self.object(submitted)["outcome"] as? String))
+        let again = try await server.submit(premium.signedTransaction, as: "alice")
+        #expect(again.status == 200)
+        #expect(try Self.object(again)["outcome"] as? String == "alreadyDelivered")
+
+        // A subscription, and its renewal, which only the notification brings.
+        let pro = try await emulator.purchase("pro.monthly", account: "alice", token: token)
+        let proSubmitted = try await server.submitUntilFinished(pro.signedTransaction, as: "alice")
+        #expect(proSubmitted.status == 200, "\(String(decoding: proSubmitted.body, as: UTF8.self))")
+        #expect(try await emulator.subscription(pro.originalTransactionId, "renew") == 200)
+        #expect(
+            await eventually {
+                wallet.deliveries.contains {
+                    $0.type == .grant && $0.originalTransactionId == pro.originalTransactionId
+                        && $0.transactionId != pro.transactionId && $0.userId == "alice"
+                }
+            }
+        )
+
+        // A refund is taken back, under its own key.
+        #expect(try await emulator.post("/emulator/v1/transactions/\(premium.transactionId)/refund").status == 200)
+        #expect(
+            await eventually {
+                wallet.deliveries.contains {
+                    $0.type == .revoke && $0.idempotencyKey == "\(premium.transactionId):revoke:0"
+                }
+            }
+        )
+
+        // A purchase whose notification is lost while the server is down: the scheduled reconciliation finds it.
+        server.stop()
+        #expect(server.terminationStatus == 0)
+        let lost = try await emulator.purchase("coins.100", account: "alice", token: token)
+        // The emulator gives the notification up after 5 attempts (7.5 seconds).
+        #expect(
+            try await eventually(30) {
+                let body = try await emulator.get("/emulator/v1/notifications").body
+                let list = try #require(try JSONSerialization.jsonObject(with: body) as? [[String: Any]])
+                return (list.last?["sendAttempts"] as? [Any])?.count == 5
+            }
+        )
+        server = try ServeProcess(arguments, directory: emulator.directory)
+        #expect(
+            await eventually(30) {
+                wallet.deliveries.contains { $0.type == .grant && $0.transactionId == lost.transactionId }
+            }
+        )
+
+        // The service endpoints: entitlements and history in the JSON of iap ledger, with the service token.
+        let service = ServeProcess.serviceToken
+        let entitlements = try await server.send("GET", "/iap/v1/users/alice/entitlements", bearer: service)
+        #expect(entitlements.status == 200)
+        let listing = try Self.object(entitlements)
+        #expect(listing["user"] as? String == "alice")
+        let products = (listing["entitlements"] as? [[String: Any]] ?? []).filter { $0["hasAccess"] as? Bool == true }
+        #expect(Set(products.compactMap { $0["productId"] as? String }) == ["pro.monthly", "coins.100"])
+        #expect((listing["balances"] as? [String: Any])?["coins.100"] as? Int == 100)
+        let history = try await server.send("GET", "/iap/v1/users/alice/history?limit=2", bearer: service)
+        #expect(history.status == 200)
+        let page = try Self.object(history)
+        #expect((page["items"] as? [Any])?.count == 2)
+        let cursor = try #require(page["nextCursor"] as? String)
+        let next = try await server.send(
+            "GET",
+            "/iap/v1/users/alice/history?limit=2&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")",
+            bearer: service
+        )
+        #expect(next.status == 200)
+        #expect(((try Self.object(next))["items"] as? [Any])?.isEmpty == false)
+        #expect(try await server.send("GET", "/iap/v1/users/alice/entitlements").status == 401)
+        #expect(
+            try await server.send("GET", "/iap/v1/users/alice/entitlements", bearer: ServeProcess.userToken("alice"))
+                .status == 401
+        )
+
+        // Support: a lookup and a redelivery, audited under the operator's name.
+        let orderId = try #require(lost.orderId)
+        let lookup = try await server.send(
+            "POST",
+            "/iap/v1/support/orders/\(orderId)/lookup",
+            bearer: service,
+            headers: ["X-Operator": "carol"]
+        )
+        #expect(lookup.status == 200, "\(String(decoding: lookup.body, as: UTF8.self))")
+        #expect(String(decoding: lookup.body, as: UTF8.self).contains(lost.transactionId))
+        let redeliver = try await server.send(
+            "POST",
+            "/iap/v1/support/orders/\(orderId)/redeliver",
+            bearer: service,
+            headers: ["X-Operator": "carol"],
+            body: #"{"userId":"alice"}"#
+        )
+        #expect(redeliver.status == 200, "\(String(decoding: redeliver.body, as: UTF8.self))")
+        #expect(
+            try await server.send("POST", "/iap/v1/support/orders/\(orderId)/lookup", bearer: service).status == 400
+        )
+        #expect(
+            try await server.send(
+                "POST",
+                "/iap/v1/support/orders/\(orderId)/lookup",
+                headers: ["X-Operator": "carol"]
+            ).status == 401
+        )
+        let audit = try String(contentsOf: data.appending(path: "support-audit.jsonl"), encoding: .utf8)
+        #expect(audit.split(separator: "\n").filter { $0.contains("carol") }.count >= 2)
+
+        // Operations.
+        #expect(try await server.send("GET", "/healthz").status == 200)
+        #expect(try await server.send("GET", "/readyz").status == 200)
+        let metrics = try await server.send("GET", "/metrics")
+        #expect(metrics.status == 200)
+        let exposition = PrometheusExposition(String(decoding: metrics.body, as: UTF8.self))
+        #expect(exposition.problems.isEmpty, "\(exposition.problems)")
+        for name in [
+            "iap_submissions_total", "iap_notifications_total", "iap_webhook_requests_total", "iap_retry_queue_depth",
+            "iap_dead_letters", "iap_verification_failures_total", "iap_http_request_duration_seconds",
+        ] {
+            #expect(exposition.family(name) != nil, "\(name)")
+        }
+        // This process (since the restart) heard no submission, and granted the lost purchase through the webhook.
+        #expect(exposition.value("iap_submissions_total", ["outcome": "delivered"]) == 0)
+        #expect((exposition.value("iap_webhook_requests_total", ["type": "grant", "result": "success"]) ?? 0) >= 1)
+        #expect(exposition.value("iap_retry_queue_depth") == 0)
+
+        // Every request the wallet got was signed, and each grant key names one transaction.
+        #expect(wallet.refused == 0)
+        let grants = wallet.deliveries.filter { $0.type == .grant }
+        #expect(grants.allSatisfy { $0.idempotencyKey == $0.transactionId })
+        #expect(Set(grants.map(\.transactionId)).count == 4)
+
+        server.stop()
+        #expect(server.terminationStatus == 0)
+        let events = try server.standardError()
+        #expect(events.contains(#""event":"server.stopped""#))
+        for secret in [ServeProcess.userSecret, ServeProcess.serviceToken, ServeProcess.grantSecret] {
+            #expect(!events.contains(secret))
+        }
+    }
+}
