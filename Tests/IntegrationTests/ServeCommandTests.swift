@@ -216,4 +216,213 @@ struct ServeCommandTests {
             #expect(!events.contains(secret))
         }
     }
+
+    @Test func killedInTheMiddleOfABurstAndRestartedEveryPurchaseReachesTheWebhookUnderOneKey() async throws {
+        let port = try ServeProcess.freePort()
+        let emulator = try EmulatorProcess(
+            extraArguments: ["--notify-url", "http://127.0.0.1:\(port)/iap/v1/notifications"]
+        )
+        defer { emulator.stop() }
+        let wallet = try Wallet()
+        defer { wallet.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let arguments =
+            [
+                "--port", String(port), "--data", emulator.directory.appending(path: "ledger").path, "--catalog",
+                try emulator.saveCatalog().path, "--root", root.path, "--bundle-id", EmulatorProcess.bundleId,
+                "--environment", "Sandbox",
+            ] + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
+        let first = try ServeProcess(arguments, directory: emulator.directory)
+        defer { first.kill() }
+
+        // 40 customers buy; their apps submit at once, and the server is killed after the tenth answer.
+        var purchases: [(user: String, purchase: EmulatorProcess.Purchase)] = []
+        for index in 0..<40 {
+            let user = "user\(index)"
+            purchases.append((user, try await emulator.purchase("coins.100", account: user)))
+        }
+        let answered = LockedValue<[String: Int]>([:])
+        await withTaskGroup(of: Void.self) { group in
+            for (user, purchase) in purchases {
+                group.addTask {
+                    if let response = try? await first.submit(purchase.signedTransaction, as: user) {
+                        answered.withLock { $0[purchase.transactionId] = response.status }
+                    }
+                }
+            }
+            group.addTask {
+                _ = await eventually(30) { answered.withLock { $0.count } >= 10 }
+                first.kill()
+            }
+        }
+        #expect(first.terminationStatus != 0)
+        let acknowledged = answered.withLock { $0.filter { $0.value == 200 }.map(\.key) }
+        #expect(acknowledged.count >= 10)
+
+        // The restarted server, on the same ledger; the apps send again what was not finished (all of it here).
+        let second = try ServeProcess(arguments, directory: emulator.directory)
+        defer { second.stop() }
+        for (user, purchase) in purchases {
+            // 202 while the killed process's claim on the delivery lasts (RetryPolicy.claimDuration, 2 minutes):
+            // the app sends it again later, and the server's drain delivers it once the claim is over.
+            let response = try await second.submitUntilFinished(purchase.signedTransaction, as: user, attempts: 10)
+            let outcome = try Self.object(response)["outcome"] as? String
+            #expect(
+                (response.status == 200 && ["delivered", "alreadyDelivered"].contains(outcome))
+                    || (response.status == 202 && outcome == "deferred")
+            )
+        }
+        let expected = Set(purchases.map(\.purchase.transactionId))
+        #expect(
+            await eventually(180) {
+                Set(wallet.deliveries.map(\.idempotencyKey)).isSuperset(of: expected)
+            }
+        )
+        // At least once under its one key, never under another; each to its buyer.
+        let deliveries = wallet.deliveries
+        #expect(wallet.refused == 0)
+        #expect(Set(deliveries.map(\.idempotencyKey)) == expected)
+        #expect(deliveries.allSatisfy { $0.type == .grant && $0.idempotencyKey == $0.transactionId })
+        let buyers = Dictionary(uniqueKeysWithValues: purchases.map { ($0.purchase.transactionId, $0.user) })
+        #expect(deliveries.allSatisfy { buyers[$0.transactionId] == $0.userId })
+        // Nothing acknowledged is lost: each is in its buyer's history.
+        for transactionId in acknowledged {
+            let user = try #require(buyers[transactionId])
+            let history = try await second.send(
+                "GET",
+                "/iap/v1/users/\(user)/history",
+                bearer: ServeProcess.serviceToken
+            )
+            #expect(String(decoding: history.body, as: UTF8.self).contains(transactionId))
+        }
+    }
+
+    @Test func malformedRequestsOversizedBodiesAndBadTokensGetClean4xxAndLeaveNothingBehind() async throws {
+        let emulator = try EmulatorProcess()
+        defer { emulator.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let data = emulator.directory.appending(path: "ledger")
+        // The settings from --config, the port from the command line.
+        let config = emulator.directory.appending(path: "serve.json")
+        try Data(
+            #"""
+            {"data": "\#(data.path)", "bundle-id": "\#(EmulatorProcess.bundleId)", "environment": ["Sandbox"],
+             "root": ["\#(root.path)"], "ledger-only": true, "port": 1}
+            """#.utf8
+        ).write(to: config)
+        let server = try ServeProcess(["--config", config.path, "--port", "0"], directory: emulator.directory)
+        defer { server.stop() }
+        let purchase = try await emulator.purchase("premium", account: "alice")
+        let body = #"{"signedTransaction":"\#(purchase.signedTransaction)"}"#
+        let now = Int(SystemClock().now.timeIntervalSince1970)
+
+        // Bad user tokens: 401 in the submission's shape, with WWW-Authenticate.
+        let tokens: [String?] = [
+            nil, "", "not.a.jwt", try ServeProcess.userToken("alice", expiresIn: -10),
+            try ServeProcess.userToken("alice", secret: "another-secret-of-enough-length"),
+            try ServeProcess.userToken("alice", header: #"{"alg":"none","typ":"JWT"}"#),
+            try ServeProcess.userToken("alice", header: #"{"alg":"HS512","typ":"JWT"}"#),
+            try ServeProcess.userToken("alice", claims: #"{"sub":"alice"}"#),
+            try ServeProcess.userToken("alice", claims: #"{"sub":"alice","exp":"\#(now + 3600)"}"#),
+            try ServeProcess.userToken("alice", claims: #"{"exp":\#(now + 3600)}"#),
+            ServeProcess.serviceToken,
+        ]
+        for token in tokens {
+            let response = try await server.send("POST", "/iap/v1/transactions", bearer: token, body: body)
+            #expect(response.status == 401, "\(token ?? "none")")
+            #expect(response.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+            let answer = try Self.object(response)
+            #expect(answer["outcome"] as? String == "rejected")
+            #expect((answer["error"] as? [String: Any])?["code"] as? String == "unauthenticated")
+        }
+        // Bad service tokens.
+        for token in [nil, "wrong-token-of-some-length", try ServeProcess.userToken("alice")] {
+            for (method, path) in [
+                ("GET", "/iap/v1/users/alice/entitlements"), ("GET", "/iap/v1/users/alice/history"),
+                ("POST", "/iap/v1/support/orders/ABC/lookup"), ("POST", "/iap/v1/support/orders/ABC/redeliver"),
+            ] {
+                let response = try await server.send(method, path, bearer: token, headers: ["X-Operator": "carol"])
+                #expect(response.status == 401, "\(method) \(path)")
+                #expect(try Self.object(response)["code"] as? String == "unauthenticated")
+            }
+        }
+        // Malformed requests and bodies.
+        let bad = [
+            try await server.send("GET", "/iap/v1/users/alice/history?limit=0", bearer: ServeProcess.serviceToken),
+            try await server.send(
+                "GET",
+                "/iap/v1/users/alice/history?cursor=bm90LWEtY3Vyc29y",
+                bearer: ServeProcess.serviceToken
+            ),
+            try await server.send("POST", "/iap/v1/notifications", body: #"{"signedPayload":"a.b.c"}"#),
+            try await server.send("POST", "/iap/v1/notifications", body: "not json"),
+            try await server.send(
+                "POST",
+                "/iap/v1/transactions",
+                bearer: try ServeProcess.userToken("alice"),
+                body: #"{"signedTransaction":"x.y.z"}"#
+            ),
+        ]
+        #expect(bad.map(\.status).allSatisfy { (400..<500).contains($0) }, "\(bad.map(\.status))")
+        #expect(try await server.send("GET", "/nowhere").status == 404)
+        #expect(try await server.send("DELETE", "/iap/v1/transactions").status == 405)
+        let oversized = try await server.send(
+            "POST",
+            "/iap/v1/notifications",
+            body: #"{"signedPayload":""# + String(repeating: "a", count: 2 * 1024 * 1024) + #""}"#
+        )
+        #expect(oversized.status == 413)
+        for head in [
+            "GET /iap/v1/users/a%zz/history HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n",
+            "POST /iap/v1/transactions HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n",
+        ] {
+            #expect(try server.raw(Array(head.utf8)).hasPrefix("HTTP/1.1 400"), "\(head)")
+        }
+        // Not HTTP at all: the connection is closed without an answer, and the server goes on.
+        let garbage = try server.raw(Array("GARBAGE\r\n\r\n".utf8))
+        #expect(garbage.isEmpty || garbage.hasPrefix("HTTP/1.1 400"))
+        #expect(try await server.send("GET", "/healthz").status == 200)
+
+        // Nothing was recorded for anyone.
+        let entitlements = try await server.send(
+            "GET",
+            "/iap/v1/users/alice/entitlements",
+            bearer: ServeProcess.serviceToken
+        )
+        #expect((try Self.object(entitlements)["entitlements"] as? [Any])?.isEmpty == true)
+        let history = try await server.send("GET", "/iap/v1/users/alice/history", bearer: ServeProcess.serviceToken)
+        #expect((try Self.object(history)["items"] as? [Any])?.isEmpty == true)
+        server.stop()
+        let log = try server.standardError()
+        for secret in [ServeProcess.userSecret, ServeProcess.serviceToken] {
+            #expect(!log.contains(secret))
+        }
+    }
+
+    @Test func usageErrorsExitTwoAndSecretsAreRefusedInTheConfiguration() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let help = try CLI.iap(["serve", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--user-jwt-secret-file"))
+        let missing = try CLI.iap(["serve", "--port", "0", "--data", directory.path])
+        #expect(missing.status == 2)
+        let config = directory.appending(path: "serve.json")
+        try Data(#"{"user-jwt-secret": "hunter2-hunter2-hunter2"}"#.utf8).write(to: config)
+        let secret = try CLI.iap(["serve", "--config", config.path])
+        #expect(secret.status == 2)
+        #expect(secret.stderr.contains("secrets are never in the configuration"))
+        #expect(!secret.stderr.contains("hunter2"))
+        let short = directory.appending(path: "short.secret")
+        try Data("short\n".utf8).write(to: short)
+        let run = try CLI.iap([
+            "serve", "--port", "0", "--data", directory.appending(path: "ledger").path, "--bundle-id",
+            "com.example.app",
+            "--environment", "Sandbox", "--ledger-only", "--user-jwt-secret-file", short.path,
+            "--service-token-file", short.path,
+        ])
+        #expect(run.status == 2)
+        #expect(!run.stderr.contains("short\n") && !run.stdout.contains("listening"))
+    }
 }
