@@ -263,7 +263,7 @@ struct ServeCommandTests {
         let second = try ServeProcess(arguments, directory: emulator.directory)
         defer { second.stop() }
         for (user, purchase) in purchases {
-            // 202 while the killed process's claim on the delivery lasts (RetryPolicy.claimDuration, 2 minutes):
+            // 202 while the killed process's claim on the delivery lasts (30 seconds in iap serve):
             // the app sends it again later, and the server's drain delivers it once the claim is over.
             let response = try await second.submitUntilFinished(purchase.signedTransaction, as: user, attempts: 10)
             let outcome = try Self.object(response)["outcome"] as? String

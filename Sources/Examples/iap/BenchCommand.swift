@@ -24,12 +24,12 @@ enum BenchCommand {
 
     static let spec = CommandSpec(
         name: "bench",
-        summary: "run a benchmark: iap bench verify | pipeline | store",
+        summary: "run a benchmark: iap bench verify | pipeline | store | serve",
         discussion: """
             Benchmarks that print machine-readable figures (JSON on standard output, progress on standard
             error). Build with -c release for meaningful figures: swift run -c release iap bench verify
             """,
-        subcommands: [verifySpec, PipelineBenchmark.spec, StoreBenchmark.spec],
+        subcommands: [verifySpec, PipelineBenchmark.spec, StoreBenchmark.spec, ServeBenchmark.spec],
         examples: ["swift run -c release iap bench pipeline --deliveries 2000"]
     )
 
@@ -40,6 +40,8 @@ enum BenchCommand {
             runVerify(rest)
         case "pipeline":
             await PipelineBenchmark.run(rest)
+        case "serve":
+            await ServeBenchmark.run(rest)
         default:
             await StoreBenchmark.run(rest)
         }
