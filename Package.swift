@@ -50,7 +50,7 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "CIAPLibPQ"]),
+        .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "IAPServerAPI", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
         // The HTTP server side: routes and async handlers on GNU libmicrohttpd (only its MicroHTTPD/ files import it),
         .systemLibrary(

@@ -30,7 +30,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public let configuration: Configuration
     /// The schema version the store found when it opened (0 for a new ledger, which it then created).
     public let foundSchemaVersion: Int
-    private let pool: PostgresConnectionPool
+    /// The connections, shared with the stores that live beside the ledger.
+    let pool: PostgresConnectionPool
 
     /// The newest schema version this code creates and reads.
     public static var schemaVersion: Int { PostgresSchema.latestVersion }
@@ -46,15 +47,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public init(configuration: Configuration) async throws {
         try configuration.validate()
         self.configuration = configuration
-        let settings = configuration.connectionSettings
-        let settingValues = [
-            String(configuration.statementTimeoutMilliseconds), "\"\(configuration.schema)\"",
-        ]
-        pool = PostgresConnectionPool(size: configuration.poolSize) {
-            let connection = try PostgresConnection(settings: settings)
-            try connection.execute(.connectionSettings, settingValues)
-            return connection
-        }
+        pool = PostgresConnectionPool(size: configuration.poolSize) { try configuration.connect() }
         let schema = configuration.schema
         let create = configuration.createIfMissing
         do {
@@ -532,7 +525,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
     // MARK: Rows and values
 
     /// Whether a key can be stored at all (PostgreSQL text holds no NUL): a key that cannot finds nothing.
-    private static func storable(_ key: String) -> Bool {
+    static func storable(_ key: String) -> Bool {
         !key.isEmpty && !key.utf8.contains(0)
     }
 

@@ -86,7 +86,40 @@ enum PostgresSchema {
                 )
                 """,
             ]
-        )
+        ),
+        Migration(
+            version: 2,
+            description: "reconciliation checkpoints, renewal-extension requests",
+            statements: [
+                """
+                CREATE TABLE iap_reconciliation_checkpoints (
+                    customer_key text COLLATE "C" PRIMARY KEY,
+                    history_revision text,
+                    refund_revision text,
+                    reconciled_at bigint NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE iap_renewal_extensions (
+                    request_identifier text COLLATE "C" PRIMARY KEY,
+                    position bigint GENERATED ALWAYS AS IDENTITY,
+                    original_transaction_id text COLLATE "C" NOT NULL,
+                    extend_by_days integer NOT NULL,
+                    reason_code integer NOT NULL,
+                    requested_at bigint NOT NULL,
+                    state text COLLATE "C" NOT NULL CHECK (state IN ('requested', 'succeeded', 'failed')),
+                    effective_date bigint,
+                    web_order_line_item_id text,
+                    error text,
+                    completed_at bigint
+                )
+                """,
+                """
+                CREATE INDEX iap_renewal_extensions_original
+                    ON iap_renewal_extensions (original_transaction_id, position)
+                """,
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(
