@@ -263,13 +263,14 @@ struct ServeCommandTests {
         let second = try ServeProcess(arguments, directory: emulator.directory)
         defer { second.stop() }
         for (user, purchase) in purchases {
-            // 202 while the killed process's claim on the delivery lasts (30 seconds in iap serve):
-            // the app sends it again later, and the server's drain delivers it once the claim is over.
+            // 202 while the killed process's claim on the delivery lasts (30 seconds in iap serve), deferred, or
+            // pending in the retry queue: the app sends it again later, and the server's drain delivers it.
             let response = try await second.submitUntilFinished(purchase.signedTransaction, as: user, attempts: 10)
             let outcome = try Self.object(response)["outcome"] as? String
             #expect(
                 (response.status == 200 && ["delivered", "alreadyDelivered"].contains(outcome))
-                    || (response.status == 202 && outcome == "deferred")
+                    || (response.status == 202 && ["deferred", "pending"].contains(outcome)),
+                "\(response.status) \(String(decoding: response.body, as: UTF8.self))"
             )
         }
         let expected = Set(purchases.map(\.purchase.transactionId))
@@ -424,5 +425,84 @@ struct ServeCommandTests {
         ])
         #expect(run.status == 2)
         #expect(!run.stderr.contains("short\n") && !run.stdout.contains("listening"))
+    }
+}
+
+/// Two `iap serve` instances on one PostgreSQL ledger. Needs a server in `IAP_TEST_POSTGRES_URL`
+/// (`Scripts/postgres-server.sh start`); skipped without one.
+@Suite(
+    "iap serve on PostgreSQL",
+    .enabled(
+        if: PostgresTestServer.isConfigured,
+        "needs PostgreSQL: export IAP_TEST_POSTGRES_URL=$(Scripts/postgres-server.sh start)"
+    )
+)
+struct ServePostgresTests {
+    @Test func twoInstancesSentTheSameSubmissionAndTheSameNotificationAtOnceGrantOnce() async throws {
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        let emulator = try EmulatorProcess()
+        defer { emulator.stop() }
+        let wallet = try ServeCommandTests.Wallet()
+        defer { wallet.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let arguments =
+            [
+                "--port", "0", "--database", url, "--schema", schema, "--catalog", try emulator.saveCatalog().path,
+                "--root", root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Sandbox",
+            ] + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
+        let first = try ServeProcess(arguments, directory: emulator.directory.appending(path: "one"))
+        defer { first.stop() }
+        let second = try ServeProcess(arguments, directory: emulator.directory.appending(path: "two"))
+        defer { second.stop() }
+        let servers = [first, second]
+        let token = "0f1e2d3c-4b5a-4697-8877-665544332211"
+
+        // alice's app submits her purchase to both instances at once (a retry through another instance).
+        let premium = try await emulator.purchase("premium", account: "alice", token: token)
+        let submitted = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+            for server in servers {
+                group.addTask { try await server.submitUntilFinished(premium.signedTransaction, as: "alice") }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(submitted.map(\.status) == [200, 200])
+
+        // Apple's notification of her next purchase reaches both at once, with her app's submission of it.
+        let coins = try await emulator.purchase("coins.100", account: "alice", token: token)
+        let body = try await emulator.get("/emulator/v1/notifications").body
+        let list = try #require(try JSONSerialization.jsonObject(with: body) as? [[String: Any]])
+        let payload = try #require(list.last?["signedPayload"] as? String)
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for server in servers {
+                group.addTask {
+                    try await server.send("POST", "/iap/v1/notifications", body: #"{"signedPayload":"\#(payload)"}"#)
+                        .status
+                }
+                group.addTask { try await server.submitUntilFinished(coins.signedTransaction, as: "alice").status }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers == [200, 200, 200, 200])
+
+        // Each purchase granted once, by one of them.
+        #expect(
+            await eventually {
+                Set(wallet.deliveries.map(\.idempotencyKey)) == [premium.transactionId, coins.transactionId]
+            }
+        )
+        try await Task.sleep(for: .seconds(2))
+        #expect(wallet.refused == 0)
+        #expect(
+            wallet.deliveries.map(\.idempotencyKey).sorted() == [premium.transactionId, coins.transactionId].sorted()
+        )
+        for server in servers {
+            let entitlements = try await server.send(
+                "GET",
+                "/iap/v1/users/alice/entitlements",
+                bearer: ServeProcess.serviceToken
+            )
+            #expect((try ServeCommandTests.object(entitlements)["balances"] as? [String: Int])?["coins.100"] == 100)
+        }
     }
 }

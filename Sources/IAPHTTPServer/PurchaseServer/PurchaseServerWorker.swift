@@ -8,7 +8,7 @@ public import IAPServerAPI
 ///   while a whole batch was delivered or deferred, else after ``Configuration/drainInterval``. Every instance of a
 ///   fleet drains: the ledger's claims let exactly one of them call the hook for an entry.
 /// - **Reconciliation.** Every ``Configuration/reconcileEvery`` (counted from the end of the run before, the first one
-///   period after ``start()``), ``Reconciler/reconcileLedger(progress:)`` under the ``ReconciliationLock``: every
+///   period after ``start()``), ``Reconciler/reconcileLedger(progress:)`` under an `ExclusiveRunLock`: every
 ///   customer's histories from the checkpoints of the last run (incremental), the statuses of their subscriptions,
 ///   paced by the reconciler's `requestsPerSecond`. When another instance holds the lock, the run is skipped.
 ///
@@ -49,7 +49,7 @@ public actor PurchaseServerWorker {
     public enum Run: Sendable, Hashable {
         /// The run ended; its totals.
         case completed(LedgerReconciliationSummary)
-        /// The run failed as a whole (the ledger could not be walked).
+        /// The run failed as a whole (the ledger could not be walked, the lock could not be asked for).
         case failed(IAPError)
         /// Another instance held the lock.
         case skipped
@@ -61,7 +61,8 @@ public actor PurchaseServerWorker {
     private let pipeline: DeliveryPipeline
     private let store: any EntitlementStore
     private let reconciler: Reconciler?
-    private let lock: any ReconciliationLock
+    private let lock: (any ExclusiveRunLock)?
+    private var reconciling = false
     private let metrics: PurchaseServerMetrics?
     private let events: any EventSink
     private let clock: any Clock<Duration>
@@ -76,7 +77,8 @@ public actor PurchaseServerWorker {
     ///   - pipeline: The pipeline whose retry queue is drained.
     ///   - store: Its ledger, for the metrics' gauges.
     ///   - reconciler: The reconciler of the scheduled runs; `nil` reconciles never.
-    ///   - lock: Lets one instance of a fleet reconcile at a time.
+    ///   - lock: Lets one instance of a fleet reconcile at a time (`PostgresAdvisoryLock` on a PostgreSQL ledger,
+    ///     `FileExclusiveRunLock` beside a file ledger); `nil` for a ledger only this process opens.
     ///   - metrics: Where drains and runs are counted, and the ledger gauges refreshed.
     ///   - events: Where runs and failures are reported.
     ///   - configuration: How often.
@@ -86,7 +88,7 @@ public actor PurchaseServerWorker {
         pipeline: DeliveryPipeline,
         store: some EntitlementStore,
         reconciler: Reconciler? = nil,
-        lock: some ReconciliationLock = InProcessReconciliationLock(),
+        lock: (any ExclusiveRunLock)? = nil,
         metrics: PurchaseServerMetrics? = nil,
         events: some EventSink = DiscardingEventSink(),
         configuration: Configuration = Configuration(),
@@ -187,10 +189,18 @@ public actor PurchaseServerWorker {
         let started = ContinuousClock.now
         let run: Run
         do {
-            if let summary = try await lock.runIfAvailable({ try await reconciler.reconcileLedger() }) {
-                run = .completed(summary)
-            } else {
+            if reconciling {
                 run = .skipped
+            } else {
+                reconciling = true
+                defer { reconciling = false }
+                let summary: LedgerReconciliationSummary?
+                if let lock {
+                    summary = try await lock.runExclusively { _ in try await reconciler.reconcileLedger() }
+                } else {
+                    summary = try await reconciler.reconcileLedger()
+                }
+                run = summary.map { .completed($0) } ?? .skipped
             }
         } catch {
             run = .failed(IAPError.wrapping(error, as: .internalError, "the reconciliation failed"))

@@ -1,7 +1,6 @@
 import Foundation
 import IAPCore
 import IAPHTTPServer
-import IAPInMemory
 import IAPServerAPI
 import IAPStorageFile
 import IAPStoragePostgres
@@ -11,10 +10,11 @@ import IAPStoragePostgres
 ///
 /// This is the one place where the ledger's location picks them:
 /// - `--data DIR`: `DIR/reconciliation-checkpoints.jsonl` (`FileReconciliationCheckpointStore`),
-///   `DIR/support-audit.jsonl` (`FileSupportAuditLog`), and an in-process lock (the directory's lock admits one
-///   process, so there is no fleet).
-/// - `--database URL`: the same three in PostgreSQL, so that a fleet shares nothing on local disk (see
-///   ``databaseStores(_:)``).
+///   `DIR/support-audit.jsonl` (`FileSupportAuditLog`), and `DIR/reconcile.lock` (`FileExclusiveRunLock`; the
+///   directory's own lock already admits one process).
+/// - `--database URL`: the checkpoints in the ledger's schema (`PostgresReconciliationCheckpointStore`) and a
+///   PostgreSQL advisory lock (`PostgresAdvisoryLock`), so that a fleet shares nothing on local disk. There is no
+///   support audit table yet, so the support endpoints answer `501` rather than act unaudited.
 struct ServeStores {
     /// Where each customer's history revisions are kept between reconciliations.
     let checkpoints: any ReconciliationCheckpointStore
@@ -24,9 +24,12 @@ struct ServeStores {
     /// Why there is no audit log, for the support endpoints' answer.
     let auditUnavailable: String?
     /// Lets one instance at a time reconcile.
-    let lock: any ReconciliationLock
+    let lock: any ExclusiveRunLock
     /// Closes what was opened.
     let close: @Sendable () async -> Void
+
+    /// The name of the reconciliation's lock, the same for every instance on one ledger.
+    static let lockName = "reconcile"
 
     /// Opens the stores of a ledger.
     ///
@@ -36,6 +39,7 @@ struct ServeStores {
     static func open(for ledger: CommandLedger) async throws -> ServeStores {
         switch ledger.location {
         case .directory(let directory):
+            let lock = try FileExclusiveRunLock(name: lockName, directory: directory.path)
             let checkpoints = try FileReconciliationCheckpointStore(
                 path: directory.appendingPathComponent("reconciliation-checkpoints.jsonl").path
             )
@@ -50,38 +54,24 @@ struct ServeStores {
                 checkpoints: checkpoints,
                 audit: audit,
                 auditUnavailable: nil,
-                lock: InProcessReconciliationLock(),
+                lock: lock,
                 close: {
                     await audit.close()
                     await checkpoints.close()
                 }
             )
-        case .database(let configuration):
-            return try await databaseStores(configuration)
+        case .database:
+            guard let store = ledger.store as? PostgresEntitlementStore else {
+                throw IAPError(.internalError, "a --database ledger is not a PostgresEntitlementStore")
+            }
+            return ServeStores(
+                checkpoints: PostgresReconciliationCheckpointStore(ledger: store),
+                audit: nil,
+                auditUnavailable:
+                    "support on a PostgreSQL ledger needs its audit table, which this build does not have",
+                lock: try store.exclusiveRunLock(named: lockName),
+                close: {}
+            )
         }
-    }
-
-    /// The stores of a PostgreSQL ledger.
-    ///
-    /// INTEGRATION POINT (`--database`): when IAPStoragePostgres has its PostgreSQL reconciliation checkpoint store, its
-    /// advisory lock and the hash-chained support audit table, they replace the three stand-ins below, here and nowhere
-    /// else: `PostgresReconciliationCheckpointStore`, a `ReconciliationLock` over `PostgresAdvisoryLock`, and
-    /// `PostgresSupportAuditLog` — all on the ledger's own schema, so that a fleet shares nothing on local disk.
-    ///
-    /// Until then: checkpoints in memory (each instance's first scheduled run reads every history whole, later runs
-    /// are incremental; a lost checkpoint costs only time), an in-process lock (instances may reconcile at the same
-    /// time: safe, every change goes through the ledger's compare-and-set, but Apple is asked twice), and no audit
-    /// log, so the support endpoints answer `501` rather than act unaudited.
-    private static func databaseStores(
-        _ configuration: PostgresEntitlementStore.Configuration
-    ) async throws -> ServeStores {
-        _ = configuration
-        return ServeStores(
-            checkpoints: InMemoryReconciliationCheckpointStore(),
-            audit: nil,
-            auditUnavailable: "support on a PostgreSQL ledger needs its audit table, which this build does not have",
-            lock: InProcessReconciliationLock(),
-            close: {}
-        )
     }
 }
