@@ -3,7 +3,6 @@ import IAPCore
 import IAPCrypto
 import IAPHTTPServer
 import IAPStorageFile
-import IAPTransportURLSession
 
 /// `iap bench serve`: the app's submissions per second through `iap serve`'s routes over loopback HTTP, against the
 /// pipeline's own rate on the same kind of store in the same run.
@@ -15,7 +14,7 @@ enum ServeBenchmark {
         discussion: """
             Starts the purchase server's routes (PurchaseServerRoutes on HTTPServer, as iap serve composes them)
             on 127.0.0.1 and a free port over a new file ledger, with a hook that grants at once. C clients, each
-            with its own HS256 user token and keep-alive connection, POST pre-signed transactions (one new
+            on a thread of its own with its own HS256 user token and keep-alive connection, POST pre-signed transactions (one new
             consumable purchase per request) to /iap/v1/transactions for S seconds or until the N transactions
             are used up. Then the same transactions go through DeliveryPipeline directly, from C tasks, on another
             new file ledger: bench pipeline's rate on the same store, in the same run. Prints JSON: submissions per
@@ -142,53 +141,54 @@ enum ServeBenchmark {
         Output.error("\(clients) clients for \(seconds) s against \(server.origin)")
 
         let next = LockedValue(0)
-        guard let url = URL(string: server.origin + "/iap/v1/transactions") else {
-            throw IAPError(.internalError, "no URL for \(server.origin)")
-        }
         let bearers = try (0..<clients).map { "Bearer " + (try userToken("bench-user-\($0)", key: userKey)) }
         let began = ContinuousClock.now
         let deadline = began + .seconds(seconds)
-        let totals = await withTaskGroup(of: ClientTotals.self) { group in
-            for client in 0..<clients {
-                let bearer = bearers[client]
-                group.addTask {
-                    let transport = URLSessionTransport()
-                    var totals = ClientTotals()
-                    while ContinuousClock.now < deadline {
-                        let index = next.withLock { value -> Int in
-                            defer { value += 1 }
-                            return value
-                        }
-                        guard index < tokens.count else { break }
-                        let request = HTTPRequest(
-                            method: "POST",
-                            url: url,
-                            headers: ["Authorization": bearer, "Content-Type": "application/json"],
-                            body: Data(#"{"signedTransaction":"\#(tokens[index])"}"#.utf8)
-                        )
-                        let sent = ContinuousClock.now
-                        do {
-                            let response = try await transport.send(request)
-                            totals.statuses[response.status, default: 0] += 1
-                            if response.status == 200 {
-                                totals.latencies.append(ContinuousClock.now - sent)
-                            } else {
-                                totals.errors += 1
-                            }
-                        } catch {
+        // Each client on a thread of its own with a blocking keep-alive connection, so that the clients cost little.
+        let results = LockedValue<[ClientTotals]>([])
+        let done = DispatchGroup()
+        let port = server.port
+        for client in 0..<clients {
+            let head = Array(
+                ("POST /iap/v1/transactions HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(bearers[client])\r\n"
+                    + "Content-Type: application/json\r\n").utf8
+            )
+            done.enter()
+            Thread.detachNewThread {
+                let connection = LoopbackHTTPClient(port: port)
+                var totals = ClientTotals()
+                while ContinuousClock.now < deadline {
+                    let index = next.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    guard index < tokens.count else { break }
+                    let body = Array(#"{"signedTransaction":"\#(tokens[index])"}"#.utf8)
+                    let request = head + Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
+                    let sent = ContinuousClock.now
+                    if let status = connection.exchange(request) {
+                        totals.statuses[status, default: 0] += 1
+                        if status == 200 {
+                            totals.latencies.append(ContinuousClock.now - sent)
+                        } else {
                             totals.errors += 1
                         }
+                    } else {
+                        totals.errors += 1
                     }
-                    return totals
                 }
+                results.withLock { $0.append(totals) }
+                done.leave()
             }
-            var all = ClientTotals()
-            for await totals in group {
-                all.latencies += totals.latencies
-                all.errors += totals.errors
-                all.statuses.merge(totals.statuses, uniquingKeysWith: +)
-            }
-            return all
+        }
+        await withCheckedContinuation { continuation in
+            done.notify(queue: .global()) { continuation.resume() }
+        }
+        var totals = ClientTotals()
+        for part in results.withLock({ $0 }) {
+            totals.latencies += part.latencies
+            totals.errors += part.errors
+            totals.statuses.merge(part.statuses, uniquingKeysWith: +)
         }
         let elapsed = ContinuousClock.now - began
         await server.shutdown()
