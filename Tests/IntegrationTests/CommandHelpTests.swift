@@ -35,6 +35,7 @@ struct CommandHelpTests {
         (["testdata", "transactions"], ["count", "root-out", "catalog-out", "bundle-id", "environment", "users"]),
         (["bench"], []),
         (["bench", "verify"], ["seconds", "runs", "only"]),
+        (["bench", "verify-batch"], ["transactions", "runs", "python", "python-transactions", "no-openssl-speed"]),
         (["bench", "pipeline"], ["deliveries", "runs", "concurrency"]),
         (
             ["bench", "store"],

@@ -24,12 +24,14 @@ enum BenchCommand {
 
     static let spec = CommandSpec(
         name: "bench",
-        summary: "run a benchmark: iap bench verify | pipeline | store | serve",
+        summary: "run a benchmark: iap bench verify | verify-batch | pipeline | store | serve",
         discussion: """
             Benchmarks that print machine-readable figures (JSON on standard output, progress on standard
             error). Build with -c release for meaningful figures: swift run -c release iap bench verify
             """,
-        subcommands: [verifySpec, PipelineBenchmark.spec, StoreBenchmark.spec, ServeBenchmark.spec],
+        subcommands: [
+            verifySpec, BatchVerifyBenchmark.spec, PipelineBenchmark.spec, StoreBenchmark.spec, ServeBenchmark.spec,
+        ],
         examples: ["swift run -c release iap bench pipeline --deliveries 2000"]
     )
 
@@ -38,6 +40,8 @@ enum BenchCommand {
         switch command.word {
         case "verify":
             runVerify(rest)
+        case "verify-batch":
+            BatchVerifyBenchmark.run(rest)
         case "pipeline":
             await PipelineBenchmark.run(rest)
         case "serve":

@@ -30,6 +30,11 @@ enum Input {
     /// The token in one piece of text: a byte-order mark and surrounding white space removed, and a
     /// notification body (`{"signedPayload": "..."}`) unwrapped.
     static func token(fromText text: String) -> String {
+        // The usual line is a bare JWS: it starts and ends with a base64url character, so there is nothing to trim
+        // or unwrap (and trimming through Foundation would cost more than verifying it).
+        if let first = text.utf8.first, let last = text.utf8.last, isTokenByte(first), isTokenByte(last) {
+            return text
+        }
         var text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("\u{FEFF}") {
             text = String(text.dropFirst()).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -38,6 +43,16 @@ enum Input {
             return body.signedPayload
         }
         return text
+    }
+
+    /// Whether a byte is a base64url character or the `.` between a JWS's segments.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            true
+        default: false
+        }
     }
 
     /// A descriptor to read a streaming input from: the file, or standard input for `-` or no argument.

@@ -17,6 +17,13 @@ enum Output {
         }
     }
 
+    static func write(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 16 {
+            flush()
+        }
+    }
+
     static func write(_ data: Data) {
         buffer.append(contentsOf: data)
         if buffer.count >= 1 << 16 {

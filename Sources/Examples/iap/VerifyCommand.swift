@@ -31,8 +31,11 @@ enum VerifyCommand {
             read from FILE or standard input, and prints the decoded payload as JSON with Apple's field names.
             A notification body {"signedPayload": ...} is unwrapped. A rejection prints one line
             'error: <code>: <message>' on standard error. With --batch, the input holds one JWS per line and the
-            output one JSON object per line, in order: {"ok":true,"kind":...,"payload":...} or
-            {"ok":false,"error":{"code":...,"message":...}}. Each check not asked for is named in a note.
+            output one JSON object per line, in input order: {"ok":true,"kind":...,"payload":...} or
+            {"ok":false,"error":{"code":...,"message":...}}; the lines are verified on every core, each answer is
+            written as soon as the lines before it are answered, and a pipe gets every answer as soon as all the
+            lines it sent are answered. A line over 1 MiB is answered malformedSignedData without being held in
+            memory. Each check not asked for is named in a note.
 
             Exit status: 0 verified (or, with --batch, every line processed), 1 rejected, 2 usage error.
             """,
@@ -108,7 +111,8 @@ enum VerifyCommand {
         }
     }
 
-    /// `--batch`: reads one JWS per line as the input streams in, and writes one JSON object per line, in order.
+    /// `--batch`: reads one JWS per line as the input streams in, verifies the lines on every core, and writes one
+    /// JSON object per line, in input order.
     static func runBatch(path: String?, settings: Settings) -> Never {
         let descriptor: Int32
         do {
@@ -117,9 +121,13 @@ enum VerifyCommand {
             Output.error("error: \(error.message)")
             terminate(.usage)
         }
-        let verifier: AppStoreSignedDataVerifier
+        // One verifier per core: each keeps its own chain cache, so the workers share no lock.
+        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let verifiers: [AppStoreSignedDataVerifier]
         do {
-            verifier = try AppStoreSignedDataVerifier(configuration: settings.configuration)
+            verifiers = try (0..<workers).map { _ in
+                try AppStoreSignedDataVerifier(configuration: settings.configuration)
+            }
         } catch {
             spec.fail(.init(message: (error as? IAPError)?.message ?? "\(error)"))
         }
@@ -129,56 +137,15 @@ enum VerifyCommand {
         // A pipe or a terminal may be waiting for each answer; a regular file is written in large blocks.
         var status = stat()
         let streaming = fstat(descriptor, &status) != 0 || (status.st_mode & S_IFMT) != S_IFREG
-        var reader = LineReader(descriptor: descriptor)
-        while let line = reader.next() {
-            Output.line(batchLine(line, verifier: verifier, kind: settings.kind))
-            if streaming {
-                Output.flush()
-            }
-        }
+        VerifyBatch(descriptor: descriptor, streaming: streaming, verifiers: verifiers, kind: settings.kind).run()
         terminate(.success)
     }
 
-    /// One line of `--batch` output.
-    static func batchLine(_ line: String, verifier: AppStoreSignedDataVerifier, kind: SignedDataKind?) -> String {
-        do {
-            let verified = try verifier.verify(Input.token(fromText: line), as: kind)
-            let payload = String(decoding: try payloadJSON(verified), as: UTF8.self)
-            return #"{"ok":true,"kind":"\#(verified.kind.rawValue)","payload":\#(payload)}"#
-        } catch {
-            let failure = IAPError.wrapping(error, as: .internalError, "unexpected failure")
-            return errorLine(failure)
-        }
-    }
-
-    private struct ErrorLine: Encodable {
-        struct Detail: Encodable {
-            let code: String
-            let message: String
-        }
-        let ok = false
-        let error: Detail
-    }
-
-    static func errorLine(_ error: IAPError) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        let line = ErrorLine(error: .init(code: error.code.rawValue, message: error.message))
-        guard let data = try? encoder.encode(line) else {
-            return #"{"ok":false,"error":{"code":"internalError","message":"encoding failed"}}"#
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// The decoded payload with Apple's field names.
+    /// The decoded payload with Apple's field names, as `AppStoreJSON.makeEncoder()` writes it.
     static func payloadJSON(_ verified: VerifiedSignedData) throws -> Data {
-        let encoder = AppStoreJSON.makeEncoder()
-        switch verified {
-        case .transaction(let payload): return try encoder.encode(payload)
-        case .renewal(let payload): return try encoder.encode(payload)
-        case .notification(let notification): return try encoder.encode(notification.payload)
-        case .appTransaction(let payload): return try encoder.encode(payload)
-        }
+        var writer = AppStoreJSONWriter()
+        try writer.append(verified)
+        return Data(writer.bytes)
     }
 
     /// The verifier configuration the options ask for.

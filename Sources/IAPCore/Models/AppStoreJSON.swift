@@ -78,18 +78,37 @@ public enum AppStoreJSON {
 
     @Sendable
     private static func encodeDate(_ date: Date, to encoder: any Encoder) throws {
+        guard let milliseconds = encodedMilliseconds(date) else {
+            throw unencodableDate(date, codingPath: encoder.codingPath)
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(milliseconds)
+    }
+
+    /// The number of milliseconds the encoder writes for a date: rounded to the nearest, or `nil` when it does
+    /// not fit in 64 bits (or is not a number).
+    static func encodedMilliseconds(_ date: Date) -> Int64? {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         // -2^63 is exact in Double; 2^63 is the first value above Int64.max.
         guard milliseconds >= -0x1p63, milliseconds < 0x1p63 else {
-            throw EncodingError.invalidValue(
-                date,
-                EncodingError.Context(
-                    codingPath: encoder.codingPath,
-                    debugDescription: "\(date) cannot be written as a 64-bit number of milliseconds since 1970"
-                )
-            )
+            return nil
         }
-        var container = encoder.singleValueContainer()
-        try container.encode(Int64(milliseconds))
+        return Int64(milliseconds)
+    }
+
+    /// The error the encoder throws for a date it cannot write.
+    ///
+    /// The date is given and described by its seconds since 1970: describing a date that far out (or not a
+    /// number) as a calendar date traps, and an error's description includes its value.
+    static func unencodableDate(_ date: Date, codingPath: [any CodingKey]) -> EncodingError {
+        EncodingError.invalidValue(
+            date.timeIntervalSince1970,
+            EncodingError.Context(
+                codingPath: codingPath,
+                debugDescription:
+                    "the date \(date.timeIntervalSince1970) s after 1970 cannot be written as a 64-bit number of "
+                    + "milliseconds since 1970"
+            )
+        )
     }
 }

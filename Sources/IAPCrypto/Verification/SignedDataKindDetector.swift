@@ -5,6 +5,12 @@
 #endif
 import IAPCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Tells the kind of App Store signed data from the fields its payload carries.
 enum SignedDataKindDetector {
     private struct Probe: Decodable {
@@ -26,6 +32,58 @@ enum SignedDataKindDetector {
     }
 
     static func detect(payload: [UInt8]) throws -> SignedDataKind {
+        if isPlainTransaction(payload) {
+            return .transaction
+        }
+        return try detectWithJSONDecoder(payload: payload)
+    }
+
+    /// The names of the probed fields a transaction payload does not have, quoted as in JSON.
+    private static let otherKindsFields: [[UInt8]] = [
+        "notificationType", "notificationUUID", "receiptType", "applicationVersion", "originalApplicationVersion",
+        "autoRenewStatus", "autoRenewProductId", "renewalDate", "expirationIntent",
+    ].map { Array("\"\($0)\"".utf8) }
+
+    /// Whether the payload is a transaction without asking `JSONDecoder`: the fast transaction decoder reads it
+    /// (so it is one flat JSON object of plain values, valid for `JSONDecoder` too, and every probed transaction
+    /// field has the type the probe expects), it names the transaction, and none of the fields of the other kinds
+    /// appears anywhere in it, not even as a value. Anything else goes to ``detectWithJSONDecoder(payload:)``, so
+    /// both always answer the same.
+    static func isPlainTransaction(_ payload: [UInt8]) -> Bool {
+        payload.withUnsafeBytes { bytes in
+            guard let transaction = FastTransactionDecoder.decode(bytes),
+                transaction.transactionId != nil || transaction.bundleId != nil || transaction.purchaseDate != nil
+            else {
+                return false
+            }
+            return !containsAny(otherKindsFields, in: bytes)
+        }
+    }
+
+    /// Whether any of `names` occurs in `bytes`; each name starts with `"`, so only the positions of a `"` are tried.
+    private static func containsAny(_ names: [[UInt8]], in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        var position = 0
+        while position < bytes.count,
+            let quote = memchr(base + position, Int32(UInt8(ascii: "\"")), bytes.count - position)
+        {
+            let offset = UnsafeRawPointer(quote) - base
+            let found = names.contains { name in
+                name.count <= bytes.count - offset
+                    && name.withUnsafeBytes { name in
+                        name.baseAddress.map { memcmp($0, base + offset, name.count) == 0 } ?? false
+                    }
+            }
+            if found {
+                return true
+            }
+            position = offset + 1
+        }
+        return false
+    }
+
+    /// Detects the kind with `JSONDecoder`: the reference for every payload.
+    static func detectWithJSONDecoder(payload: [UInt8]) throws -> SignedDataKind {
         guard CompactJWS.isJSONObject(payload) else {
             throw IAPError(.malformedSignedData, "the JWS payload is not a JSON object")
         }
