@@ -24,12 +24,14 @@ enum BenchCommand {
 
     static let spec = CommandSpec(
         name: "bench",
-        summary: "run a benchmark: iap bench verify | verify-batch | pipeline | store",
+        summary: "run a benchmark: iap bench verify | verify-batch | pipeline | store | serve",
         discussion: """
             Benchmarks that print machine-readable figures (JSON on standard output, progress on standard
             error). Build with -c release for meaningful figures: swift run -c release iap bench verify
             """,
-        subcommands: [verifySpec, BatchVerifyBenchmark.spec, PipelineBenchmark.spec, StoreBenchmark.spec],
+        subcommands: [
+            verifySpec, BatchVerifyBenchmark.spec, PipelineBenchmark.spec, StoreBenchmark.spec, ServeBenchmark.spec,
+        ],
         examples: ["swift run -c release iap bench pipeline --deliveries 2000"]
     )
 
@@ -42,6 +44,8 @@ enum BenchCommand {
             BatchVerifyBenchmark.run(rest)
         case "pipeline":
             await PipelineBenchmark.run(rest)
+        case "serve":
+            await ServeBenchmark.run(rest)
         default:
             await StoreBenchmark.run(rest)
         }

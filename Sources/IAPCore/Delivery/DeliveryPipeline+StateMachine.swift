@@ -210,6 +210,7 @@ extension DeliveryPipeline {
     private func runHook(_ claimed: LedgerEntry, action: Delivery.Action) async throws -> DeliveryOutcome {
         var failure: IAPError?
         var grantedUnits = claimed.grantedUnits
+        let started = ContinuousClock.now
         do {
             let product = try await catalog.product(id: claimed.productId)
             let units =
@@ -241,7 +242,42 @@ extension DeliveryPipeline {
         } catch {
             failure = IAPError.wrapping(error, as: .fulfillmentFailed, "the fulfillment hook failed")
         }
-        return try await recordHookResult(action, failure: failure, grantedUnits: grantedUnits, claimed: claimed)
+        let elapsed = ContinuousClock.now - started
+        let outcome = try await recordHookResult(action, failure: failure, grantedUnits: grantedUnits, claimed: claimed)
+        reportHookCall(action, claimed: claimed, failure: failure, outcome: outcome, elapsed: elapsed)
+        return outcome
+    }
+
+    /// Reports one call of the hook: `delivery.granted` or `delivery.revoked` when it succeeded, `delivery.failed`
+    /// (outcome `retrying` or `deadLettered`) when it failed.
+    private func reportHookCall(
+        _ action: Delivery.Action,
+        claimed: LedgerEntry,
+        failure: IAPError?,
+        outcome: DeliveryOutcome,
+        elapsed: Duration
+    ) {
+        let state: String
+        if failure != nil {
+            state = outcome.entry?.deliveryState == .deadLettered ? "deadLettered" : "retrying"
+        } else {
+            state = action == .grant ? "granted" : "revoked"
+        }
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: failure == nil ? "delivery.\(state)" : "delivery.failed",
+                userId: claimed.userId,
+                productId: claimed.productId,
+                transactionId: claimed.transactionId,
+                originalTransactionId: claimed.originalTransactionId,
+                environment: claimed.environment?.rawValue,
+                outcome: state,
+                errorCode: failure?.code.rawValue,
+                message: failure.map { "\(action.rawValue) attempt \(claimed.deliveryAttempts): \($0.message)" },
+                durationMs: Int64((elapsed / .milliseconds(1)).rounded())
+            )
+        )
     }
 
     /// Records what a hook call did. A success is never lost: if the entry changed while the hook ran (a
