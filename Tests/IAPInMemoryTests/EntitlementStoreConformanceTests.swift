@@ -32,6 +32,8 @@ actor FlawedEntitlementStore: EntitlementStore {
         case partialInvalidInsert
         /// `originalTransactionIds` is not implemented: it throws `unsupportedOperation`.
         case noFamilyListing
+        /// `insert` stores a new entry claimed by its deliverer as unclaimed: the claim's fields are dropped.
+        case insertDropsClaim
 
         var testDescription: String { rawValue }
 
@@ -45,11 +47,11 @@ actor FlawedEntitlementStore: EntitlementStore {
             case .caseSensitiveTokens:
                 ["bindingIgnoresTokenCase", "concurrentBindsOfOneToken"]
             case .replaceIgnoresRevision:
-                ["replaceWithStaleRevision", "concurrentReplacesOfOneRevision"]
+                ["replaceWithStaleRevision", "concurrentReplacesOfOneRevision", "insertedClaimIsHeld"]
             case .offsetCursor:
                 ["historyPagingIsStableUnderInserts"]
             case .dueIgnoresClaims:
-                ["dueDeliveriesFollowClaims"]
+                ["dueDeliveriesFollowClaims", "insertedClaimIsHeld"]
             case .renewalLastWriterWins:
                 ["renewalInfoNewerWins"]
             case .nonAtomicNotificationMark:
@@ -58,6 +60,8 @@ actor FlawedEntitlementStore: EntitlementStore {
                 ["failedWritesChangeNothing"]
             case .noFamilyListing:
                 ["originalTransactionIdsWalkEveryFamilyOnce"]
+            case .insertDropsClaim:
+                ["insertedClaimIsHeld"]
             }
         }
     }
@@ -87,6 +91,12 @@ actor FlawedEntitlementStore: EntitlementStore {
             orphan.userId = "unknown"
             _ = try await base.insert(orphan)
             throw IAPError(.invalidArgument, "no user id")
+        case .insertDropsClaim where entry.deliveryState == .pending && entry.nextAttemptAt != nil:
+            var unclaimed = entry
+            unclaimed.nextAttemptAt = nil
+            unclaimed.deliveryAttempts = 0
+            unclaimed.grantAttempted = false
+            return try await base.insert(unclaimed)
         default:
             return try await base.insert(entry)
         }
@@ -250,7 +260,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 30)
+    #expect(names.count == 31)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

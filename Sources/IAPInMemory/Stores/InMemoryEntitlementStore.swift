@@ -149,4 +149,32 @@ public actor InMemoryEntitlementStore: EntitlementStore {
     public func allEntries() -> [LedgerEntry] {
         state.entries
     }
+
+    /// ``insert(_:)``, with `effect` run in the same step once the id is known to be free: when it throws, nothing
+    /// is inserted. The actor does not suspend in between, so no other call sees one without the other.
+    func insert(_ entry: LedgerEntry, with effect: @Sendable (LedgerEntry) throws -> Void) throws -> InsertOutcome {
+        switch try state.planInsert(entry) {
+        case .existing(let existing):
+            return .existing(existing)
+        case .insert(let stored):
+            try effect(stored)
+            _ = state.insert(stored)
+            return .inserted(stored)
+        }
+    }
+
+    /// ``replace(_:ifRevision:)``, with `effect` run in the same step once the revision matched: when it throws,
+    /// nothing is replaced.
+    func replace(_ entry: LedgerEntry, ifRevision revision: Int64, with effect: @Sendable (LedgerEntry) throws -> Void)
+        throws -> Bool
+    {
+        switch try state.planReplace(entry, ifRevision: revision) {
+        case .refuse:
+            return false
+        case .replace(let stored):
+            try effect(stored)
+            _ = state.replace(with: stored)
+            return true
+        }
+    }
 }
