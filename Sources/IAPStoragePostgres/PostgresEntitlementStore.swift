@@ -122,7 +122,9 @@ public final class PostgresEntitlementStore: EntitlementStore {
             return false
         }
         return try await pool.run { connection in
-            if !entry.userId.isEmpty, try connection.execute(.replaceEntry, Self.replaceParameters(entry, revision)).count == 1 {
+            if !entry.userId.isEmpty,
+                try connection.execute(.replaceEntry, Self.replaceParameters(entry, revision)).count == 1
+            {
                 return true
             }
             return try Self.refusal(of: entry, on: connection)

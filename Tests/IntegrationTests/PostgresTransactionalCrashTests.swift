@@ -17,7 +17,10 @@ struct PostgresTransactionalCrashTests {
         let iap = try EmulatorProcess.binary()
         let helper = iap.deletingLastPathComponent().appending(path: "PostgresFulfillmentCrashHelper")
         guard FileManager.default.isExecutableFile(atPath: helper.path) else {
-            throw IAPError(.invalidConfiguration, "no PostgresFulfillmentCrashHelper next to \(iap.path); build the tests")
+            throw IAPError(
+                .invalidConfiguration,
+                "no PostgresFulfillmentCrashHelper next to \(iap.path); build the tests"
+            )
         }
         return helper
     }
@@ -59,7 +62,10 @@ struct PostgresTransactionalCrashTests {
 
     static func expectAgreement(_ schema: String, _ when: String) throws {
         for (user, coins) in try wallet(schema) {
-            #expect(coins.wallet == coins.ledger, "\(when): \(user) holds \(coins.wallet), the ledger says \(coins.ledger)")
+            #expect(
+                coins.wallet == coins.ledger,
+                "\(when): \(user) holds \(coins.wallet), the ledger says \(coins.ledger)"
+            )
         }
     }
 
@@ -89,7 +95,11 @@ struct PostgresTransactionalCrashTests {
         try Self.expectAgreement(schema, "after the restart")
         let coins = try Self.wallet(schema)
         #expect(coins.mapValues(\.wallet) == ["user-0": 400, "user-1": 400, "user-2": 400])
-        #expect(try PostgresTestServer.sql("SELECT count(*) FROM \(schema).iap_ledger_entries WHERE delivery_state = 'delivered'") == ["12"])
+        #expect(
+            try PostgresTestServer.sql(
+                "SELECT count(*) FROM \(schema).iap_ledger_entries WHERE delivery_state = 'delivered'"
+            ) == ["12"]
+        )
         try PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE")
     }
 

@@ -15,7 +15,9 @@ import IAPStoragePostgres
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4 || arguments.count == 6, ["grant", "refund"].contains(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: PostgresFulfillmentCrashHelper URL SCHEMA grant|refund [STEP N]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: PostgresFulfillmentCrashHelper URL SCHEMA grant|refund [STEP N]\n".utf8)
+    )
     exit(2)
 }
 let url = arguments[1]

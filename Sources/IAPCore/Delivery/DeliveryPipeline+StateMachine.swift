@@ -244,7 +244,10 @@ extension DeliveryPipeline {
 
     func runHook(_ claimed: LedgerEntry, action: Delivery.Action) async throws -> DeliveryOutcome {
         guard case .hook(let hook) = fulfillment else {
-            throw IAPError(.internalError, "transaction \(claimed.transactionId) was claimed for a hook, but there is none")
+            throw IAPError(
+                .internalError,
+                "transaction \(claimed.transactionId) was claimed for a hook, but there is none"
+            )
         }
         var failure: IAPError?
         var grantedUnits = claimed.grantedUnits

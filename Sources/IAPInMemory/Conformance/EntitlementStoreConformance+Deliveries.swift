@@ -164,8 +164,9 @@ extension EntitlementStoreConformance {
                     .joined(separator: "; ") + " (revision returned by insert: \(inserted.revision))"
             )
         }
-        for (second, expectedIds) in [(0, ["unclaimed"]), (119, ["unclaimed"]), (120, ["unclaimed", "claimed-on-insert"])]
-        {
+        for (second, expectedIds) in [
+            (0, ["unclaimed"]), (119, ["unclaimed"]), (120, ["unclaimed", "claimed-on-insert"]),
+        ] {
             let due = try await store.dueDeliveries(at: Fixtures.date(Int64(second)), limit: 10).map(\.transactionId)
             if due != expectedIds {
                 problems.append(

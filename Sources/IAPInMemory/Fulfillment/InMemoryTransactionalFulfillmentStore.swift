@@ -79,7 +79,11 @@ public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillme
     public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, fulfilling delivery: Delivery) async throws
         -> Bool
     {
-        try await store.replace(entry, ifRevision: revision, with: { [wallet] _ in try Self.apply(delivery, to: wallet) })
+        try await store.replace(
+            entry,
+            ifRevision: revision,
+            with: { [wallet] _ in try Self.apply(delivery, to: wallet) }
+        )
     }
 
     private static func apply(_ delivery: Delivery, to wallet: LockedValue<Wallet>) throws {

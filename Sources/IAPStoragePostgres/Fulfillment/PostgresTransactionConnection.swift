@@ -113,7 +113,8 @@ public final class PostgresTransactionConnection {
                 // Block comments nest in PostgreSQL.
                 var depth = 0
                 repeat {
-                    if index + 1 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*") {
+                    if index + 1 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "*")
+                    {
                         depth += 1
                         index += 2
                     } else if index + 1 < bytes.count, bytes[index] == UInt8(ascii: "*"),

@@ -121,7 +121,10 @@ final class PostgresConnection: @unchecked Sendable {
         try prepare(statement, parameterCount: parameters.count)
         let results = try withParameters(parameters) { values -> [PostgresResult] in
             guard PQenterPipelineMode(handle) == 1 else {
-                throw IAPError(.storageFailure, "libpq could not enter pipeline mode: \(Self.trimmed(PQerrorMessage(handle)))")
+                throw IAPError(
+                    .storageFailure,
+                    "libpq could not enter pipeline mode: \(Self.trimmed(PQerrorMessage(handle)))"
+                )
             }
             defer { PQexitPipelineMode(handle) }
             guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1,
