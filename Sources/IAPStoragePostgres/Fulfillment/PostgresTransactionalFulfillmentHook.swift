@@ -15,7 +15,7 @@ public import IAPCore
 ///   For a wallet elsewhere (another database, an HTTP service), use an idempotent `FulfillmentHook` instead.
 /// - No idempotency key is needed: the pipeline calls ``grant(_:on:)`` for a purchase only in the transaction
 ///   that marks it delivered, so a grant that commits is never repeated and one that does not commit left no
-///   trace. (``Delivery/idempotencyKey`` is still there, if you want to record it.)
+///   trace. (``/IAPCore/Delivery/idempotencyKey`` is still there, if you want to record it.)
 /// - Throw to say "not done": the transaction rolls back — your statements and the ledger's write alike — and
 ///   the pipeline records the attempt and retries it later with backoff, as it does with a hook.
 /// - ``revoke(_:on:)`` takes back a refunded or revoked purchase, in the transaction that records the take-back.
@@ -33,7 +33,7 @@ public protocol PostgresTransactionalFulfillmentHook: Sendable {
     /// Takes back a refunded or revoked purchase, in the ledger's transaction.
     ///
     /// - Parameters:
-    ///   - delivery: What to take back (``Delivery/units`` is what the grant gave).
+    ///   - delivery: What to take back (``/IAPCore/Delivery/units`` is what the grant gave).
     ///   - connection: The transaction's connection, valid during this call.
     /// - Throws: Any error: the whole transaction rolls back, and the pipeline retries later.
     func revoke(_ delivery: Delivery, on connection: PostgresTransactionConnection) throws
