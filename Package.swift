@@ -146,6 +146,12 @@ let package = Package(
             name: "IAPTestingTests",
             dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting"]
         ),
+        // A child process the crash tests of transactional fulfillment kill at chosen steps (built with the tests).
+        .executableTarget(
+            name: "PostgresFulfillmentCrashHelper",
+            dependencies: ["IAPCore", "IAPStoragePostgres"],
+            path: "Tests/PostgresFulfillmentCrashHelper"
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

@@ -172,6 +172,21 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        // Self-contained: drops two indexes of version 1 that no statement reads through. Every index is written on
+        // each insert and on each update that moves a row (most ledger updates do), so an index nobody reads costs
+        // every delivery. Instances still at version 1 run no query that needed them either.
+        Migration(
+            version: 5,
+            description: "drop the indexes no query uses: iap_ledger_entries_token, iap_ledger_entries_revoked",
+            statements: [
+                """
+                DROP INDEX IF EXISTS iap_ledger_entries_token
+                """,
+                """
+                DROP INDEX IF EXISTS iap_ledger_entries_revoked
+                """,
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(

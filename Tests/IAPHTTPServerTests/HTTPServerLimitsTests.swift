@@ -137,6 +137,9 @@ struct HTTPServerLimitsTests {
     func connectionLimit() async throws {
         var configuration = HTTPServer.Configuration()
         configuration.maximumConnections = 2
+        // The held connections must outlast a loaded machine's slowest step, or the count goes below one.
+        configuration.idleTimeout = .seconds(120)
+        configuration.requestDeadline = .seconds(120)
         try await withServer(configuration, router: Self.echo()) { server in
             let holders = [try RawHTTPConnection(port: server.port), try RawHTTPConnection(port: server.port)]
             #expect(await eventually { server.openConnections == 2 })

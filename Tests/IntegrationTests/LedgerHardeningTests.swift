@@ -85,7 +85,7 @@ struct LedgerHardeningTests {
         #expect(check.status == 1)
         #expect(
             check.stderrLines.contains {
-                $0.hasPrefix("error: storageCorrupted: journal-1.jsonl line 10 (byte \(lastLine))")
+                $0.hasPrefix("error: storageCorrupted: journal-1.jsonl line 7 (byte \(lastLine))")
             }
         )
         #expect(check.stdoutLines.contains { $0.hasPrefix("open: refuses this ledger") })
@@ -96,7 +96,7 @@ struct LedgerHardeningTests {
 
         let repair = try CLI.iap(["ledger", "repair", ledger.data])
         #expect(repair.status == 0, "\(repair.stderr)")
-        #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 10") })
+        #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 7") })
         #expect(
             repair.stdoutLines.contains { $0.hasPrefix("repaired: 3 entries kept (3 with their signed transaction)") }
         )
@@ -193,7 +193,7 @@ struct LedgerHardeningTests {
             )
             let lines = try Data(contentsOf: URL(filePath: probe).appending(path: "journal-1.jsonl"))
                 .split(separator: UInt8(ascii: "\n")).map(\.count)
-            #expect(lines.count == 4)  // header, insert, claim, delivered
+            #expect(lines.count == 3)  // header, the insert (already claimed), delivered
             let limit = lines[0] + 1 + lines[1] + 1 + lines[2] / 2
             let data = ledger.data
             let catalog = ledger.catalog
