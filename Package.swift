@@ -52,13 +52,14 @@ let package = Package(
         ),
         .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "IAPServerAPI", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
-        // The HTTP server side: routes and async handlers on GNU libmicrohttpd; only its MicroHTTPD/ files import it.
+        // The HTTP server side: routes and async handlers on GNU libmicrohttpd (only its MicroHTTPD/ files import it),
         .systemLibrary(
             name: "CIAPMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
-        .target(name: "IAPHTTPServer", dependencies: ["IAPCore", "CIAPMicroHTTPD"]),
+        // and the purchase server's routes, metrics and background work (`iap serve` runs them).
+        .target(name: "IAPHTTPServer", dependencies: ["IAPCore", "IAPServerAPI", "CIAPMicroHTTPD"]),
 
         // MARK: - Test kit
         // In-memory stores, clocks, fault injection and the conformance suites: no C module, builds for iOS.
@@ -135,12 +136,21 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPHTTPServerTests",
-            dependencies: ["IAPCore", "IAPHTTPServer", "IAPInMemory", "IAPTransportURLSession"]
+            dependencies: [
+                "IAPCore", "IAPHTTPServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting",
+                "IAPTransportURLSession", "IAPTestSupport",
+            ]
         ),
         .testTarget(name: "IAPInMemoryTests", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory"]),
         .testTarget(
             name: "IAPTestingTests",
             dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting"]
+        ),
+        // A child process the crash tests of transactional fulfillment kill at chosen steps (built with the tests).
+        .executableTarget(
+            name: "PostgresFulfillmentCrashHelper",
+            dependencies: ["IAPCore", "IAPStoragePostgres"],
+            path: "Tests/PostgresFulfillmentCrashHelper"
         ),
         .testTarget(
             name: "IntegrationTests",

@@ -113,6 +113,14 @@ extension PostgresEntitlementStore {
             ] + (password.map { [("password", $0)] } ?? [])
         }
 
+        /// Opens a connection with the settings every connection of the store has (`statement_timeout`, the
+        /// schema as `search_path`).
+        func connect() throws -> PostgresConnection {
+            let connection = try PostgresConnection(settings: connectionSettings, redactor: redactor)
+            try connection.execute(.connectionSettings, [String(statementTimeoutMilliseconds), "\"\(schema)\""])
+            return connection
+        }
+
         /// `statement_timeout` in milliseconds.
         var statementTimeoutMilliseconds: Int64 {
             max(1, statementTimeout.wholeMilliseconds)

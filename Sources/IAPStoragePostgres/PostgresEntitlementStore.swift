@@ -30,7 +30,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public let configuration: Configuration
     /// The schema version the store found when it opened (0 for a new ledger, which it then created).
     public let foundSchemaVersion: Int
-    /// The connections, shared with the stores kept with the ledger (``PostgresSupportAuditLog``).
+    /// The connections, shared with the stores that live beside the ledger (``PostgresSupportAuditLog``, the
+    /// reconciliation checkpoints and renewal extensions).
     let pool: PostgresConnectionPool
 
     /// The newest schema version this code creates and reads.
@@ -47,16 +48,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public init(configuration: Configuration) async throws {
         try configuration.validate()
         self.configuration = configuration
-        let settings = configuration.connectionSettings
-        let redactor = configuration.redactor
-        let settingValues = [
-            String(configuration.statementTimeoutMilliseconds), "\"\(configuration.schema)\"",
-        ]
-        pool = PostgresConnectionPool(size: configuration.poolSize) {
-            let connection = try PostgresConnection(settings: settings, redactor: redactor)
-            try connection.execute(.connectionSettings, settingValues)
-            return connection
-        }
+        pool = PostgresConnectionPool(size: configuration.poolSize) { try configuration.connect() }
         let schema = configuration.schema
         let create = configuration.createIfMissing
         do {
@@ -90,33 +82,18 @@ public final class PostgresEntitlementStore: EntitlementStore {
     ///   `storageUnavailable` or `storageFailure` if the database fails (nothing was recorded, or, for a connection
     ///   lost during the commit, perhaps it was: inserting again answers `.existing` then).
     public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
-        guard !entry.transactionId.isEmpty else {
-            throw IAPError(.invalidArgument, "a ledger entry needs a transactionId")
-        }
-        guard !entry.userId.isEmpty else {
-            throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
-        }
+        try Self.validateNew(entry)
         try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         return try await pool.run { connection in
-            let json = try Self.json(entry, connection: connection)
-            let inserted = try connection.execute(
-                .insertEntry,
-                Self.insertParameters(entry, json: json) + [signedTransaction]
-            )
-            if inserted.count == 1 {
-                var stored = entry
-                stored.sequence = try inserted.int64(0, 0)
-                stored.revision = 1
+            if let stored = try Self.insert(
+                entry,
+                signedTransaction: signedTransaction,
+                on: connection,
+                beginning: false
+            ) {
                 return .inserted(stored)
             }
-            guard let existing = try Self.entries(connection.execute(.entryById, [entry.transactionId])).first else {
-                throw IAPError(
-                    .storageFailure,
-                    "transaction \(entry.transactionId) was neither inserted nor found; try again",
-                    isRetryable: true
-                )
-            }
-            return .existing(existing)
+            return .existing(try Self.existing(entry.transactionId, on: connection))
         }
     }
 
@@ -195,47 +172,15 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
         return try await pool.run { connection in
             if !entry.userId.isEmpty {
-                let json = try Self.json(entry, connection: connection)
-                var parameters: [String?] = [
-                    entry.transactionId, String(revision), String(entry.sequence),
-                    Self.milliseconds(entry.recordedAt), entry.userId, entry.originalTransactionId,
-                    entry.transaction.appAccountToken?.lowercased(), entry.deliveryState.rawValue,
-                    Self.milliseconds(entry.nextAttemptAt), Self.milliseconds(entry.revokedAt), json,
-                ]
+                var parameters = try Self.replaceParameters(entry, revision)
                 if let signed {
                     parameters.append(signed)
                 }
-                let updated = try connection.execute(signed == nil ? .replaceEntry : .replaceEntrySigned, parameters)
-                if updated.count == 1 {
+                if try connection.execute(signed == nil ? .replaceEntry : .replaceEntrySigned, parameters).count == 1 {
                     return true
                 }
             }
-            // Refused or not tried: say why, as the contract orders its checks. `sequence` and `recordedAt` never
-            // change, so reading them after the update cannot race with another writer.
-            let keys = try connection.execute(.keysById, [entry.transactionId])
-            guard keys.count == 1 else {
-                return false
-            }
-            let sequence = try keys.int64(0, 0)
-            guard entry.sequence == sequence else {
-                throw IAPError(
-                    .invalidArgument,
-                    "ledger entry \(entry.transactionId) has sequence \(sequence), which never changes; "
-                        + "got \(entry.sequence)"
-                )
-            }
-            let recordedAt = try keys.int64(0, 1)
-            guard Self.milliseconds(entry.recordedAt) == String(recordedAt) else {
-                throw IAPError(
-                    .invalidArgument,
-                    "ledger entry \(entry.transactionId) was recorded at \(Date(millisecondsSince1970: recordedAt)), "
-                        + "which never changes; got \(entry.recordedAt)"
-                )
-            }
-            guard !entry.userId.isEmpty else {
-                throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
-            }
-            return false
+            return try Self.refusal(of: entry, on: connection)
         }
     }
 
@@ -356,7 +301,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
             throw IAPError(.invalidArgument, "renewal info without an originalTransactionId cannot be stored")
         }
         return try await pool.run { connection in
-            let json = try Self.json(renewalInfo, connection: connection)
+            let json = try Self.json(renewalInfo)
             let stored = try connection.execute(
                 .storeRenewal,
                 [originalTransactionId, renewalInfo.signedDate.map { String($0.millisecondsSince1970) }, json]
@@ -537,10 +482,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
         return try await pool.run { connection in
             try connection.transaction {
                 var inserted = 0
-                for entry in entries {
-                    let json = try Self.json(entry, connection: connection)
-                    inserted += try connection.execute(.insertEntry, Self.insertParameters(entry, json: json) + [nil])
-                        .count
+                for entry in entries where try Self.insert(entry, on: connection, beginning: false) != nil {
+                    inserted += 1
                 }
                 return inserted
             }
@@ -589,17 +532,110 @@ public final class PostgresEntitlementStore: EntitlementStore {
     // MARK: Rows and values
 
     /// Whether a key can be stored at all (PostgreSQL text holds no NUL): a key that cannot finds nothing.
-    private static func storable(_ key: String) -> Bool {
+    static func storable(_ key: String) -> Bool {
         !key.isEmpty && !key.utf8.contains(0)
     }
 
-    /// The parameters of ``PostgresStatement/insertEntry``.
-    private static func insertParameters(_ entry: LedgerEntry, json: String) -> [String?] {
-        [
+    /// Checks what ``insert(_:)`` refuses.
+    static func validateNew(_ entry: LedgerEntry) throws {
+        guard !entry.transactionId.isEmpty else {
+            throw IAPError(.invalidArgument, "a ledger entry needs a transactionId")
+        }
+        guard !entry.userId.isEmpty else {
+            throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
+        }
+    }
+
+    /// Inserts a new entry with ``PostgresStatement/insertEntry``, alone or as the first statement of a transaction.
+    ///
+    /// - Parameters:
+    ///   - entry: The entry.
+    ///   - signedTransaction: The compact JWS it was verified from, or `nil`.
+    ///   - connection: The connection.
+    ///   - beginning: Whether to begin a transaction with the insert (in the same round trip) and leave it open.
+    /// - Returns: The stored entry (sequence assigned, revision 1), or `nil` when the id is taken (an open
+    ///   transaction was rolled back then).
+    static func insert(
+        _ entry: LedgerEntry,
+        signedTransaction: String? = nil,
+        on connection: PostgresConnection,
+        beginning: Bool
+    ) throws -> LedgerEntry? {
+        var stored = entry
+        stored.revision = 1
+        let json = try Self.json(stored)
+        let parameters: [String?] = [
             entry.transactionId, entry.originalTransactionId, entry.userId,
             entry.transaction.appAccountToken?.lowercased(), entry.deliveryState.rawValue,
             milliseconds(entry.nextAttemptAt), milliseconds(entry.revokedAt), milliseconds(entry.recordedAt), json,
+            signedTransaction,
         ]
+        let inserted =
+            beginning
+            ? try connection.begin(with: .insertEntry, parameters) : try connection.execute(.insertEntry, parameters)
+        guard inserted.count == 1 else {
+            if beginning {
+                connection.rollback()
+            }
+            return nil
+        }
+        stored.sequence = try inserted.int64(0, 0)
+        return stored
+    }
+
+    /// The entry stored under an id an insert found taken.
+    static func existing(_ transactionId: String, on connection: PostgresConnection) throws -> LedgerEntry {
+        guard let existing = try entries(connection.execute(.entryById, [transactionId])).first else {
+            throw IAPError(
+                .storageFailure,
+                "transaction \(transactionId) was neither inserted nor found; try again",
+                isRetryable: true
+            )
+        }
+        return existing
+    }
+
+    /// The parameters of ``PostgresStatement/replaceEntry``: the entry's JSON carries the revision it will have.
+    static func replaceParameters(_ entry: LedgerEntry, _ revision: Int64) throws -> [String?] {
+        var stored = entry
+        stored.revision = revision + 1
+        return [
+            entry.transactionId, String(revision), String(entry.sequence), milliseconds(entry.recordedAt),
+            entry.userId, entry.originalTransactionId, entry.transaction.appAccountToken?.lowercased(),
+            entry.deliveryState.rawValue, milliseconds(entry.nextAttemptAt), milliseconds(entry.revokedAt),
+            try json(stored),
+        ]
+    }
+
+    /// Why a compare-and-set did not take: `false` for another revision or no entry; `invalidArgument` for an entry
+    /// that changes what never changes, as the contract orders its checks.
+    static func refusal(of entry: LedgerEntry, on connection: PostgresConnection) throws -> Bool {
+        // `sequence` and `recordedAt` never change, so reading them after the update cannot race with another
+        // writer.
+        let keys = try connection.execute(.keysById, [entry.transactionId])
+        guard keys.count == 1 else {
+            return false
+        }
+        let sequence = try keys.int64(0, 0)
+        guard entry.sequence == sequence else {
+            throw IAPError(
+                .invalidArgument,
+                "ledger entry \(entry.transactionId) has sequence \(sequence), which never changes; "
+                    + "got \(entry.sequence)"
+            )
+        }
+        let recordedAt = try keys.int64(0, 1)
+        guard milliseconds(entry.recordedAt) == String(recordedAt) else {
+            throw IAPError(
+                .invalidArgument,
+                "ledger entry \(entry.transactionId) was recorded at \(Date(millisecondsSince1970: recordedAt)), "
+                    + "which never changes; got \(entry.recordedAt)"
+            )
+        }
+        guard !entry.userId.isEmpty else {
+            throw IAPError(.invalidArgument, "ledger entry \(entry.transactionId) needs a userId")
+        }
+        return false
     }
 
     private static func milliseconds(_ date: Date?) -> String? {
@@ -610,7 +646,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         String(date.millisecondsSince1970)
     }
 
-    private static func json(_ value: some Encodable, connection: PostgresConnection) throws -> String {
+    static func json(_ value: some Encodable) throws -> String {
         do {
             return String(decoding: try AppStoreJSON.makeEncoder().encode(value), as: UTF8.self)
         } catch {
@@ -627,7 +663,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
     }
 
     /// The entries of rows of ``PostgresStatement/entryColumns``.
-    private static func entries(_ result: PostgresResult) throws -> [LedgerEntry] {
+    static func entries(_ result: PostgresResult) throws -> [LedgerEntry] {
         var entries: [LedgerEntry] = []
         entries.reserveCapacity(result.count)
         let decoder = AppStoreJSON.makeDecoder()

@@ -139,15 +139,63 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        Migration(
+            version: 4,
+            description: "reconciliation checkpoints, renewal-extension requests",
+            statements: [
+                """
+                CREATE TABLE iap_reconciliation_checkpoints (
+                    customer_key text COLLATE "C" PRIMARY KEY,
+                    history_revision text,
+                    refund_revision text,
+                    reconciled_at bigint NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE iap_renewal_extensions (
+                    request_identifier text COLLATE "C" PRIMARY KEY,
+                    position bigint GENERATED ALWAYS AS IDENTITY,
+                    original_transaction_id text COLLATE "C" NOT NULL,
+                    extend_by_days integer NOT NULL,
+                    reason_code integer NOT NULL,
+                    requested_at bigint NOT NULL,
+                    state text COLLATE "C" NOT NULL CHECK (state IN ('requested', 'succeeded', 'failed')),
+                    effective_date bigint,
+                    web_order_line_item_id text,
+                    error text,
+                    completed_at bigint
+                )
+                """,
+                """
+                CREATE INDEX iap_renewal_extensions_original
+                    ON iap_renewal_extensions (original_transaction_id, position)
+                """,
+            ]
+        ),
+        // Self-contained: drops two indexes of version 1 that no statement reads through. Every index is written on
+        // each insert and on each update that moves a row (most ledger updates do), so an index nobody reads costs
+        // every delivery. Instances still at version 1 run no query that needed them either.
+        Migration(
+            version: 5,
+            description: "drop the indexes no query uses: iap_ledger_entries_token, iap_ledger_entries_revoked",
+            statements: [
+                """
+                DROP INDEX IF EXISTS iap_ledger_entries_token
+                """,
+                """
+                DROP INDEX IF EXISTS iap_ledger_entries_revoked
+                """,
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(
         name: "iap_migration_lock",
         sql: "SELECT pg_advisory_xact_lock(hashtext($1))"
     )
-    private static let current = PostgresStatement(
-        name: "iap_migration_current",
-        sql: "SELECT coalesce(max(version), 0) FROM iap_schema_migrations"
+    private static let applied = PostgresStatement(
+        name: "iap_migration_applied",
+        sql: "SELECT version FROM iap_schema_migrations ORDER BY version"
     )
     private static let record = PostgresStatement(
         name: "iap_migration_record",
@@ -177,7 +225,12 @@ enum PostgresSchema {
                     )
                     """
             )
-            let found = Int(try connection.execute(current).int64(0, 0))
+            let result = try connection.execute(applied)
+            var versions = Set<Int>()
+            for row in 0..<result.count {
+                versions.insert(Int(try result.int64(row, 0)))
+            }
+            let found = versions.max() ?? 0
             guard found > 0 || create else {
                 throw IAPError(.notFound, "there is no ledger in the PostgreSQL schema \"\(schema)\"")
             }
@@ -188,7 +241,9 @@ enum PostgresSchema {
                         + "\(latestVersion); upgrade swift-iap before it writes this ledger"
                 )
             }
-            for migration in migrations where migration.version > found {
+            // Every migration not yet applied, in order: each reads and changes only what earlier versions made, so
+            // one added below the newest applied version (two branches of the code each adding one) still applies.
+            for migration in migrations where !versions.contains(migration.version) {
                 for statement in migration.statements {
                     try connection.execute(ddl: statement)
                 }

@@ -5,9 +5,9 @@ extension PostgresStatement {
     static let entryColumns = "sequence, revision, entry"
 
     /// $1 transaction id, $2 original transaction id, $3 user, $4 appAccountToken (lowercased), $5 delivery
-    /// state, $6 next attempt, $7 revoked at, $8 recorded at, $9 the entry's JSON, $10 the signed transaction (or
-    /// `NULL`). Returns the sequence, or no row when the id is taken (`ON CONFLICT` waits for a concurrent insert of
-    /// the same id to settle).
+    /// state, $6 next attempt, $7 revoked at, $8 recorded at, $9 the entry's JSON (with its revision, 1), $10 the
+    /// signed transaction (or `NULL`). Returns the sequence, or no row when the id is taken (`ON CONFLICT` waits for
+    /// a concurrent insert of the same id to settle). The sequence is written into the JSON here, where it is drawn.
     static let insertEntry = PostgresStatement(
         name: "iap_insert_entry",
         sql: """
@@ -16,7 +16,7 @@ extension PostgresStatement {
                 sequence, transaction_id, original_transaction_id, user_id, app_account_token, delivery_state,
                 next_attempt_at, revoked_at, recorded_at, revision, entry, signed_transaction)
             SELECT next.sequence, $1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8::bigint, 1,
-                jsonb_set(jsonb_set($9::jsonb, '{sequence}', to_jsonb(next.sequence)), '{revision}', '1'), $10
+                jsonb_set($9::jsonb, '{sequence}', to_jsonb(next.sequence)), $10
             FROM next
             ON CONFLICT (transaction_id) DO NOTHING
             RETURNING sequence
@@ -25,15 +25,14 @@ extension PostgresStatement {
 
     /// The compare-and-set: $1 transaction id, $2 expected revision, $3 sequence, $4 recorded at (both must be
     /// the stored ones), $5 user, $6 original transaction id, $7 appAccountToken, $8 delivery state, $9 next
-    /// attempt, $10 revoked at, $11 the entry's JSON. Returns the new revision, or no row.
+    /// attempt, $10 revoked at, $11 the entry's JSON, which carries the sequence (the `WHERE` checks it is the
+    /// stored one) and the new revision ($2 + 1). Returns the new revision, or no row.
     static let replaceEntry = PostgresStatement(
         name: "iap_replace_entry",
         sql: """
             UPDATE iap_ledger_entries SET
                 user_id = $5, original_transaction_id = $6, app_account_token = $7, delivery_state = $8,
-                next_attempt_at = $9::bigint, revoked_at = $10::bigint, revision = revision + 1,
-                entry = jsonb_set(jsonb_set($11::jsonb, '{sequence}', to_jsonb(sequence)),
-                    '{revision}', to_jsonb(revision + 1))
+                next_attempt_at = $9::bigint, revoked_at = $10::bigint, revision = revision + 1, entry = $11::jsonb
             WHERE transaction_id = $1 AND revision = $2::bigint AND sequence = $3::bigint
                 AND recorded_at = $4::bigint
             RETURNING revision

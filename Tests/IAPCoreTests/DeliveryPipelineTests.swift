@@ -116,10 +116,11 @@ struct DeliveryPipelineTests {
         #expect(await shop.memory.statistics().deadLetters == 1)
     }
 
-    @Test func aCrashBetweenRecordingAndGrantingIsRecoveredByTheNextDrain() async throws {
+    @Test func aCrashBetweenRecordingAndGrantingIsRecoveredOnceTheClaimExpires() async throws {
         var shop = try Shop()
         let jws = try shop.sign(shop.transaction("coins.100"))
-        shop.store.inject(.beforeApplying, on: .replace)  // the claim never lands
+        // The entry is recorded, already claimed by this deliverer, and the process dies before the hook.
+        shop.store.inject(.afterApplying, on: .insert)
 
         let outcome = await shop.pipeline().submit(signedTransaction: jws, userId: "alice")
         guard case .rejected(let error) = outcome else {
@@ -130,9 +131,25 @@ struct DeliveryPipelineTests {
         #expect(shop.wallet.calls.isEmpty)
         #expect(await shop.memory.statistics().transactions == 1)  // recorded, not lost
 
+        #expect(await shop.pipeline().drainDueRetries().delivered == 0)  // the dead deliverer's claim still holds
+        shop.clock.advance(by: .seconds(120))
         let report = await shop.pipeline().drainDueRetries()
         #expect(report.delivered == 1)
         #expect(shop.wallet.balance("alice") == 100)
+    }
+
+    @Test func aNewPurchaseIsRecordedClaimedSoItCostsOneInsertAndOneMark() async throws {
+        var shop = try Shop()
+        let transaction = shop.transaction("coins.100")
+        let jws = try shop.sign(transaction)
+        #expect(await shop.pipeline().submit(signedTransaction: jws, userId: "alice").isDelivered)
+        // The insert carries the claim; the only replace is the delivered mark.
+        #expect(shop.store.callCount(.insert) == 1)
+        #expect(shop.store.callCount(.replace) == 1)
+        let entry = try #require(await shop.memory.entry(transactionId: transaction.transactionId ?? ""))
+        #expect(entry.deliveryState == .delivered)
+        #expect(entry.revision == 2)
+        #expect(entry.grantAttempted && entry.grantedUnits == 100)
     }
 
     @Test func aCrashAfterGrantingIsRecoveredWithTheSameIdempotencyKey() async throws {

@@ -136,7 +136,8 @@ struct HTTPServerLifecycleTests {
         let started = ContinuousClock.now
         async let read = stuck.readUntilClosed()
         await server.shutdown(gracePeriod: .milliseconds(300))
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Well under the handler's 60 s, with room for a loaded machine.
+        #expect(ContinuousClock.now - started < .seconds(30))
         let (bytes, closed) = await read
         #expect(closed)
         let answer = RawHTTPConnection.parse(bytes)

@@ -54,7 +54,7 @@ struct HTTPServerLimitsTests {
             let endless = try RawHTTPConnection(port: server.port)
             endless.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
             for _ in 0..<500 where endless.send("258\r\n\(chunk)\r\n") {}
-            let cutOff = await endless.readUntilClosed(timeout: .seconds(10))
+            let cutOff = await endless.readUntilClosed(timeout: .seconds(30))
             #expect(cutOff.closed)
             #expect(RawHTTPConnection.parse(cutOff.bytes) == nil)
         }
@@ -70,9 +70,10 @@ struct HTTPServerLimitsTests {
             slow.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
             let idle = try RawHTTPConnection(port: server.port)
             let started = ContinuousClock.now
-            #expect(await slow.readUntilClosed(timeout: .seconds(20)).closed)
-            #expect(await idle.readUntilClosed(timeout: .seconds(20)).closed)
-            #expect(ContinuousClock.now - started < .seconds(15))
+            // Closed after the 1 s idle timeout, long before the 60 s deadline (with room for a loaded machine).
+            #expect(await slow.readUntilClosed(timeout: .seconds(45)).closed)
+            #expect(await idle.readUntilClosed(timeout: .seconds(45)).closed)
+            #expect(ContinuousClock.now - started < .seconds(45))
             #expect(await eventually { server.openConnections == 0 })
             let answer = try await RawHTTPConnection.exchange(
                 port: server.port,
@@ -128,7 +129,8 @@ struct HTTPServerLimitsTests {
             )
             #expect(answer?.status == 503)
             #expect(answer?.body == Data(#"{"error":"the request took too long"}"#.utf8))
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // At the 1 s deadline, long before the handler's 60 s (with room for a loaded machine).
+            #expect(ContinuousClock.now - started < .seconds(30))
             #expect(await eventually { cancelled.withLock { $0 } })
         }
     }
@@ -137,6 +139,9 @@ struct HTTPServerLimitsTests {
     func connectionLimit() async throws {
         var configuration = HTTPServer.Configuration()
         configuration.maximumConnections = 2
+        // The held connections must outlast a loaded machine's slowest step, or the count goes below one.
+        configuration.idleTimeout = .seconds(120)
+        configuration.requestDeadline = .seconds(120)
         try await withServer(configuration, router: Self.echo()) { server in
             let holders = [try RawHTTPConnection(port: server.port), try RawHTTPConnection(port: server.port)]
             #expect(await eventually { server.openConnections == 2 })
@@ -144,12 +149,13 @@ struct HTTPServerLimitsTests {
             let started = ContinuousClock.now
             let refused = try RawHTTPConnection(port: server.port)
             refused.send("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
-            let (bytes, closed) = await refused.readUntilClosed(timeout: .seconds(5))
+            let (bytes, closed) = await refused.readUntilClosed(timeout: .seconds(30))
             let answer = RawHTTPConnection.parse(bytes)
             #expect(answer?.status == 503)
             #expect(answer?.headers["retry-after"] == "1")
             #expect(closed)
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // At once, not after the held connections' 120 s (with room for a loaded machine).
+            #expect(ContinuousClock.now - started < .seconds(30))
 
             holders[0].close()
             #expect(await eventually { server.openConnections == 1 })
@@ -171,7 +177,7 @@ struct HTTPServerLimitsTests {
             #expect(await eventually { server.openConnections == 2 })
             let third = try RawHTTPConnection(port: server.port)
             third.send("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
-            let (bytes, closed) = await third.readUntilClosed(timeout: .seconds(5))
+            let (bytes, closed) = await third.readUntilClosed(timeout: .seconds(30))
             #expect(closed)
             #expect(bytes.isEmpty)
             _ = holders

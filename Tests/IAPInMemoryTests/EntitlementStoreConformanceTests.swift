@@ -34,6 +34,8 @@ actor FlawedEntitlementStore: EntitlementStore {
         case noFamilyListing
         /// `replace(_:ifRevision:)` drops the entry's signed transaction instead of keeping it.
         case replaceDropsSignedTransaction
+        /// `insert` stores a new entry claimed by its deliverer as unclaimed: the claim's fields are dropped.
+        case insertDropsClaim
 
         var testDescription: String { rawValue }
 
@@ -49,12 +51,12 @@ actor FlawedEntitlementStore: EntitlementStore {
             case .replaceIgnoresRevision:
                 [
                     "replaceWithStaleRevision", "concurrentReplacesOfOneRevision", "signedTransactionsAreKept",
-                    "concurrentSignedReplacesOfOneRevision",
+                    "concurrentSignedReplacesOfOneRevision", "insertedClaimIsHeld",
                 ]
             case .offsetCursor:
                 ["historyPagingIsStableUnderInserts"]
             case .dueIgnoresClaims:
-                ["dueDeliveriesFollowClaims"]
+                ["dueDeliveriesFollowClaims", "insertedClaimIsHeld"]
             case .renewalLastWriterWins:
                 ["renewalInfoNewerWins"]
             case .nonAtomicNotificationMark:
@@ -65,6 +67,8 @@ actor FlawedEntitlementStore: EntitlementStore {
                 ["originalTransactionIdsWalkEveryFamilyOnce"]
             case .replaceDropsSignedTransaction:
                 ["signedTransactionsAreKept"]
+            case .insertDropsClaim:
+                ["insertedClaimIsHeld"]
             }
         }
     }
@@ -94,6 +98,12 @@ actor FlawedEntitlementStore: EntitlementStore {
             orphan.userId = "unknown"
             _ = try await base.insert(orphan)
             throw IAPError(.invalidArgument, "no user id")
+        case .insertDropsClaim where entry.deliveryState == .pending && entry.nextAttemptAt != nil:
+            var unclaimed = entry
+            unclaimed.nextAttemptAt = nil
+            unclaimed.deliveryAttempts = 0
+            unclaimed.grantAttempted = false
+            return try await base.insert(unclaimed)
         default:
             return try await base.insert(entry, signedTransaction: signedTransaction)
         }
@@ -274,7 +284,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 32)
+    #expect(names.count == 33)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

@@ -35,7 +35,7 @@ struct SignedTransactionReconciliationTests {
     }
 
     @Test func aSupportRedeliveryKeepsTheJWSOfTheOrderLookup() async throws {
-        let setup = try Setup()
+        let setup = try Setup(environment: .production)
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         let tool = OrderLookup(
             client: setup.connection.client,

@@ -118,7 +118,7 @@ struct FileSupportAuditLogTests {
         let elsewhere = ledger.directory.appending(path: "elsewhere.jsonl").path
         try FileManager.default.moveItem(atPath: ledger.log, toPath: elsewhere)
         try FileManager.default.createSymbolicLink(atPath: ledger.log, withDestinationPath: elsewhere)
-        await #expect(throws: IAPError(.storageFailure)) { try await ledger.append() }
+        await #expect(throws: IAPError(.unsafeFile)) { try await ledger.append() }
     }
 
     @Test func anEditedEntryIsFoundAtTheEntryThatFollowsIt() async throws {

@@ -57,6 +57,44 @@ struct PostgresEntitlementStoreTests {
         try await second.dropSchema()
     }
 
+    @Test func aVersionOneLedgerIsMigratedToKeepOnlyTheIndexesItsQueriesUse() async throws {
+        let store = try await PostgresTestServer.store()
+        let schema = store.configuration.schema
+        _ = try await store.insert(Self.entry("1002"))
+        await store.close()
+        // The migration is found by what it does, not by its number: back to the version before it, with the
+        // indexes an older swift-iap created.
+        let version = try #require(
+            try PostgresTestServer.sql(
+                "SELECT version FROM \(schema).iap_schema_migrations "
+                    + "WHERE description LIKE 'drop the indexes no query uses%'"
+            ).first.flatMap { Int($0) }
+        )
+        try PostgresTestServer.sql(
+            """
+            CREATE INDEX iap_ledger_entries_token ON \(schema).iap_ledger_entries (app_account_token)
+                WHERE app_account_token IS NOT NULL;
+            CREATE INDEX iap_ledger_entries_revoked ON \(schema).iap_ledger_entries (revoked_at)
+                WHERE revoked_at IS NOT NULL;
+            DELETE FROM \(schema).iap_schema_migrations WHERE version >= \(version);
+            """
+        )
+        let migrated = try await PostgresTestServer.store(schema: schema)
+        #expect(migrated.foundSchemaVersion == version - 1)
+        let indexes = try PostgresTestServer.sql(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)' AND tablename = 'iap_ledger_entries' "
+                + "ORDER BY indexname"
+        )
+        #expect(
+            indexes == [
+                "iap_ledger_entries_due", "iap_ledger_entries_original", "iap_ledger_entries_pkey",
+                "iap_ledger_entries_transaction_id_key", "iap_ledger_entries_user",
+            ]
+        )
+        #expect(try await migrated.entry(transactionId: "1002")?.transactionId == "1002")
+        try await migrated.dropSchema()
+    }
+
     @Test func aLedgerMigratedByANewerVersionIsRefused() async throws {
         let store = try await PostgresTestServer.store()
         let schema = store.configuration.schema
@@ -128,7 +166,7 @@ struct PostgresEntitlementStoreTests {
         }
         #expect(error?.code == .storageFailure)
         #expect(error?.message.contains("statement_timeout") == true, "\(String(describing: error))")
-        #expect(ContinuousClock.now - began < .seconds(10))
+        #expect(ContinuousClock.now - began < .seconds(30))  // bounded, with room for a loaded machine
         try holder.run("SELECT pg_advisory_unlock_all()")
         // Once the lock is free, the schema opens as new: the cancelled migration left nothing behind. (With the
         // default timeout: parallel tests change the catalog too, and a migration may wait for them.)
@@ -148,7 +186,7 @@ struct PostgresEntitlementStoreTests {
         await #expect(throws: IAPError(.storageUnavailable)) {
             _ = try await PostgresEntitlementStore(configuration: configuration)
         }
-        #expect(ContinuousClock.now - began < .seconds(10))
+        #expect(ContinuousClock.now - began < .seconds(30))  // bounded, with room for a loaded machine
     }
 
     @Test func theStoreReconnectsAfterTheServerDropsItsConnections() async throws {

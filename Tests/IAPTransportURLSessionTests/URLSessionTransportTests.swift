@@ -65,7 +65,8 @@ struct URLSessionTransportTests {
         }
         #expect(error?.code == .timeout)
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(10), "\(elapsed)")
+        // Bounded, with room for a loaded machine.
+        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(30), "\(elapsed)")
     }
 
     @Test func aRefusedConnectionIsATransportFailure() async throws {

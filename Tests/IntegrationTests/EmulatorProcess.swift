@@ -123,7 +123,7 @@ final class EmulatorProcess: Sendable {
     }
 
     /// Reads the first `count` lines, giving up after 30 seconds.
-    private static func lines(_ count: Int, of handle: FileHandle) -> [String] {
+    static func lines(_ count: Int, of handle: FileHandle) -> [String] {
         let result = LockedValue<[String]>([])
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

@@ -3,6 +3,9 @@
 #endif
 import Foundation
 import IAPCore
+import IAPCrypto
+import IAPServerAPI
+import IAPTestSupport
 import Testing
 
 /// `iap ledger` against a damaged, emptied or forged ledger, and on a full disk: check changes nothing and tells the
@@ -86,7 +89,7 @@ struct LedgerHardeningTests {
         #expect(check.status == 1)
         #expect(
             check.stderrLines.contains {
-                $0.hasPrefix("error: storageCorrupted: journal-1.jsonl line 10 (byte \(lastLine))")
+                $0.hasPrefix("error: storageCorrupted: journal-1.jsonl line 7 (byte \(lastLine))")
             }
         )
         #expect(check.stdoutLines.contains { $0.hasPrefix("open: refuses this ledger") })
@@ -97,7 +100,7 @@ struct LedgerHardeningTests {
 
         let repair = try CLI.iap(["ledger", "repair", ledger.data])
         #expect(repair.status == 0, "\(repair.stderr)")
-        #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 10") })
+        #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 7") })
         #expect(
             repair.stdoutLines.contains { $0.hasPrefix("repaired: 3 entries kept (3 with their signed transaction)") }
         )
@@ -194,7 +197,7 @@ struct LedgerHardeningTests {
             )
             let lines = try Data(contentsOf: URL(filePath: probe).appending(path: "journal-1.jsonl"))
                 .split(separator: UInt8(ascii: "\n")).map(\.count)
-            #expect(lines.count == 4)  // header, insert, claim, delivered
+            #expect(lines.count == 3)  // header, the insert (already claimed), delivered
             let limit = lines[0] + 1 + lines[1] + 1 + lines[2] / 2
             let data = ledger.data
             let catalog = ledger.catalog
@@ -223,16 +226,31 @@ struct LedgerHardeningTests {
                 guard run.status == 1, run.stderr.contains("storageFailure") else { exit(13) }
                 exit(0)
             }
-            // With room again, the next run delivers what was recorded, once.
+            // With room again, the next run delivers what was recorded, once, through a wallet that checks each
+            // signature.
+            let secret = "a-shared-secret-of-32-bytes-long"
+            let secretFile = ledger.directory.appending(path: "grant-secret")
+            try Data((secret + "\n").utf8).write(to: secretFile)
+            let hmac = try HMACSHA256(key: Array(secret.utf8))
+            let wallet = try LoopbackServer { request in
+                guard let header = request.headers["x-iap-signature"],
+                    let signature = try? WebhookSignature(header: header),
+                    signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now)
+                else {
+                    return .respond(status: 401, headers: [:], body: Data())
+                }
+                return .respond(status: 200, headers: [:], body: Data())
+            }
+            defer { wallet.stop() }
             let again = try CLI.iap(
-                ["ledger", "ingest", "--data", data, "--root", root, "--ledger-only"],
+                [
+                    "ledger", "ingest", "--data", data, "--root", root, "--grant-url",
+                    wallet.url.appending(path: "iap").absoluteString, "--grant-secret-file", secretFile.path,
+                ],
                 input: Data((token + "\n").utf8)
             )
             #expect(again.stdoutLines == ["ACK 2000000000000001 alreadyDelivered"], "\(again.stderr)")
-            let export = try CLI.iap(["ledger", "export", "--data", data])
-            let entry = try CLI.json(export.stdout)
-            #expect(entry["deliveryState"] as? String == "delivered")
-            #expect(entry["grantGeneration"] as? Int == 0)
+            #expect(wallet.requests.compactMap { $0.headers["idempotency-key"] } == ["2000000000000001"])
         }
     #endif
 

@@ -132,6 +132,22 @@ struct APISession {
             verifier = nil
             return
         }
+        verifier = try Self.verifier(arguments, bundleId: bundleId, environments: environments)
+    }
+
+    /// The verifier of signed data for an app in some environments, with `--root` and `--app-apple-id`.
+    ///
+    /// - Parameters:
+    ///   - arguments: The parsed options.
+    ///   - bundleId: The app's bundle id.
+    ///   - environments: The environments whose data is accepted.
+    /// - Returns: The verifier.
+    /// - Throws: A usage error for an unreadable root, a bad App Apple ID, or Production without an App Apple ID.
+    static func verifier(
+        _ arguments: Arguments,
+        bundleId: String,
+        environments: [AppStoreEnvironment]
+    ) throws(Arguments.UsageError) -> AppStoreSignedDataVerifier {
         var configuration = AppStoreSignedDataVerifier.Configuration(
             bundleId: bundleId,
             environments: Set(environments)
@@ -154,7 +170,7 @@ struct APISession {
             )
         }
         do {
-            verifier = try AppStoreSignedDataVerifier(configuration: configuration)
+            return try AppStoreSignedDataVerifier(configuration: configuration)
         } catch {
             throw Arguments.UsageError(message: Self.describe(error))
         }

@@ -24,13 +24,14 @@ enum BenchCommand {
 
     static let spec = CommandSpec(
         name: "bench",
-        summary: "run a benchmark: iap bench verify | verify-batch | ingest | pipeline | store",
+        summary: "run a benchmark: iap bench verify | verify-batch | ingest | pipeline | store | serve",
         discussion: """
             Benchmarks that print machine-readable figures (JSON on standard output, progress on standard
             error). Build with -c release for meaningful figures: swift run -c release iap bench verify
             """,
         subcommands: [
             verifySpec, BatchVerifyBenchmark.spec, IngestBenchmark.spec, PipelineBenchmark.spec, StoreBenchmark.spec,
+            ServeBenchmark.spec,
         ],
         examples: ["swift run -c release iap bench pipeline --deliveries 2000"]
     )
@@ -46,6 +47,8 @@ enum BenchCommand {
             IngestBenchmark.run(rest)
         case "pipeline":
             await PipelineBenchmark.run(rest)
+        case "serve":
+            await ServeBenchmark.run(rest)
         default:
             await StoreBenchmark.run(rest)
         }

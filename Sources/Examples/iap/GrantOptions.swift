@@ -41,13 +41,19 @@ enum GrantOptions {
 
     /// The grant path the options name.
     ///
-    /// - Parameter arguments: The parsed arguments.
+    /// - Parameters:
+    ///   - arguments: The parsed arguments.
+    ///   - secretVariable: An environment variable that may hold the secret instead of `--grant-secret-file`
+    ///     (`iap serve`'s `IAP_GRANT_SECRET`); `nil` for commands that read it from the file only.
     /// - Returns: The path.
     /// - Throws: A usage error when neither is given (explaining both), both are, or one is incomplete.
-    static func parse(_ arguments: Arguments) throws(Arguments.UsageError) -> Path {
+    static func parse(_ arguments: Arguments, secretVariable: String? = nil) throws(Arguments.UsageError) -> Path {
         let url = try arguments.value("grant-url")
         let secretFile = try arguments.value("grant-secret-file")
         let ledgerOnly = arguments.has("ledger-only")
+        let variableSecret = try secretVariable.flatMap { name throws(Arguments.UsageError) in
+            try SecretFile.environment(name)
+        }
         switch (url, ledgerOnly) {
         case (nil, false):
             if secretFile != nil {
@@ -71,12 +77,19 @@ enum GrantOptions {
             else {
                 throw .init(message: "--grant-url must be an http or https URL, not '\(text)'")
             }
-            guard let secretFile else {
+            switch (secretFile, variableSecret) {
+            case (let path?, nil):
+                return .webhook(url, secret: try checked(try SecretFile.read(path, option: "--grant-secret-file")))
+            case (nil, let secret?):
+                return .webhook(url, secret: try checked(secret))
+            case (_?, _?):
+                throw .init(message: "give --grant-secret-file or set \(secretVariable ?? ""), not both")
+            case (nil, nil):
                 throw .init(
                     message: "--grant-url needs --grant-secret-file FILE, the shared secret that signs requests"
+                        + (secretVariable.map { " (or the environment variable \($0))" } ?? "")
                 )
             }
-            return .webhook(url, secret: try readSecret(secretFile))
         }
     }
 
@@ -91,26 +104,14 @@ enum GrantOptions {
         }
     }
 
-    /// Reads the secret: the file's bytes without a trailing newline (`\n` or `\r\n`).
-    private static func readSecret(_ path: String) throws(Arguments.UsageError) -> [UInt8] {
-        var bytes: [UInt8]
+    /// A secret that can key HMAC-SHA256.
+    private static func checked(_ secret: [UInt8]) throws(Arguments.UsageError) -> [UInt8] {
         do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            _ = try HMACSHA256(key: secret)
         } catch {
-            throw .init(message: "cannot read --grant-secret-file \(path): \(error.localizedDescription)")
+            throw .init(message: "the grant secret: \((error as? IAPError)?.message ?? "\(error)")")
         }
-        if bytes.last == UInt8(ascii: "\n") {
-            bytes.removeLast()
-            if bytes.last == UInt8(ascii: "\r") {
-                bytes.removeLast()
-            }
-        }
-        do {
-            _ = try HMACSHA256(key: bytes)
-        } catch {
-            throw .init(message: "--grant-secret-file \(path): \((error as? IAPError)?.message ?? "\(error)")")
-        }
-        return bytes
+        return secret
     }
 
     /// The fulfillment hook of a path, and how the audit log names the path.

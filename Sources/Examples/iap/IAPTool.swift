@@ -17,7 +17,8 @@ enum IAPTool {
             """,
         subcommands: [
             DemoCommand.spec, VerifyCommand.spec, DecodeCommand.spec, LedgerCommand.spec, TestDataCommand.spec,
-            BenchCommand.spec, APICommand.spec, EmulateCommand.spec, SupportCommand.spec, ReconcileCommand.spec,
+            BenchCommand.spec, APICommand.spec, EmulateCommand.spec, ServeCommand.spec, SupportCommand.spec,
+            ReconcileCommand.spec,
         ],
         examples: ["iap demo", "iap ledger history --help"]
     )
@@ -42,6 +43,8 @@ enum IAPTool {
             await EmulateCommand.run(rest)
         case "reconcile":
             await ReconcileCommand.run(rest)
+        case "serve":
+            await ServeCommand.run(rest)
         default:
             await SupportCommand.run(rest)
         }

@@ -52,48 +52,13 @@ enum PipelineBenchmark {
         }
         do {
             let start = Date(millisecondsSince1970: 1_767_225_600_000)
-            let pki = try TestPKI.generate(
-                TestPKI.Options(
-                    notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
-                    notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
-                )
-            )
-            let signer = JWSSigner(key: pki.leafKey, certificateChain: pki.x5c)
-            Output.error("signing \(deliveries) transactions")
-            var signed: [String] = []
-            signed.reserveCapacity(deliveries)
-            for index in 0..<deliveries {
-                let id = String(3_000_000_000_000_000 + index)
-                signed.append(
-                    try signer.sign(
-                        TransactionPayload(
-                            originalTransactionId: id,
-                            transactionId: id,
-                            bundleId: "com.example.app",
-                            productId: "coins.100",
-                            purchaseDate: start,
-                            originalPurchaseDate: start,
-                            quantity: 1,
-                            type: .consumable,
-                            appAccountToken: nil,
-                            inAppOwnershipType: .purchased,
-                            signedDate: start,
-                            environment: .production,
-                            storefront: "USA",
-                            storefrontId: "143441",
-                            transactionReason: .purchase,
-                            currency: "USD",
-                            price: 990
-                        )
-                    )
-                )
-            }
-            let tokens = signed
+            let (tokens, root) = try signedConsumables(deliveries, at: start)
             let verifier = try AppStoreSignedDataVerifier(
                 configuration: .init(
-                    rootCertificates: [pki.root],
+                    rootCertificates: [root],
                     bundleId: "com.example.app",
-                    environment: .production
+                    environment: .production,
+                    appAppleId: appAppleId
                 )
             )
             let catalog = try StaticProductCatalog(products: [
@@ -164,5 +129,50 @@ enum PipelineBenchmark {
             Output.error("error: \(error)")
             terminate(.rejected)
         }
+    }
+
+    /// The App Apple ID the benchmarks' verifiers expect, as Production requires one.
+    static let appAppleId: Int64 = 1_234_567_890
+
+    /// `count` consumable purchases of coins.100 (com.example.app, Production, one per transaction id from
+    /// 3000000000000000), signed by a fresh test PKI, and the PKI's root.
+    static func signedConsumables(_ count: Int, at start: Date) throws -> (tokens: [String], root: X509Certificate) {
+        let pki = try TestPKI.generate(
+            TestPKI.Options(
+                notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
+                notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
+            )
+        )
+        let signer = JWSSigner(key: pki.leafKey, certificateChain: pki.x5c)
+        Output.error("signing \(count) transactions")
+        var signed: [String] = []
+        signed.reserveCapacity(count)
+        for index in 0..<count {
+            let id = String(3_000_000_000_000_000 + index)
+            signed.append(
+                try signer.sign(
+                    TransactionPayload(
+                        originalTransactionId: id,
+                        transactionId: id,
+                        bundleId: "com.example.app",
+                        productId: "coins.100",
+                        purchaseDate: start,
+                        originalPurchaseDate: start,
+                        quantity: 1,
+                        type: .consumable,
+                        appAccountToken: nil,
+                        inAppOwnershipType: .purchased,
+                        signedDate: start,
+                        environment: .production,
+                        storefront: "USA",
+                        storefrontId: "143441",
+                        transactionReason: .purchase,
+                        currency: "USD",
+                        price: 990
+                    )
+                )
+            )
+        }
+        return (signed, pki.root)
     }
 }

@@ -3,34 +3,31 @@ import IAPCore
 import IAPStoragePostgres
 
 /// `iap bench store --database URL`: the PostgreSQL store's durable delivery rate (one process with 1 and W
-/// writers, and two processes at once) and its history page latency at each size.
+/// writers, and two processes at once), for a hook (two commits a delivery) and for transactional fulfillment (one
+/// commit), read against the limit measured in the same runs (the disk's WAL flush and the server's durable commit
+/// rate); then its history page latency at each size.
 enum PostgresStoreBenchmark {
-    /// The server: its URL and, kept apart from it, its password's file.
-    struct Server {
-        let url: String
-        let passwordFile: String?
-        let password: String?
+    /// How a delivery is written.
+    enum Kind: String, CaseIterable {
+        /// What the pipeline writes around a hook: the insert of the entry already claimed, then the delivered
+        /// mark (a compare-and-set): two commits.
+        case hook
+        /// What the pipeline writes with transactional fulfillment: the entry inserted delivered and a wallet
+        /// row granted, in one transaction: one commit.
+        case transactional
 
-        func configuration(schema: String, poolSize: Int) -> PostgresEntitlementStore.Configuration {
-            .init(url: url, schema: schema, poolSize: poolSize, password: password)
-        }
-
-        /// The arguments that name it to a child process (the password's file, never the password).
-        var arguments: [String] {
-            ["--database", url] + (passwordFile.map { ["--database-password-file", $0] } ?? [])
-        }
+        var commits: Int { self == .hook ? 2 : 1 }
     }
 
     static func run(_ parsed: Arguments) async throws {
+        // A password from --database-password-file reaches libpq, here and in the child processes, through
+        // PGPASSWORD: never on a command line.
+        if let passwordFile = try parsed.value("database-password-file") {
+            setenv("PGPASSWORD", try CommandLedger.readPassword(from: passwordFile), 1)
+        }
         guard let url = try parsed.value("database") else {
             throw Arguments.UsageError(message: "--database URL is required")
         }
-        let passwordFile = try parsed.value("database-password-file")
-        let server = Server(
-            url: url,
-            passwordFile: passwordFile,
-            password: try passwordFile.map(CommandLedger.readPassword)
-        )
         let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
         let writers = try parsed.value("writers").map { Int($0) } ?? 8
         let runs = try parsed.value("runs").map { Int($0) } ?? 3
@@ -41,14 +38,19 @@ enum PostgresStoreBenchmark {
         }
         if let child = try parsed.value("child-deliveries") {
             let bounds = child.split(separator: ":").compactMap { Int($0) }
-            guard bounds.count == 2, let schema = try parsed.value("schema") else {
-                throw Arguments.UsageError(message: "--child-deliveries FROM:COUNT goes with --schema")
+            guard bounds.count == 2, let schema = try parsed.value("schema"),
+                let kind = Kind(rawValue: try parsed.value("child-kind") ?? "hook")
+            else {
+                throw Arguments.UsageError(
+                    message: "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|transactional"
+                )
             }
             let window = try await deliver(
+                kind,
                 from: bounds[0],
                 count: bounds[1],
                 writers: writers,
-                configuration: server.configuration(schema: schema, poolSize: writers)
+                configuration: .init(url: url, schema: schema, poolSize: writers)
             )
             try StoreBenchmark.emit(["start": window.start, "end": window.end])
             return
@@ -60,59 +62,119 @@ enum PostgresStoreBenchmark {
             return size
         }
 
-        var single: [Double] = []
-        var parallel: [Double] = []
-        var processes: [Double] = []
+        let server = try await serverSettings(url: url)
+        let fsyncDirectory = try parsed.value("fsync-dir") ?? WALFlushCeiling.directory(near: server["data_directory"])
+        Output.error("WAL flush: timing fdatasync in \(fsyncDirectory)")
+        let pgTestFsync = WALFlushCeiling.pgTestFsync(in: fsyncDirectory)
+
+        var fsyncs: [Double] = []
+        var commitsOne: [Double] = []
+        var commitsMany: [Double] = []
+        var rates: [Kind: (single: [Double], parallel: [Double], processes: [Double])] = [:]
         for run in 1...runs {
-            Output.error("deliveries run \(run)/\(runs)")
-            single.append(try await rate(deliveries, writers: 1, server: server))
-            parallel.append(try await rate(deliveries, writers: writers, server: server))
-            processes.append(try await twoProcessRate(deliveries, writers: writers, server: server))
+            Output.error("run \(run)/\(runs): WAL flush and commit ceiling")
+            fsyncs.append(try WALFlushCeiling.fdatasyncRate(in: fsyncDirectory, seconds: 1))
+            let ceiling = try await commitRates(url: url, writers: writers)
+            commitsOne.append(ceiling.one)
+            commitsMany.append(ceiling.many)
+            for kind in Kind.allCases {
+                Output.error("run \(run)/\(runs): \(kind.rawValue) deliveries")
+                var figures = rates[kind] ?? ([], [], [])
+                figures.single.append(try await rate(kind, deliveries, writers: 1, url: url))
+                figures.parallel.append(try await rate(kind, deliveries, writers: writers, url: url))
+                figures.processes.append(try await twoProcessRate(kind, deliveries, writers: writers, url: url))
+                rates[kind] = figures
+            }
         }
         var histories: [[String: Any]] = []
         for size in sizes {
-            let store = try await build(size, server: server)
-            var first: [Double] = []
-            var deep: [Double] = []
-            var firstP99: [Double] = []
-            var deepP99: [Double] = []
-            for run in 1...runs {
-                Output.error("history \(size) run \(run)/\(runs)")
-                let figures = try await historyLatency(store)
-                first.append(figures.first["median"] ?? 0)
-                firstP99.append(figures.first["p99"] ?? 0)
-                deep.append(figures.deep["median"] ?? 0)
-                deepP99.append(figures.deep["p99"] ?? 0)
-            }
-            await store.close()
-            histories.append([
-                "transactions": size,
-                "firstPageMilliseconds": [
-                    "median": BenchCommand.median(first), "p99": BenchCommand.median(firstP99), "samples": first,
-                ],
-                "deepPageMilliseconds": [
-                    "median": BenchCommand.median(deep), "p99": BenchCommand.median(deepP99), "samples": deep,
-                ],
-            ])
+            histories.append(try await history(size, runs: runs, url: url))
         }
         func figures(_ samples: [Double]) -> [String: Any] {
             ["perSecond": BenchCommand.median(samples).rounded(), "samples": samples.map { $0.rounded() }]
+        }
+        let one = BenchCommand.median(commitsOne)
+        let many = BenchCommand.median(commitsMany)
+        var deliveryFigures: [String: Any] = [:]
+        for kind in Kind.allCases {
+            let samples = rates[kind] ?? ([], [], [])
+            deliveryFigures[kind.rawValue] = [
+                "unit": kind == .hook
+                    ? "deliveries per second: insert of the entry claimed + delivered mark (compare-and-set), "
+                        + "each committed: 2 commits"
+                    : "deliveries per second: one transaction of the entry inserted delivered and a wallet "
+                        + "row upserted: 1 commit",
+                "commitsPerDelivery": kind.commits,
+                "oneWriter": figures(samples.single).merging(["ceiling": (one / Double(kind.commits)).rounded()]) {
+                    $1
+                },
+                "concurrentWriters": figures(samples.parallel).merging([
+                    "writers": writers, "ceiling": (many / Double(kind.commits)).rounded(),
+                ]) { $1 },
+                "twoProcesses": figures(samples.processes).merging(["writersPerProcess": writers / 2]) { $1 },
+            ]
+        }
+        var flush: [String: Any] = [
+            "fdatasyncPerSecond": figures(fsyncs),
+            "directory": fsyncDirectory,
+            "method": "8 KiB written at the start of a 16 MiB file, then fdatasync, repeated for 1 s per run "
+                + "(the pattern of a WAL flush)",
+        ]
+        if let pgTestFsync {
+            flush["pgTestFsync"] = pgTestFsync
         }
         try StoreBenchmark.emit([
             "benchmark": "store",
             "build": BenchCommand.isDebugBuild ? "debug" : "release",
             "store": "PostgresEntitlementStore",
             "cores": ProcessInfo.processInfo.activeProcessorCount,
+            "loadAverage": loadAverage(),
             "runs": runs,
-            "durableDeliveries": [
-                "unit": "deliveries per second (insert + claim replace + delivered replace, each committed), median",
-                "deliveriesPerRun": deliveries,
-                "oneWriter": figures(single),
-                "concurrentWriters": figures(parallel).merging(["writers": writers]) { $1 },
-                "twoProcesses": figures(processes).merging(["writersPerProcess": writers / 2]) { $1 },
+            "deliveriesPerRun": deliveries,
+            "server": server,
+            "walFlush": flush,
+            "durableCommits": [
+                "unit": "commits per second of a one-row update through the store's pool, each waiting for its "
+                    + "WAL flush: the ceiling of one writer, and what W writers reach with the server's group commit",
+                "oneWriter": figures(commitsOne),
+                "concurrentWriters": figures(commitsMany).merging(["writers": writers]) { $1 },
             ],
+            "durableDeliveries": deliveryFigures,
+            "target": ["durableDeliveriesPerSecondWith8Writers": 2_000],
             "history": histories,
         ])
+    }
+
+    // MARK: Server and ceiling
+
+    /// The settings that decide what a commit costs, as the server reports them.
+    private static func serverSettings(url: String) async throws -> [String: String] {
+        let store = try await PostgresEntitlementStore(
+            configuration: .init(url: url, schema: freshSchema(), poolSize: 1)
+        )
+        let settings = try await store.serverSettings([
+            "server_version", "fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay",
+            "commit_siblings", "wal_level", "wal_buffers", "shared_buffers", "max_wal_size", "data_directory",
+        ])
+        try await store.dropSchema()
+        return settings
+    }
+
+    /// Durable commits per second with one writer and with `writers`, on a fresh schema.
+    private static func commitRates(url: String, writers: Int) async throws -> (one: Double, many: Double) {
+        let store = try await PostgresEntitlementStore(
+            configuration: .init(url: url, schema: freshSchema(), poolSize: writers)
+        )
+        let one = try await store.commitRate(writers: 1, duration: .seconds(1))
+        let many = try await store.commitRate(writers: writers, duration: .seconds(2))
+        try await store.dropSchema()
+        return (one, many)
+    }
+
+    private static func loadAverage() -> [Double] {
+        var loads = [Double](repeating: 0, count: 3)
+        let count = getloadavg(&loads, 3)
+        return count == 3 ? loads.map { ($0 * 100).rounded() / 100 } : []
     }
 
     // MARK: Deliveries
@@ -121,31 +183,39 @@ enum PostgresStoreBenchmark {
         "iap_bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     }
 
+    /// Creates a schema's ledger and, for transactional deliveries, its wallet table.
+    private static func prepare(_ kind: Kind, configuration: PostgresEntitlementStore.Configuration) async throws {
+        let store = try await PostgresEntitlementStore(configuration: configuration)
+        if kind == .transactional {
+            try await store.executeForBenchmark(BenchmarkWallet.createTable)
+        }
+        await store.close()
+    }
+
     /// Deliveries per second into a fresh schema from this process.
-    private static func rate(_ count: Int, writers: Int, server: Server) async throws -> Double {
-        let configuration = server.configuration(schema: freshSchema(), poolSize: writers)
-        let window = try await deliver(from: 0, count: count, writers: writers, configuration: configuration)
-        try await check(count, configuration: configuration)
-        return Double(count) / (Double(window.end - window.start) / 1_000)
+    private static func rate(_ kind: Kind, _ count: Int, writers: Int, url: String) async throws -> Double {
+        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: freshSchema(), poolSize: writers)
+        try await prepare(kind, configuration: configuration)
+        let window = try await deliver(kind, from: 0, count: count, writers: writers, configuration: configuration)
+        try await check(kind, count, configuration: configuration)
+        return Double(count) / (Double(max(window.end - window.start, 1)) / 1_000)
     }
 
     /// Deliveries per second into a fresh schema from two processes started together.
-    private static func twoProcessRate(_ count: Int, writers: Int, server: Server) async throws -> Double {
+    private static func twoProcessRate(_ kind: Kind, _ count: Int, writers: Int, url: String) async throws -> Double {
         let schema = freshSchema()
-        let configuration = server.configuration(schema: schema, poolSize: 2)
+        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: schema, poolSize: 2)
         // Create the schema first, so the children measure deliveries rather than a migration.
-        await (try PostgresEntitlementStore(configuration: configuration)).close()
+        try await prepare(kind, configuration: configuration)
         let half = count / 2
         let executable = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         let children = try [(0, half), (half, count - half)].map { from, share in
             let child = Process()
             child.executableURL = executable
-            child.arguments =
-                ["bench", "store"] + server.arguments
-                + [
-                    "--schema", schema, "--writers", String(max(2, writers / 2)), "--child-deliveries",
-                    "\(from):\(share)",
-                ]
+            child.arguments = [
+                "bench", "store", "--database", url, "--schema", schema, "--writers", String(max(2, writers / 2)),
+                "--child-deliveries", "\(from):\(share)", "--child-kind", kind.rawValue,
+            ]
             let output = Pipe()
             child.standardOutput = output
             try child.run()
@@ -164,19 +234,21 @@ enum PostgresStoreBenchmark {
             }
             windows.append((start, end))
         }
-        try await check(count, configuration: configuration)
+        try await check(kind, count, configuration: configuration)
         let span = (windows.map(\.end).max() ?? 0) - (windows.map(\.start).min() ?? 0)
         return Double(count) / (Double(max(span, 1)) / 1_000)
     }
 
     /// Delivers transactions `from..<from+count` with `writers` tasks; returns when it began and ended (ms).
     private static func deliver(
+        _ kind: Kind,
         from: Int,
         count: Int,
         writers: Int,
         configuration: PostgresEntitlementStore.Configuration
     ) async throws -> (start: Int64, end: Int64) {
         let store = try await PostgresEntitlementStore(configuration: configuration)
+        let ledger = PostgresTransactionalFulfillmentStore(store: store, hook: BenchmarkWallet())
         let clock = SystemClock()
         let began = ContinuousClock.now
         let start = clock.now.millisecondsSince1970
@@ -185,7 +257,10 @@ enum PostgresStoreBenchmark {
                 group.addTask {
                     var index = writer
                     while index < count {
-                        try await StoreBenchmark.deliver(from + index, to: store)
+                        switch kind {
+                        case .hook: try await deliverClaimed(from + index, to: store)
+                        case .transactional: try await deliverTransactionally(from + index, to: ledger)
+                        }
                         index += writers
                     }
                 }
@@ -197,21 +272,103 @@ enum PostgresStoreBenchmark {
         return (start, start + elapsed)
     }
 
-    /// Checks that every delivery landed, then drops the schema.
-    private static func check(_ count: Int, configuration: PostgresEntitlementStore.Configuration) async throws {
+    /// What the pipeline writes around a hook for a new purchase: the entry inserted claimed, then marked delivered.
+    private static func deliverClaimed(_ index: Int, to store: PostgresEntitlementStore) async throws {
+        var claimed = StoreBenchmark.entry(index, users: 1_000)
+        claimed.deliveryAttempts = 1
+        claimed.nextAttemptAt = StoreBenchmark.epoch.addingTimeInterval(120)
+        claimed.grantAttempted = true
+        guard case .inserted(let recorded) = try await store.insert(claimed) else {
+            throw IAPError(.internalError, "transaction \(index) was already recorded")
+        }
+        var delivered = recorded
+        delivered.deliveryState = .delivered
+        delivered.nextAttemptAt = nil
+        delivered.deliveryAttempts = 0
+        delivered.deliveredAt = StoreBenchmark.epoch
+        delivered.grantedUnits = 100
+        guard try await store.replace(delivered, ifRevision: recorded.revision) else {
+            throw IAPError(.internalError, "delivery of \(index) lost its revision")
+        }
+    }
+
+    /// What the pipeline writes with transactional fulfillment: the entry inserted delivered, the wallet granted.
+    private static func deliverTransactionally(
+        _ index: Int,
+        to ledger: PostgresTransactionalFulfillmentStore
+    ) async throws {
+        var delivered = StoreBenchmark.entry(index, users: 1_000)
+        delivered.deliveryState = .delivered
+        delivered.deliveredAt = StoreBenchmark.epoch
+        delivered.grantAttempted = true
+        delivered.grantedUnits = 100
+        let delivery = Delivery(
+            action: .grant,
+            idempotencyKey: delivered.transactionId,
+            transactionId: delivered.transactionId,
+            userId: delivered.userId,
+            product: BenchmarkWallet.product,
+            transaction: delivered.transaction,
+            units: 100,
+            orderId: delivered.orderId
+        )
+        guard case .inserted = try await ledger.insert(delivered, signedTransaction: nil, fulfilling: delivery) else {
+            throw IAPError(.internalError, "transaction \(index) was already recorded")
+        }
+    }
+
+    /// Checks that every delivery landed (and, transactionally, every grant), then drops the schema.
+    private static func check(
+        _ kind: Kind,
+        _ count: Int,
+        configuration: PostgresEntitlementStore.Configuration
+    ) async throws {
         let store = try await PostgresEntitlementStore(configuration: configuration)
         let statistics = try await store.statistics()
+        let granted =
+            kind == .transactional ? (try await store.queryForBenchmark(BenchmarkWallet.total).first ?? nil) : nil
         try await store.dropSchema()
         guard statistics.delivered == count, statistics.transactions == count else {
             throw IAPError(.internalError, "delivered \(statistics.delivered) of \(count)")
+        }
+        if kind == .transactional, granted != String(100 * count) {
+            throw IAPError(.internalError, "the wallet holds \(granted ?? "nothing") coins for \(count) deliveries")
         }
     }
 
     // MARK: History
 
+    /// History page latencies at `size` transactions.
+    private static func history(_ size: Int, runs: Int, url: String) async throws -> [String: Any] {
+        let store = try await build(size, url: url)
+        var first: [Double] = []
+        var deep: [Double] = []
+        var firstP99: [Double] = []
+        var deepP99: [Double] = []
+        for run in 1...runs {
+            Output.error("history \(size) run \(run)/\(runs)")
+            let statistics = try await store.statistics()
+            let figures = try await StoreBenchmark.historyLatency(store, transactions: statistics.transactions)
+            first.append(figures.first["median"] ?? 0)
+            firstP99.append(figures.first["p99"] ?? 0)
+            deep.append(figures.deep["median"] ?? 0)
+            deepP99.append(figures.deep["p99"] ?? 0)
+        }
+        await store.close()
+        return [
+            "transactions": size,
+            "firstPageMilliseconds": [
+                "median": BenchCommand.median(first), "p99": BenchCommand.median(firstP99), "samples": first,
+            ],
+            "deepPageMilliseconds": [
+                "median": BenchCommand.median(deep), "p99": BenchCommand.median(deepP99), "samples": deep,
+            ],
+        ]
+    }
+
     /// The store of schema `iap_bench_<size>`, loaded with `size` delivered transactions unless it holds them.
-    private static func build(_ size: Int, server: Server) async throws -> PostgresEntitlementStore {
-        let configuration = server.configuration(schema: "iap_bench_\(size)", poolSize: 4)
+    private static func build(_ size: Int, url: String) async throws -> PostgresEntitlementStore {
+        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: "iap_bench_\(size)", poolSize: 4)
         var store = try await PostgresEntitlementStore(configuration: configuration)
         if try await store.statistics().transactions == size {
             return store
@@ -243,12 +400,30 @@ enum PostgresStoreBenchmark {
         }
         return store
     }
+}
 
-    /// History page latencies in milliseconds: 1000 random users' first page, 1000 deep pages of large users.
-    private static func historyLatency(_ store: PostgresEntitlementStore) async throws
-        -> (first: [String: Double], deep: [String: Double])
-    {
-        let statistics = try await store.statistics()
-        return try await StoreBenchmark.historyLatency(store, transactions: statistics.transactions)
+/// The transactional benchmark's wallet: a table of coins per user in the ledger's schema, granted in the ledger's
+/// transaction.
+struct BenchmarkWallet: PostgresTransactionalFulfillmentHook {
+    static let createTable =
+        "CREATE TABLE IF NOT EXISTS iap_bench_wallet (user_id text PRIMARY KEY, coins bigint NOT NULL)"
+    static let total = "SELECT coalesce(sum(coins), 0)::text FROM iap_bench_wallet"
+    static let product = CatalogProduct(productId: "coins.100", kind: .consumable, unitsPerPurchase: 100)
+
+    func grant(_ delivery: Delivery, on connection: PostgresTransactionConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO iap_bench_wallet AS wallet (user_id, coins) VALUES ($1, $2::bigint)
+            ON CONFLICT (user_id) DO UPDATE SET coins = wallet.coins + excluded.coins
+            """,
+            [delivery.userId, String(delivery.units)]
+        )
+    }
+
+    func revoke(_ delivery: Delivery, on connection: PostgresTransactionConnection) throws {
+        try connection.execute(
+            "UPDATE iap_bench_wallet SET coins = coins - $2::bigint WHERE user_id = $1",
+            [delivery.userId, String(delivery.units)]
+        )
     }
 }

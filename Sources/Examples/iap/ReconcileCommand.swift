@@ -3,6 +3,7 @@ import IAPCore
 import IAPInMemory
 import IAPServerAPI
 import IAPStorageFile
+import IAPStoragePostgres
 
 /// `iap reconcile`: the reconciler as a command for cron.
 enum ReconcileCommand {
@@ -34,8 +35,9 @@ enum ReconcileCommand {
             output, or with --json as one object: families, transactions, deliveredNow, takenBackNow,
             renewalInfosUpdated, failed, alarms.
 
-            Checkpoints are kept in DIR/reconciliation-checkpoints.jsonl for a --data ledger, or in --checkpoints
-            FILE; without them every history is read whole.
+            Checkpoints are kept in DIR/reconciliation-checkpoints.jsonl for a --data ledger, in the ledger's
+            schema (shared by every instance of a fleet) for a --database ledger, or in --checkpoints FILE; without
+            them every history is read whole.
 
             Exit status: 0 nothing failed (repairs and alarms included), 1 something failed (a transaction that
             could not be settled, signed data that did not verify, a customer the API refused), 2 usage error.
@@ -61,7 +63,11 @@ enum ReconcileCommand {
                 .flag("subscriptions", "ask the statuses of every subscription the ledger believes live, only"),
             ] + GrantOptions.options + [
                 .flag("json", "print the summary as one JSON object"),
-                .value("checkpoints", "FILE", "where each customer's history revisions are kept"),
+                .value(
+                    "checkpoints",
+                    "FILE",
+                    "keep each customer's history revisions in FILE instead of beside the ledger"
+                ),
                 .value("alarm-threshold", "N", "alarm when a customer's ledger had missed more than N things (0)"),
                 .value("requests-per-second", "N", "the most App Store Server API requests per second (10)"),
                 CommandEvents.option,
@@ -196,11 +202,16 @@ enum ReconcileCommand {
         let grant = try GrantOptions.hook(settings.grant)
         let ledger = try await LedgerAccess(parsed)
         var checkpointFile: FileReconciliationCheckpointStore?
+        var checkpoints: any ReconciliationCheckpointStore = InMemoryReconciliationCheckpointStore()
         do {
             if let path = try parsed.value("checkpoints")
                 ?? ledger.directory?.appendingPathComponent("reconciliation-checkpoints.jsonl").path
             {
-                checkpointFile = try FileReconciliationCheckpointStore(path: path)
+                let file = try FileReconciliationCheckpointStore(path: path)
+                checkpointFile = file
+                checkpoints = file
+            } else if let database = ledger.store as? PostgresEntitlementStore {
+                checkpoints = PostgresReconciliationCheckpointStore(ledger: database)
             } else {
                 Output.error("note: no --checkpoints FILE: every customer's whole history is read")
             }
@@ -219,7 +230,6 @@ enum ReconcileCommand {
             events: settings.events
         )
         let alarms = AlarmCounter()
-        let checkpoints: any ReconciliationCheckpointStore = checkpointFile ?? InMemoryReconciliationCheckpointStore()
         let reconciler = Reconciler(
             clients: settings.session.clients,
             verifier: verifier,

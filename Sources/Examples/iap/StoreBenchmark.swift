@@ -11,7 +11,7 @@ enum StoreBenchmark {
             "[--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]",
             "--open-only DIR",
             "--database URL [--database-password-file FILE] [--transactions N,N...] [--deliveries N] [--writers W]",
-            "  [--runs N]",
+            "  [--runs N] [--fsync-dir DIR]",
         ],
         discussion: """
             The file store: durable deliveries per second (insert with its signed transaction, claim, mark
@@ -22,10 +22,17 @@ enum StoreBenchmark {
             Each transaction carries a signed transaction of Apple's size (Apple's certificate chain, a
             signature-sized tail; not verifiable).
 
-            With --database, the same on PostgreSQL: deliveries (three commits each) on a fresh schema with one
-            writer, W writers (a pool of W connections) and two processes of W/2 writers started together; and,
-            for each N (default 100000), the history page latency on N transactions loaded once into the schema
-            iap_bench_<N>. Prints JSON; build with -c release for meaningful figures.
+            With --database, the same on PostgreSQL, each run on fresh schemas: first the limit, the disk's WAL
+            flushes per second (8 KiB and fdatasync in --fsync-dir, by default beside the server's data directory
+            when it is on this machine; and pg_test_fsync's figures once, when installed) and the durable commits
+            per second of a one-row update through the store's pool with one writer and with W; then deliveries as
+            the pipeline writes them around a hook (the entry inserted claimed, then marked delivered: two commits)
+            and with transactional fulfillment (the entry inserted delivered and a wallet row granted in one
+            transaction: one commit), each with one writer, W writers (a pool of W connections) and two processes
+            of W/2 writers started together. Then, for each N (default 100000), the history page latency on N
+            transactions loaded once into the schema iap_bench_<N>. Prints JSON with the server's settings
+            (fsync, synchronous_commit, wal_sync_method, commit_delay, ...) and the load average; build with
+            -c release for meaningful figures.
             """,
         options: [
             .value("transactions", "N,N...", "the store sizes to measure, each 1 to 10000000"),
@@ -41,8 +48,14 @@ enum StoreBenchmark {
                     + "every local user can read a command line)"
             ),
             CommandLedger.passwordFileOption,
+            .value(
+                "fsync-dir",
+                "DIR",
+                "where --database times the disk's flushes (default: beside the data directory)"
+            ),
             .value("schema", "NAME", "the schema a --child-deliveries process writes to (set by the parent)"),
             .value("child-deliveries", "FROM:COUNT", "deliver COUNT from FROM as a child process (set by the parent)"),
+            .value("child-kind", "KIND", "hook or transactional deliveries in a child process (set by the parent)"),
         ],
         examples: [
             "swift run -c release iap bench store --transactions 100000 --runs 1",

@@ -12,6 +12,8 @@ extension DeliveryPipeline {
         var owner: String
         var token: String?
         var awaitingOwner: Bool
+        /// Whether the token is bound to the owner already (a binding never changes, so nothing is left to bind).
+        var tokenBound = false
     }
 
     /// Whether an entry's owner is a placeholder (the token itself while it waits, or `unowned:<id>`): the first
@@ -62,10 +64,10 @@ extension DeliveryPipeline {
                         + "not '\(requested)'"
                 )
             }
-            return OwnerClaim(owner: requested, token: token, awaitingOwner: false)
+            return OwnerClaim(owner: requested, token: token, awaitingOwner: false, tokenBound: bound == requested)
         }
         if let bound {
-            return OwnerClaim(owner: bound, token: token, awaitingOwner: false)
+            return OwnerClaim(owner: bound, token: token, awaitingOwner: false, tokenBound: true)
         }
         if let continued {
             return OwnerClaim(owner: continued, token: token, awaitingOwner: false)

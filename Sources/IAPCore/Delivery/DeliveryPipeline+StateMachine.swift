@@ -21,6 +21,25 @@ extension DeliveryPipeline {
         /// As ``write(_:then:)``, for an entry whose `transaction` is replaced by newer signed data: the signed
         /// transaction kept with it is replaced too (by none for `nil`).
         case writeSigned(LedgerEntry, signedTransaction: String?, then: (LedgerEntry) async throws -> Result)
+        /// Replace the stored entry with this one and carry out the delivery in the same atomic commit (a
+        /// ``TransactionalFulfillmentStore``); then go on as `write` does. If another writer came first, the entry
+        /// is read again and the turn decided again. If the fulfillment failed, nothing was written: `failed`
+        /// answers, given the entry as last read and the failure.
+        case fulfill(
+            LedgerEntry,
+            Delivery,
+            in: any TransactionalFulfillmentStore,
+            then: (LedgerEntry) async throws -> Result,
+            failed: (LedgerEntry, IAPError) async throws -> Result
+        )
+    }
+
+    /// What recording a new purchase together with its grant came to.
+    enum Recorded {
+        /// This call recorded the purchase; this is what became of its grant.
+        case settled(DeliveryOutcome)
+        /// Another deliverer recorded it first: go on with the stored entry.
+        case existing(LedgerEntry)
     }
 
     /// Reads, modifies and replaces an entry by compare-and-set, reading it again and deciding again each time
@@ -50,6 +69,18 @@ extension DeliveryPipeline {
                 current = try await reload(current.transactionId)
             case .writeSigned(var next, let signedTransaction, let then):
                 if try await store.replace(next, ifRevision: current.revision, signedTransaction: signedTransaction) {
+                    next.revision = current.revision + 1
+                    return try await then(next)
+                }
+                current = try await reload(current.transactionId)
+            case .fulfill(var next, let delivery, let ledger, let then, let failed):
+                let stored: Bool
+                do {
+                    stored = try await ledger.replace(next, ifRevision: current.revision, fulfilling: delivery)
+                } catch let failure as IAPError where failure.code == .fulfillmentFailed {
+                    return try await failed(current, failure)
+                }
+                if stored {
                     next.revision = current.revision + 1
                     return try await then(next)
                 }
@@ -196,6 +227,25 @@ extension DeliveryPipeline {
                     claimed.nextAttemptAt = nil
                     return .write(claimed) { .deferred($0, Self.deadLetterError($0)) }
                 }
+                if case .transactional(let ledger) = fulfillment {
+                    // No claim: the ledger takes the write and the fulfillment together, or neither.
+                    let delivery: Delivery
+                    do {
+                        delivery = try await self.delivery(for: current, action: action)
+                    } catch {
+                        let failure = IAPError.wrapping(error, as: .fulfillmentFailed, "the delivery cannot be made")
+                        return .done(try await recordFailedAttempt(current, action: action, failure: failure))
+                    }
+                    return .fulfill(
+                        fulfilled(current, action: action, units: delivery.units, now: now),
+                        delivery,
+                        in: ledger,
+                        then: { Self.finished($0, justDone: action) },
+                        failed: { latest, failure in
+                            try await self.recordFailedAttempt(latest, action: action, failure: failure)
+                        }
+                    )
+                }
                 claimed.deliveryState = .pending
                 claimed.nextAttemptAt = now.addingTimeInterval(retryPolicy.claimDuration.timeInterval)
                 claimed.deliveryAttempts += 1
@@ -207,33 +257,20 @@ extension DeliveryPipeline {
         )
     }
 
-    private func runHook(_ claimed: LedgerEntry, action: Delivery.Action) async throws -> DeliveryOutcome {
+    func runHook(_ claimed: LedgerEntry, action: Delivery.Action) async throws -> DeliveryOutcome {
+        guard case .hook(let hook) = fulfillment else {
+            throw IAPError(
+                .internalError,
+                "transaction \(claimed.transactionId) was claimed for a hook, but there is none"
+            )
+        }
         var failure: IAPError?
         var grantedUnits = claimed.grantedUnits
+        let started = ContinuousClock.now
         do {
-            let product = try await catalog.product(id: claimed.productId)
-            let units =
-                action == .revoke
-                ? claimed.grantedUnits ?? Self.units(of: claimed, product: product)
-                : Self.units(of: claimed, product: product)
-            let grantKey =
-                claimed.grantGeneration == 0
-                ? claimed.transactionId : "\(claimed.transactionId):grant:\(claimed.grantGeneration)"
-            let delivery = Delivery(
-                action: action,
-                idempotencyKey: action == .revoke
-                    ? "\(claimed.transactionId):revoke:\(claimed.grantGeneration)" : grantKey,
-                grantIdempotencyKey: action == .revoke ? grantKey : nil,
-                transactionId: claimed.transactionId,
-                userId: claimed.userId,
-                product: product,
-                transaction: claimed.transaction,
-                units: units,
-                orderId: claimed.orderId,
-                isFlagged: isFlagged(claimed)
-            )
+            let delivery = try await self.delivery(for: claimed, action: action)
             if action == .grant {
-                grantedUnits = units
+                grantedUnits = delivery.units
                 try await hook.grant(delivery)
             } else {
                 try await hook.revoke(delivery)
@@ -241,7 +278,188 @@ extension DeliveryPipeline {
         } catch {
             failure = IAPError.wrapping(error, as: .fulfillmentFailed, "the fulfillment hook failed")
         }
-        return try await recordHookResult(action, failure: failure, grantedUnits: grantedUnits, claimed: claimed)
+        let elapsed = ContinuousClock.now - started
+        let outcome = try await recordHookResult(action, failure: failure, grantedUnits: grantedUnits, claimed: claimed)
+        reportHookCall(action, claimed: claimed, failure: failure, outcome: outcome, elapsed: elapsed)
+        return outcome
+    }
+
+    /// Reports one call of the hook: `delivery.granted` or `delivery.revoked` when it succeeded, `delivery.failed`
+    /// (outcome `retrying` or `deadLettered`) when it failed.
+    private func reportHookCall(
+        _ action: Delivery.Action,
+        claimed: LedgerEntry,
+        failure: IAPError?,
+        outcome: DeliveryOutcome,
+        elapsed: Duration
+    ) {
+        let state: String
+        if failure != nil {
+            state = outcome.entry?.deliveryState == .deadLettered ? "deadLettered" : "retrying"
+        } else {
+            state = action == .grant ? "granted" : "revoked"
+        }
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: failure == nil ? "delivery.\(state)" : "delivery.failed",
+                userId: claimed.userId,
+                productId: claimed.productId,
+                transactionId: claimed.transactionId,
+                originalTransactionId: claimed.originalTransactionId,
+                environment: claimed.environment?.rawValue,
+                outcome: state,
+                errorCode: failure?.code.rawValue,
+                message: failure.map { "\(action.rawValue) attempt \(claimed.deliveryAttempts): \($0.message)" },
+                durationMs: Int64((elapsed / .milliseconds(1)).rounded())
+            )
+        )
+    }
+
+    /// What the fulfillment is asked to do for an entry.
+    func delivery(for entry: LedgerEntry, action: Delivery.Action) async throws -> Delivery {
+        delivery(for: entry, action: action, product: try await catalog.product(id: entry.productId))
+    }
+
+    /// What the fulfillment is asked to do for an entry of a product.
+    func delivery(for entry: LedgerEntry, action: Delivery.Action, product: CatalogProduct) -> Delivery {
+        let units =
+            action == .revoke
+            ? entry.grantedUnits ?? Self.units(of: entry, product: product)
+            : Self.units(of: entry, product: product)
+        let grantKey =
+            entry.grantGeneration == 0 ? entry.transactionId : "\(entry.transactionId):grant:\(entry.grantGeneration)"
+        return Delivery(
+            action: action,
+            idempotencyKey: action == .revoke ? "\(entry.transactionId):revoke:\(entry.grantGeneration)" : grantKey,
+            grantIdempotencyKey: action == .revoke ? grantKey : nil,
+            transactionId: entry.transactionId,
+            userId: entry.userId,
+            product: product,
+            transaction: entry.transaction,
+            units: units,
+            orderId: entry.orderId,
+            isFlagged: isFlagged(entry)
+        )
+    }
+
+    /// The entry once a delivery was carried out on it (nobody holding it): granted or taken back, settled.
+    func fulfilled(_ entry: LedgerEntry, action: Delivery.Action, units: Int64, now: Date) -> LedgerEntry {
+        var next = entry
+        if action == .grant {
+            next.deliveredAt = now
+            next.grantedUnits = units
+            next.grantAttempted = true
+        } else {
+            next.revocationDelivered = true
+        }
+        next.deliveryState = .pending
+        next.nextAttemptAt = nil
+        next.deliveryAttempts = 0
+        next.lastError = nil
+        normalize(&next, now: now)
+        return next
+    }
+
+    /// Records a new purchase that needs its grant, and grants it, in as few commits as the fulfillment allows:
+    /// - with a hook, the entry is inserted already claimed by this deliverer (what ``settle(_:)`` would write next,
+    ///   so the insert and the claim are one commit), the hook is called, and the entry is marked: two commits;
+    /// - with a ``TransactionalFulfillmentStore``, the entry is inserted delivered with the grant carried out in the
+    ///   same commit: one commit. A failed grant was rolled back; the purchase is then recorded with the failed
+    ///   attempt, for a retry with backoff.
+    ///
+    /// An id another deliverer recorded first is `.existing`, with nothing granted.
+    ///
+    /// - Parameters:
+    ///   - candidate: The new entry, owed a grant, unclaimed.
+    ///   - signedTransaction: The compact JWS its transaction was verified from, kept with it.
+    ///   - product: Its product.
+    ///   - inserted: Called with the entry once this call recorded it.
+    func recordAndGrant(
+        _ candidate: LedgerEntry,
+        signedTransaction: String?,
+        product: CatalogProduct,
+        inserted: (LedgerEntry) -> Void
+    ) async throws -> Recorded {
+        let now = clock.now
+        switch fulfillment {
+        case .hook:
+            var claimed = candidate
+            claimed.deliveryState = .pending
+            claimed.nextAttemptAt = now.addingTimeInterval(retryPolicy.claimDuration.timeInterval)
+            claimed.deliveryAttempts = 1
+            claimed.grantAttempted = true
+            switch try await store.insert(claimed, signedTransaction: signedTransaction) {
+            case .inserted(let stored):
+                inserted(stored)
+                return .settled(try await runHook(stored, action: .grant))
+            case .existing(let existing):
+                return .existing(existing)
+            }
+        case .transactional(let ledger):
+            let delivery = self.delivery(for: candidate, action: .grant, product: product)
+            let granted = fulfilled(candidate, action: .grant, units: delivery.units, now: now)
+            let failure: IAPError
+            do {
+                switch try await ledger.insert(granted, signedTransaction: signedTransaction, fulfilling: delivery) {
+                case .inserted(let stored):
+                    inserted(stored)
+                    return .settled(Self.finished(stored, justDone: .grant))
+                case .existing(let existing):
+                    return .existing(existing)
+                }
+            } catch let error as IAPError where error.code == .fulfillmentFailed {
+                failure = error
+            }
+            // Nothing was written: record the purchase with its failed attempt.
+            var failed = candidate
+            failed.deliveryAttempts = 1
+            schedule(&failed, after: failure, now: now)
+            switch try await store.insert(failed, signedTransaction: signedTransaction) {
+            case .inserted(let stored):
+                inserted(stored)
+                return .settled(.deferred(stored, failure))
+            case .existing(let existing):
+                return .existing(existing)
+            }
+        }
+    }
+
+    /// Records a failed transactional fulfillment (which wrote nothing): one more attempt, and a retry with backoff
+    /// or the dead letter. If another deliverer settled or holds the entry meanwhile, its own call decides.
+    private func recordFailedAttempt(
+        _ entry: LedgerEntry,
+        action: Delivery.Action,
+        failure: IAPError
+    ) async throws -> DeliveryOutcome {
+        try await compareAndSet(
+            entry,
+            ifExhausted: { .deferred($0, failure) },
+            change: { current in
+                let now = clock.now
+                guard Self.pendingAction(current) == action, current.grantGeneration == entry.grantGeneration,
+                    current.deliveryState != .deadLettered, !isClaimed(current, at: now)
+                else {
+                    return .done(Self.pendingAction(current) == nil ? Self.finished(current) : .pending(current))
+                }
+                var next = current
+                next.deliveryAttempts += 1
+                schedule(&next, after: failure, now: now)
+                return .write(next) { .deferred($0, failure) }
+            }
+        )
+    }
+
+    /// Schedules the retry of an entry whose latest attempt failed, or dead-letters it after the last attempt.
+    private func schedule(_ entry: inout LedgerEntry, after failure: IAPError, now: Date) {
+        entry.lastError = failure.message
+        if entry.deliveryAttempts >= retryPolicy.maximumAttempts {
+            entry.deliveryState = .deadLettered
+            entry.nextAttemptAt = nil
+        } else {
+            entry.deliveryState = .retrying
+            entry.nextAttemptAt = now.addingTimeInterval(retryPolicy.delay(afterAttempts: entry.deliveryAttempts))
+        }
     }
 
     /// Records what a hook call did. A success is never lost: if the entry changed while the hook ran (a
@@ -274,16 +492,7 @@ extension DeliveryPipeline {
                         // Another deliverer took over; its own call decides.
                         return .done(.pending(current))
                     }
-                    next.lastError = failure.message
-                    if next.deliveryAttempts >= retryPolicy.maximumAttempts {
-                        next.deliveryState = .deadLettered
-                        next.nextAttemptAt = nil
-                    } else {
-                        next.deliveryState = .retrying
-                        next.nextAttemptAt = now.addingTimeInterval(
-                            retryPolicy.delay(afterAttempts: next.deliveryAttempts)
-                        )
-                    }
+                    schedule(&next, after: failure, now: now)
                     return .write(next) { .deferred($0, failure) }
                 }
                 if action == .grant, sameGeneration {

@@ -38,10 +38,17 @@ public final class DeliveryPipeline: Sendable {
         case tokenIsUser
     }
 
+    /// Who carries out grants and take-backs: the integrator's hook, called between the claim and the mark; or the
+    /// ledger itself, in the transaction that writes the entry.
+    enum Fulfillment: Sendable {
+        case hook(any FulfillmentHook)
+        case transactional(any TransactionalFulfillmentStore)
+    }
+
     let verifier: any Verifier
     let catalog: any ProductCatalog
     let store: any EntitlementStore
-    let hook: any FulfillmentHook
+    let fulfillment: Fulfillment
     let clock: any WallClock
     let events: any EventSink
     /// The retry policy.
@@ -72,7 +79,7 @@ public final class DeliveryPipeline: Sendable {
     ///     their tokens from the user: ``TokenOwnershipCheck/derived(namespace:)``).
     ///   - events: Where the pipeline reports what an operator must see (flagged and refused sandbox purchases); the
     ///     ``TransactionSubmissionHandler`` reports there too.
-    public init(
+    public convenience init(
         verifier: some Verifier,
         catalog: some ProductCatalog,
         store: some EntitlementStore,
@@ -84,10 +91,81 @@ public final class DeliveryPipeline: Sendable {
         tokenOwnership: TokenOwnershipCheck? = nil,
         events: some EventSink = DiscardingEventSink()
     ) {
+        self.init(
+            verifier: verifier,
+            catalog: catalog,
+            store: store,
+            fulfillment: .hook(hook),
+            clock: clock,
+            retryPolicy: retryPolicy,
+            unclaimedTokenPolicy: unclaimedTokenPolicy,
+            sandboxPolicy: sandboxPolicy,
+            tokenOwnership: tokenOwnership,
+            events: events
+        )
+    }
+
+    /// Creates a pipeline whose ledger carries out every grant and take-back in the transaction that records it
+    /// (transactional fulfillment, for a wallet kept in the ledger's database).
+    ///
+    /// A new purchase is recorded, granted and marked delivered in one commit; a due entry is granted and marked
+    /// in one compare-and-set commit. No claim is taken and no idempotency key is needed on the wallet's side:
+    /// the database admits one of any number of concurrent deliverers, and a crash leaves either both the grant
+    /// and the mark or neither. A fulfillment that fails is rolled back, and the attempt is recorded for a retry
+    /// with backoff, as with a hook.
+    ///
+    /// - Parameters:
+    ///   - verifier: Verifies signed transactions.
+    ///   - catalog: What the business sells.
+    ///   - store: The durable ledger, which also grants and takes back (`PostgresTransactionalFulfillmentStore`).
+    ///   - clock: The wall clock for retries and timestamps.
+    ///   - retryPolicy: How failed fulfillments are retried; its claim duration applies only to entries another,
+    ///     hook-based, deliverer claimed.
+    ///   - unclaimedTokenPolicy: Who owns a transaction whose appAccountToken no user has claimed.
+    ///   - sandboxPolicy: What sandbox purchases get on a production server.
+    ///   - tokenOwnership: Refuses an unclaimed appAccountToken to a user it cannot belong to.
+    ///   - events: Where the pipeline reports what an operator must see.
+    public convenience init(
+        verifier: some Verifier,
+        catalog: some ProductCatalog,
+        store: some TransactionalFulfillmentStore,
+        clock: some WallClock = SystemClock(),
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        unclaimedTokenPolicy: UnclaimedTokenPolicy = .awaitOwner,
+        sandboxPolicy: SandboxPolicy = .grant,
+        tokenOwnership: TokenOwnershipCheck? = nil,
+        events: some EventSink = DiscardingEventSink()
+    ) {
+        self.init(
+            verifier: verifier,
+            catalog: catalog,
+            store: store,
+            fulfillment: .transactional(store),
+            clock: clock,
+            retryPolicy: retryPolicy,
+            unclaimedTokenPolicy: unclaimedTokenPolicy,
+            sandboxPolicy: sandboxPolicy,
+            tokenOwnership: tokenOwnership,
+            events: events
+        )
+    }
+
+    private init(
+        verifier: any Verifier,
+        catalog: any ProductCatalog,
+        store: any EntitlementStore,
+        fulfillment: Fulfillment,
+        clock: any WallClock,
+        retryPolicy: RetryPolicy,
+        unclaimedTokenPolicy: UnclaimedTokenPolicy,
+        sandboxPolicy: SandboxPolicy,
+        tokenOwnership: TokenOwnershipCheck?,
+        events: any EventSink
+    ) {
         self.verifier = verifier
         self.catalog = catalog
         self.store = store
-        self.hook = hook
+        self.fulfillment = fulfillment
         self.clock = clock
         self.events = events
         self.retryPolicy = retryPolicy.validated()
@@ -337,7 +415,7 @@ public final class DeliveryPipeline: Sendable {
         guard let productId = transaction.productId, !productId.isEmpty else {
             throw IAPError(.malformedSignedData, "transaction \(transactionId) has no productId")
         }
-        _ = try await catalog.product(id: productId)
+        let product = try await catalog.product(id: productId)
         let claim = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
         var candidate = LedgerEntry(
             transaction: transaction,
@@ -357,18 +435,37 @@ public final class DeliveryPipeline: Sendable {
             candidate.deliveryState = .delivered
             candidate.revocationDelivered = true
         }
+        // The token is bound below once the ledger agreed the transaction is this user's; until then nothing may be
+        // granted, since a binding that loses to another user hands the purchase to them.
+        let needsBinding = claim.token.map { !claim.awaitingOwner && claim.owner != $0 && !claim.tokenBound } ?? false
         var entry: LedgerEntry
-        switch try await store.insert(candidate, signedTransaction: signedTransaction) {
-        case .inserted(let inserted):
-            entry = inserted
-            if isFlagged(inserted) {
-                report("delivery.sandboxFlagged", transaction, userId: claim.awaitingOwner ? nil : claim.owner)
+        if !needsBinding, Self.pendingAction(candidate) == .grant {
+            // The usual purchase: recorded and granted in one go (see `recordAndGrant`).
+            let recorded = try await recordAndGrant(candidate, signedTransaction: signedTransaction, product: product) {
+                inserted in
+                if self.isFlagged(inserted) {
+                    self.report("delivery.sandboxFlagged", transaction, userId: claim.owner)
+                }
             }
-        case .existing(let existing):
-            entry = try await adopt(existing, by: claim, transactionId: transactionId)
+            switch recorded {
+            case .settled(let outcome):
+                return outcome
+            case .existing(let existing):
+                entry = try await adopt(existing, by: claim, transactionId: transactionId)
+            }
+        } else {
+            switch try await store.insert(candidate, signedTransaction: signedTransaction) {
+            case .inserted(let inserted):
+                entry = inserted
+                if isFlagged(inserted) {
+                    report("delivery.sandboxFlagged", transaction, userId: claim.awaitingOwner ? nil : claim.owner)
+                }
+            case .existing(let existing):
+                entry = try await adopt(existing, by: claim, transactionId: transactionId)
+            }
         }
         // Bind only once the ledger agreed the transaction is this user's: a rejected claim binds nothing.
-        if let token = claim.token, !claim.awaitingOwner, claim.owner != token {
+        if let token = claim.token, !claim.awaitingOwner, claim.owner != token, !claim.tokenBound {
             if case .conflict(let holder) = try await store.bind(appAccountToken: token, to: claim.owner) {
                 // Another user bound the token between our check and our insert: the first binding
                 // wins, so the purchase is theirs.

@@ -164,3 +164,38 @@ public struct OrderHistory: Sendable {
         return OrderHistoryPage(items: items, nextCursor: next)
     }
 }
+
+extension OrderHistoryPage {
+    /// The page as JSON for one user: `{"user", "items": [...], "nextCursor"}`, keys sorted, Apple's field names,
+    /// dates in milliseconds since 1970, `nextCursor` `null` at the end.
+    ///
+    /// It is the one JSON shape of a user's history: `iap ledger history --json` prints it and
+    /// `GET /iap/v1/users/{userId}/history` answers it.
+    ///
+    /// - Parameter userId: The user whose page it is.
+    /// - Returns: The JSON text.
+    /// - Throws: An encoding error (none for the values a page holds).
+    public func jsonData(userId: String) throws -> Data {
+        try AppStoreJSON.makeEncoder().encode(Document(user: userId, page: self))
+    }
+
+    private struct Document: Encodable {
+        let user: String
+        let page: OrderHistoryPage
+
+        enum CodingKeys: String, CodingKey {
+            case user, items, nextCursor
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(user, forKey: .user)
+            try container.encode(page.items, forKey: .items)
+            if let next = page.nextCursor {
+                try container.encode(next, forKey: .nextCursor)
+            } else {
+                try container.encodeNil(forKey: .nextCursor)
+            }
+        }
+    }
+}

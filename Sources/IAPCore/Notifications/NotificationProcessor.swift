@@ -34,6 +34,33 @@ public enum NotificationOutcome: Sendable, Hashable {
     /// A failure that may pass (the store is unavailable): the App Store should retry.
     case failed(IAPError)
 
+    /// A short stable name: `processed`, `duplicate`, `unowned`, `rejected` or `failed`.
+    public var name: String {
+        switch self {
+        case .processed: "processed"
+        case .duplicate: "duplicate"
+        case .unowned: "unowned"
+        case .rejected: "rejected"
+        case .failed: "failed"
+        }
+    }
+
+    /// The notification's type, when it verified and was not a duplicate.
+    public var notificationType: NotificationType? {
+        switch self {
+        case .processed(let type, _), .unowned(let type, _): type
+        case .duplicate, .rejected, .failed: nil
+        }
+    }
+
+    /// The error of a rejected or failed notification.
+    public var error: IAPError? {
+        switch self {
+        case .rejected(let error), .failed(let error): error
+        case .processed, .duplicate, .unowned: nil
+        }
+    }
+
     /// The HTTP answer for this outcome.
     public var response: NotificationResponse {
         switch self {
@@ -86,6 +113,12 @@ public protocol ConsumptionRequestHandler: Sendable {
 /// a transaction changes the ledger only when its `signedDate` is newer. The answer is `200` only once the
 /// effect is durable, and the notification is marked processed only after its effect.
 ///
+/// Each notification is reported as one ``IAPEvent`` to the pipeline's ``EventSink``: `notification.processed`,
+/// `notification.duplicate`, `notification.unowned`, `notification.rejected` or `notification.failed`, with the
+/// transaction's ids, product, user and environment when it carried one, the delivery outcome (or the notification's
+/// own) as `outcome`, the error code of a failure, the notification's type, subtype and UUID in `message`, and how
+/// long it took.
+///
 /// ```swift
 /// // In any HTTP framework's route for POST /app-store/notifications:
 /// let response = await processor.handle(body: requestBody)
@@ -132,20 +165,35 @@ public final class NotificationProcessor: Sendable {
     /// - Parameter body: The raw request body.
     /// - Returns: The HTTP status and body to answer with.
     public func handle(body: Data) async -> NotificationResponse {
+        await process(body: body).response
+    }
+
+    /// Processes the body of an App Store Server Notifications V2 request (`{"signedPayload": "..."}`), and tells
+    /// what was done: for a route that answers with more than ``NotificationOutcome/response`` (metrics by type and
+    /// outcome, its own body).
+    ///
+    /// - Parameter body: The raw request body.
+    /// - Returns: What was done; ``NotificationOutcome/response`` is the answer ``handle(body:)`` gives.
+    public func process(body: Data) async -> NotificationOutcome {
+        let started = ContinuousClock.now
         guard body.count <= Self.maximumBodySize else {
-            return NotificationOutcome.rejected(
+            let outcome = NotificationOutcome.rejected(
                 IAPError(.malformedSignedData, "the body is \(body.count) bytes, more than \(Self.maximumBodySize)")
-            ).response
+            )
+            report(outcome, notification: nil, started: started)
+            return outcome
         }
         let signedPayload: String
         do {
             signedPayload = try JSONDecoder().decode(Body.self, from: body).signedPayload
         } catch {
-            return NotificationOutcome.rejected(
+            let outcome = NotificationOutcome.rejected(
                 IAPError(.malformedSignedData, "the body is not {\"signedPayload\": \"...\"}")
-            ).response
+            )
+            report(outcome, notification: nil, started: started)
+            return outcome
         }
-        return await process(signedPayload: signedPayload).response
+        return await process(signedPayload: signedPayload, started: started)
     }
 
     /// Processes one notification's `signedPayload`.
@@ -153,18 +201,28 @@ public final class NotificationProcessor: Sendable {
     /// - Parameter signedPayload: The notification's signed payload.
     /// - Returns: What was done.
     public func process(signedPayload: String) async -> NotificationOutcome {
+        await process(signedPayload: signedPayload, started: ContinuousClock.now)
+    }
+
+    private func process(signedPayload: String, started: ContinuousClock.Instant) async -> NotificationOutcome {
         let notification: VerifiedNotification
         do {
             notification = try await verifier.verifyNotification(signedPayload)
         } catch let error as IAPError where !error.isRetryable {
-            return .rejected(error)
+            let outcome = NotificationOutcome.rejected(error)
+            report(outcome, notification: nil, started: started)
+            return outcome
         } catch {
             // A failure that may pass (a custom verifier's network call): the App Store should try again.
             var failure = IAPError.wrapping(error, as: .internalError, "verification did not finish")
             failure.isRetryable = true
-            return .failed(failure)
+            let outcome = NotificationOutcome.failed(failure)
+            report(outcome, notification: nil, started: started)
+            return outcome
         }
-        return await process(notification)
+        let outcome = await apply(notification, userId: nil)
+        report(outcome, notification: notification, started: started)
+        return outcome
     }
 
     /// Processes a notification that was already verified.
@@ -175,6 +233,14 @@ public final class NotificationProcessor: Sendable {
     ///     appAccountToken binding or the subscription it continues.
     /// - Returns: What was done.
     public func process(_ notification: VerifiedNotification, userId: String? = nil) async -> NotificationOutcome {
+        let started = ContinuousClock.now
+        let outcome = await apply(notification, userId: userId)
+        report(outcome, notification: notification, started: started)
+        return outcome
+    }
+
+    /// Applies a verified notification's effect.
+    private func apply(_ notification: VerifiedNotification, userId: String?) async -> NotificationOutcome {
         let type = notification.payload.notificationType
         do {
             if let uuid = notification.payload.notificationUUID,
@@ -244,6 +310,62 @@ public final class NotificationProcessor: Sendable {
             }
         }
         return .outcome(outcome)
+    }
+
+    /// Reports one notification as an event.
+    private func report(
+        _ outcome: NotificationOutcome,
+        notification: VerifiedNotification?,
+        started: ContinuousClock.Instant
+    ) {
+        var transaction = notification?.transaction
+        var entry: LedgerEntry?
+        switch outcome {
+        case .processed(_, let delivery?):
+            entry = delivery.entry
+        case .unowned(_, let unowned):
+            transaction = unowned
+        default:
+            break
+        }
+        let delivery: DeliveryOutcome? =
+            if case .processed(_, let delivery) = outcome { delivery } else { nil }
+        var detail: [String] = []
+        if let payload = notification?.payload {
+            detail.append(payload.notificationType?.rawValue ?? "notification")
+            if let subtype = payload.subtype {
+                detail.append(subtype.rawValue)
+            }
+            if let uuid = payload.notificationUUID {
+                detail.append(uuid)
+            }
+        }
+        if let error = outcome.error ?? delivery.flatMap(Self.error(of:)) {
+            detail.append("\(error.code.rawValue): \(error.message)")
+        }
+        let elapsed = ContinuousClock.now - started
+        pipeline.events.record(
+            IAPEvent(
+                time: clock.now,
+                event: "notification.\(outcome.name)",
+                userId: entry.flatMap { DeliveryPipeline.isPlaceholder($0) ? nil : $0.userId },
+                productId: entry?.productId ?? transaction?.productId,
+                transactionId: entry?.transactionId ?? transaction?.transactionId,
+                originalTransactionId: entry?.originalTransactionId ?? transaction?.originalTransactionId,
+                environment: (transaction?.environment ?? notification?.payload.data?.environment)?.rawValue,
+                outcome: delivery?.name ?? outcome.name,
+                errorCode: (outcome.error ?? delivery.flatMap(Self.error(of:)))?.code.rawValue,
+                message: detail.isEmpty ? nil : detail.joined(separator: " "),
+                durationMs: Int64((elapsed / .milliseconds(1)).rounded())
+            )
+        )
+    }
+
+    private static func error(of delivery: DeliveryOutcome) -> IAPError? {
+        switch delivery {
+        case .deferred(_, let error), .rejected(let error): error
+        default: nil
+        }
     }
 
     private func markProcessed(_ notification: VerifiedNotification) async throws {

@@ -185,16 +185,25 @@ enum ConformanceFixtures {
         _ operation: String,
         _ body: () async throws -> Result
     ) async -> String? {
+        await errorProblem(.invalidArgument, operation, body)
+    }
+
+    /// Describes how an operation failed to throw ``IAPError`` with `code`, or `nil` if it did.
+    static func errorProblem<Result>(
+        _ code: IAPError.Code,
+        _ operation: String,
+        _ body: () async throws -> Result
+    ) async -> String? {
         do {
             let result = try await body()
-            return "\(operation) returned \(describeValue(result)) instead of throwing IAPError(.invalidArgument)"
-        } catch let error as IAPError where error.code == .invalidArgument {
+            return "\(operation) returned \(describeValue(result)) instead of throwing IAPError(.\(code))"
+        } catch let error as IAPError where error.code == code {
             return nil
         } catch let error as IAPError {
             return "\(operation) threw IAPError(.\(error.code)) (\(error.message)); the contract requires "
-                + "IAPError(.invalidArgument)"
+                + "IAPError(.\(code))"
         } catch {
-            return "\(operation) threw \(type(of: error)) \(error); the contract requires IAPError(.invalidArgument)"
+            return "\(operation) threw \(type(of: error)) \(error); the contract requires IAPError(.\(code))"
         }
     }
 

@@ -21,6 +21,14 @@ extension EntitlementStoreConformance {
             body: dueDeliveriesOrder
         ),
         ConformanceCheck(
+            name: "insertedClaimIsHeld",
+            requirement: "an entry inserted already claimed (pending, a future nextAttemptAt, one attempt, a grant "
+                + "attempted), as the delivery pipeline records a new purchase, reads back as written, is not due "
+                + "before its claim expires and is due from then; of two compare-and-sets of its revision 1, the "
+                + "first is stored and the second refused",
+            body: insertedClaimIsHeld
+        ),
+        ConformanceCheck(
             name: "dueDeliveriesLimit",
             requirement: "dueDeliveries returns at most limit entries, the first ones in order, and throws "
                 + "IAPError(.invalidArgument) for a limit below 1",
@@ -129,6 +137,63 @@ extension EntitlementStoreConformance {
                 "dueDeliveries returned \(Fixtures.describe(entry)), which differs from the stored "
                     + "\(Fixtures.describe(stored))"
             )
+        }
+    }
+
+    @Sendable
+    private static func insertedClaimIsHeld(_ store: any EntitlementStore) async throws {
+        var claimed = Fixtures.entry("claimed-on-insert", user: "user-1")
+        claimed.deliveryState = .pending
+        claimed.nextAttemptAt = Fixtures.date(120)
+        claimed.deliveryAttempts = 1
+        claimed.grantAttempted = true
+        let inserted = try await Fixtures.insertNew(claimed, into: store)
+        try await insertEntry("unclaimed", state: .pending, nextAttemptAt: nil, into: store)
+        var problems: [String] = []
+        guard let stored = try await store.entry(transactionId: claimed.transactionId) else {
+            throw ConformanceViolation("entry claimed-on-insert is missing after its insert returned .inserted")
+        }
+        var expected = claimed
+        expected.sequence = inserted.sequence
+        expected.revision = 1
+        let differences = Fixtures.differences(expected: expected, actual: stored)
+        if !differences.isEmpty || !stored.grantAttempted || inserted.revision != 1 {
+            problems.append(
+                "the entry inserted claimed reads back differently: "
+                    + (differences + (stored.grantAttempted ? [] : ["grantAttempted: expected true, got false"]))
+                    .joined(separator: "; ") + " (revision returned by insert: \(inserted.revision))"
+            )
+        }
+        for (second, expectedIds) in [
+            (0, ["unclaimed"]), (119, ["unclaimed"]), (120, ["unclaimed", "claimed-on-insert"]),
+        ] {
+            let due = try await store.dueDeliveries(at: Fixtures.date(Int64(second)), limit: 10).map(\.transactionId)
+            if due != expectedIds {
+                problems.append(
+                    "at +\(second) s dueDeliveries returned [\(due.joined(separator: ", "))]; expected "
+                        + "[\(expectedIds.joined(separator: ", "))] (the claim inserted with the entry holds until +120 s)"
+                )
+            }
+        }
+        var delivered = inserted
+        delivered.deliveryState = .delivered
+        delivered.nextAttemptAt = nil
+        delivered.deliveryAttempts = 0
+        delivered.deliveredAt = Fixtures.date(1)
+        delivered.grantedUnits = 1
+        let first = try await store.replace(delivered, ifRevision: 1)
+        var again = inserted
+        again.lastError = "a second deliverer"
+        let second = try await store.replace(again, ifRevision: 1)
+        let after = try await store.entry(transactionId: claimed.transactionId)
+        if !first || second || after?.deliveryState != .delivered || after?.revision != 2 {
+            problems.append(
+                "marking the claimed entry delivered with revision 1 returned \(first), a second replace with revision 1 "
+                    + "returned \(second) (expected true, then false); stored now: \(Fixtures.describe(after))"
+            )
+        }
+        if !problems.isEmpty {
+            throw ConformanceViolation(problems: problems)
         }
     }
 

@@ -179,4 +179,39 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
     public func allEntries() -> [LedgerEntry] {
         state.entries
     }
+
+    /// ``insert(_:signedTransaction:)``, with `effect` run in the same step once the id is known to be free: when it
+    /// throws, nothing is inserted. The actor does not suspend in between, so no other call sees one without the
+    /// other.
+    func insert(
+        _ entry: LedgerEntry,
+        signedTransaction: String?,
+        with effect: @Sendable (LedgerEntry) throws -> Void
+    ) throws -> InsertOutcome {
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
+        switch try state.planInsert(entry) {
+        case .existing(let existing):
+            return .existing(existing)
+        case .insert(let stored):
+            try effect(stored)
+            _ = state.insert(stored)
+            signedTransactions[stored.transactionId] = signedTransaction
+            return .inserted(stored)
+        }
+    }
+
+    /// ``replace(_:ifRevision:)``, with `effect` run in the same step once the revision matched: when it throws,
+    /// nothing is replaced.
+    func replace(_ entry: LedgerEntry, ifRevision revision: Int64, with effect: @Sendable (LedgerEntry) throws -> Void)
+        throws -> Bool
+    {
+        switch try state.planReplace(entry, ifRevision: revision) {
+        case .refuse:
+            return false
+        case .replace(let stored):
+            try effect(stored)
+            _ = state.replace(with: stored)
+            return true
+        }
+    }
 }

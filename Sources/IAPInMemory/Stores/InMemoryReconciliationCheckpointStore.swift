@@ -14,14 +14,16 @@ public actor InMemoryReconciliationCheckpointStore: ReconciliationCheckpointStor
         checkpoints[customerKey]
     }
 
-    /// Saves a checkpoint, replacing the customer's previous one.
+    /// Saves a checkpoint, replacing the customer's previous one unless that one was reconciled later.
     ///
     /// - Throws: ``IAPError`` `invalidArgument` for an empty key.
     public func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) throws {
         guard !checkpoint.customerKey.isEmpty else {
             throw IAPError(.invalidArgument, "a reconciliation checkpoint needs a customer key")
         }
-        checkpoints[checkpoint.customerKey] = checkpoint
+        if checkpoint.replaces(checkpoints[checkpoint.customerKey]) {
+            checkpoints[checkpoint.customerKey] = checkpoint
+        }
     }
 
     /// Every checkpoint, by customer key.

@@ -105,8 +105,9 @@ public actor Reconciler {
     ///   - configuration: Alarm threshold, rate limit, page size, subscription statuses.
     ///   - clock: The clock the rate limit sleeps on (tests pass one that does not wait).
     ///   - wallClock: The clock of the checkpoints' dates, of what counts as live, and of events.
-    ///   - events: Where each customer's visit, each discrepancy and each failure is reported
-    ///     (`reconciliation.customer`, `reconciliation.discrepancy`, `reconciliation.failed`).
+    ///   - events: Where each customer's visit, each discrepancy, each failure and each signed data that did not
+    ///     verify is reported (`reconciliation.customer`, `reconciliation.discrepancy`, `reconciliation.failed`,
+    ///     `reconciliation.rejected`), and each alarm (`reconciliation.alarm`).
     ///   - alarm: Called when a run's discrepancies exceed the threshold.
     public init(
         clients: AppStoreServerAPIClients,
@@ -821,11 +822,12 @@ public actor Reconciler {
             renewal = try await verifier.verifyRenewalInfo(signed)
         } catch {
             let failure = IAPError.wrapping(error, as: .internalError, "verification did not finish")
-            report.rejectedSignatures.append(.init(index: index, error: failure))
+            reject(into: &report, .init(index: index, error: failure))
             return
         }
         guard let original = renewal.originalTransactionId, !original.isEmpty else {
-            report.rejectedSignatures.append(
+            reject(
+                into: &report,
                 .init(
                     index: index,
                     error: IAPError(.malformedSignedData, "a renewal info has no originalTransactionId")
@@ -890,11 +892,12 @@ public actor Reconciler {
         do {
             return try await verifier.verifyTransaction(signed)
         } catch let error as IAPError {
-            report.rejectedSignatures.append(.init(index: index, error: error))
+            reject(into: &report, .init(index: index, error: error))
             return nil
         } catch {
             // Not a verdict on the data (a custom verifier's network failure): as the pipeline says of it.
-            report.rejectedSignatures.append(
+            reject(
+                into: &report,
                 .init(
                     index: index,
                     error: IAPError(.internalError, "verification did not finish: \(error)", isRetryable: true)
@@ -916,7 +919,8 @@ public actor Reconciler {
         unrecorded: inout Bool
     ) async {
         guard let transactionId = transaction.transactionId, !transactionId.isEmpty else {
-            report.rejectedSignatures.append(
+            reject(
+                into: &report,
                 .init(index: index, error: IAPError(.malformedSignedData, "a signed transaction has no transactionId"))
             )
             return
@@ -985,6 +989,22 @@ public actor Reconciler {
         )
         report.discrepancies.append(discrepancy)
         record(discrepancy, environment: transaction.environment)
+    }
+
+    /// Records signed data from Apple that did not verify, and reports it as an event (`reconciliation.rejected`,
+    /// with the code of the failed check).
+    private func reject(into report: inout ReconciliationReport, _ rejection: ReconciliationReport.Rejection) {
+        report.rejectedSignatures.append(rejection)
+        events.record(
+            IAPEvent(
+                time: wallClock.now,
+                event: "reconciliation.rejected",
+                originalTransactionId: report.customerKey,
+                outcome: "rejected",
+                errorCode: rejection.error.code.rawValue,
+                message: rejection.error.message
+            )
+        )
     }
 
     /// Records a transaction that could not be settled, and reports it as an event.

@@ -29,4 +29,16 @@ public struct ReconciliationCheckpoint: Codable, Sendable, Hashable {
         self.refundRevision = refundRevision
         self.reconciledAt = reconciledAt
     }
+
+    /// Whether it replaces a stored checkpoint, as ``ReconciliationCheckpointStore`` requires: when there is none,
+    /// or when it was reconciled at the same millisecond or later.
+    ///
+    /// - Parameter stored: The customer's stored checkpoint, if any.
+    /// - Returns: Whether to store this one in its place.
+    package func replaces(_ stored: ReconciliationCheckpoint?) -> Bool {
+        guard let stored else {
+            return true
+        }
+        return reconciledAt.millisecondsSince1970 >= stored.reconciledAt.millisecondsSince1970
+    }
 }

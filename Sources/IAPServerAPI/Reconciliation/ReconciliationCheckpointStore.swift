@@ -4,12 +4,16 @@ import IAPCore
 ///
 /// ## Implementation requirements
 /// - **Durable before it answers**: when ``saveCheckpoint(_:)`` returns, the checkpoint survives a crash.
-/// - **Last write wins** per ``ReconciliationCheckpoint/customerKey``; keys compare exactly.
+/// - **Never goes back**, per ``ReconciliationCheckpoint/customerKey``: a checkpoint replaces the stored one when its
+///   ``ReconciliationCheckpoint/reconciledAt`` is the same or later, and is ignored (the call succeeds, nothing
+///   changes) when it is earlier, so a slow run that finishes after a newer one cannot take the customer back to
+///   older revisions. Dates compare to the millisecond; keys compare exactly.
 /// - A lost checkpoint costs only time: the next run reads the whole history again, and delivers nothing twice.
-/// - Safe to call from many tasks at once.
+/// - Safe to call from many tasks at once; a store shared by several processes keeps the rule across them.
 ///
-/// `InMemoryReconciliationCheckpointStore` (in `IAPTesting`) and `FileReconciliationCheckpointStore` (in
-/// `IAPStorageFile`) implement it.
+/// `ReconciliationCheckpointStoreConformance` (in `IAPInMemory`) checks these requirements.
+/// `InMemoryReconciliationCheckpointStore` (in `IAPInMemory`), `FileReconciliationCheckpointStore` (in
+/// `IAPStorageFile`) and `PostgresReconciliationCheckpointStore` (in `IAPStoragePostgres`) implement it.
 public protocol ReconciliationCheckpointStore: Sendable {
     /// The checkpoint of a customer, or `nil` when the customer was never reconciled.
     ///
@@ -18,7 +22,7 @@ public protocol ReconciliationCheckpointStore: Sendable {
     /// - Throws: ``IAPError`` if the store fails.
     func checkpoint(customerKey: String) async throws -> ReconciliationCheckpoint?
 
-    /// Saves a customer's checkpoint, replacing the previous one.
+    /// Saves a customer's checkpoint, replacing the stored one unless that one was reconciled later.
     ///
     /// - Parameter checkpoint: The checkpoint.
     /// - Throws: ``IAPError`` with code `invalidArgument` for an empty key, or if the store fails.

@@ -21,11 +21,15 @@ public enum RenewalExtensionBeginOutcome: Sendable, Hashable {
 /// ## Implementation requirements
 /// - **Durable before it answers.**
 /// - **Atomic check and insert**: ``begin(_:limit:since:)`` decides and stores in one step, so two concurrent
-///   requests for one subscription cannot both pass the limit.
+///   requests for one subscription cannot both pass the limit, and of concurrent requests with one identifier
+///   exactly one is `.started` — across every process that shares the store.
 /// - Keys compare exactly; request identifiers are unique across subscriptions.
+/// - Dates are kept at least to the millisecond; ``records(originalTransactionId:)`` lists in the order the
+///   requests were begun.
 ///
-/// `InMemoryRenewalExtensionStore` (in `IAPTesting`) and `FileRenewalExtensionStore` (in `IAPStorageFile`)
-/// implement it.
+/// `RenewalExtensionStoreConformance` (in `IAPInMemory`) checks these requirements. `InMemoryRenewalExtensionStore`
+/// (in `IAPInMemory`), `FileRenewalExtensionStore` (in `IAPStorageFile`) and `PostgresRenewalExtensionStore` (in
+/// `IAPStoragePostgres`) implement it.
 public protocol RenewalExtensionStore: Sendable {
     /// The record of a request identifier, or `nil`.
     ///

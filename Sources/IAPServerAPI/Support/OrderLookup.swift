@@ -26,6 +26,7 @@ public struct OrderLookup: Sendable {
     private let auditLog: any SupportAuditLog
     private let clock: any WallClock
     private let fulfillment: String?
+    private let events: any EventSink
 
     /// Creates the tool.
     ///
@@ -38,6 +39,8 @@ public struct OrderLookup: Sendable {
     ///   - clock: The clock of expiry decisions and audit entries.
     ///   - fulfillment: How the pipeline's grants reach the customer, as the audit log should say it (such as
     ///     `webhook wallet.example.com` or `ledger-only`); see ``SupportAuditEntry/fulfillment``.
+    ///   - events: Where each lookup (`support.lookup`) and each redelivered transaction (`support.redeliver`) is
+    ///     reported, with the operator and the order id in `message`.
     public init(
         clients: AppStoreServerAPIClients,
         verifier: some Verifier,
@@ -45,7 +48,8 @@ public struct OrderLookup: Sendable {
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
         clock: some WallClock = SystemClock(),
-        fulfillment: String? = nil
+        fulfillment: String? = nil,
+        events: some EventSink = DiscardingEventSink()
     ) {
         self.clients = clients
         self.verifier = verifier
@@ -54,6 +58,7 @@ public struct OrderLookup: Sendable {
         self.auditLog = auditLog
         self.clock = clock
         self.fulfillment = fulfillment
+        self.events = events
     }
 
     /// Creates the tool with one App Store Server API client, which must be a Production one for Look Up Order ID.
@@ -66,6 +71,7 @@ public struct OrderLookup: Sendable {
     ///   - auditLog: Where lookups and redeliveries are recorded (``SupportAuditLog``).
     ///   - clock: The clock of expiry decisions and audit entries.
     ///   - fulfillment: How the pipeline's grants reach the customer, for the audit log.
+    ///   - events: Where lookups and redelivered transactions are reported.
     public init(
         client: AppStoreServerAPIClient,
         verifier: some Verifier,
@@ -73,7 +79,8 @@ public struct OrderLookup: Sendable {
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
         clock: some WallClock = SystemClock(),
-        fulfillment: String? = nil
+        fulfillment: String? = nil,
+        events: some EventSink = DiscardingEventSink()
     ) {
         self.init(
             clients: AppStoreServerAPIClients(client),
@@ -82,7 +89,8 @@ public struct OrderLookup: Sendable {
             pipeline: pipeline,
             auditLog: auditLog,
             clock: clock,
-            fulfillment: fulfillment
+            fulfillment: fulfillment,
+            events: events
         )
     }
 
@@ -107,6 +115,7 @@ public struct OrderLookup: Sendable {
             SupportAuditEntry.Outcome(transactionId: $0.transactionId, outcome: "shown")
         }
         try await appendAudit(action: "lookup", orderId: orderId, actor: actor, userId: nil, shown)
+        reportLookup(report, actor: actor)
         return report
     }
 
@@ -118,6 +127,7 @@ public struct OrderLookup: Sendable {
     /// - Throws: ``IAPError`` as ``lookUp(orderId:actor:)``, never for the audit log.
     public func lookUpWithoutAudit(orderId: String) async throws -> OrderLookupReport {
         let (report, _) = try await fetch(orderId)
+        reportLookup(report, actor: nil)
         return report
     }
 
@@ -188,10 +198,57 @@ public struct OrderLookup: Sendable {
             if let entry = try? await store.entry(transactionId: report.transactions[index].transactionId) {
                 describe(entry, in: &report.transactions[index])
             }
+            reportRedelivery(transaction, outcome: outcome, orderId: orderId, actor: actor)
         }
         try await appendAudit(action: "redeliver.completed", orderId: orderId, actor: actor, userId: userId, outcomes)
         report.redelivered = true
         return report
+    }
+
+    // MARK: - Events
+
+    /// Reports a lookup: `support.lookup`, outcome `found` or `notFound`.
+    private func reportLookup(_ report: OrderLookupReport, actor: String?) {
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: "support.lookup",
+                outcome: report.found ? "found" : "notFound",
+                message: "order \(report.orderId)" + (actor.map { " looked up by \($0)" } ?? "")
+                    + ": \(report.transactions.count) transaction(s)"
+            )
+        )
+    }
+
+    /// Reports one transaction of a redelivery: `support.redeliver`, outcome the pipeline's.
+    private func reportRedelivery(
+        _ transaction: TransactionPayload,
+        outcome: DeliveryOutcome,
+        orderId: String,
+        actor: String
+    ) {
+        let failure: IAPError? =
+            switch outcome {
+            case .deferred(_, let error), .rejected(let error): error
+            default: nil
+            }
+        let owner = outcome.entry.flatMap {
+            $0.deliveryState == .awaitingOwner || $0.userId.hasPrefix(DeliveryPipeline.unownedPrefix) ? nil : $0.userId
+        }
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: "support.redeliver",
+                userId: owner,
+                productId: transaction.productId,
+                transactionId: transaction.transactionId,
+                originalTransactionId: transaction.originalTransactionId,
+                environment: transaction.environment?.rawValue,
+                outcome: outcome.name,
+                errorCode: failure?.code.rawValue,
+                message: "order \(orderId) redelivered by \(actor)" + (failure.map { ": \($0.message)" } ?? "")
+            )
+        )
     }
 
     // MARK: - Steps

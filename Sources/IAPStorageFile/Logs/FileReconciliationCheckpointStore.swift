@@ -2,7 +2,7 @@ import IAPCore
 public import IAPServerAPI
 
 /// A ``ReconciliationCheckpointStore`` in a file: each saved checkpoint is appended as one JSON line with `fsync`;
-/// on open, the last line of each customer wins.
+/// on open, the last line of each customer wins. A checkpoint older than the stored one is not appended.
 ///
 /// One process at a time holds the file (`flock`). The file grows by one line per saved checkpoint; it can be
 /// deleted at any time at the cost of one full reconciliation per customer.
@@ -26,12 +26,15 @@ public actor FileReconciliationCheckpointStore: ReconciliationCheckpointStore {
         checkpoints[customerKey]
     }
 
-    /// Saves a checkpoint durably.
+    /// Saves a checkpoint durably, unless the stored one was reconciled later.
     ///
     /// - Throws: ``IAPError`` `invalidArgument` for an empty key, `storageFailure`.
     public func saveCheckpoint(_ checkpoint: ReconciliationCheckpoint) throws {
         guard !checkpoint.customerKey.isEmpty else {
             throw IAPError(.invalidArgument, "a reconciliation checkpoint needs a customer key")
+        }
+        guard checkpoint.replaces(checkpoints[checkpoint.customerKey]) else {
+            return
         }
         try file.append(checkpoint)
         checkpoints[checkpoint.customerKey] = checkpoint

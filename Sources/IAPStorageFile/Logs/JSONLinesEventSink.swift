@@ -27,9 +27,10 @@ public import IAPCore
 /// may append to one file (each line is one `write`). ``record(_:)`` never throws and never waits for the disk to
 /// flush: a line that cannot be written is counted in ``droppedEvents``, as the ``EventSink`` contract asks.
 public final class JSONLinesEventSink: EventSink {
-    /// The file.
+    /// The file (`/dev/stderr` for ``standardError()``).
     public let path: String
     private let descriptor: Int32
+    private let ownsDescriptor: Bool
     private let dropped = LockedValue(0)
 
     /// Opens (creating) the file for appending.
@@ -46,10 +47,27 @@ public final class JSONLinesEventSink: EventSink {
             throw IAPError(.storageFailure, "cannot open the event log \(path): \(reason)")
         }
         self.descriptor = descriptor
+        self.ownsDescriptor = true
+    }
+
+    private init(path: String, borrowing descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+        self.ownsDescriptor = false
+    }
+
+    /// A sink that writes the lines to the process's standard error, for a server whose log shipper reads it (a
+    /// container runtime, journald). Each line is one `write`, so lines of many tasks never mix.
+    ///
+    /// - Returns: The sink; standard error stays open when it is released.
+    public static func standardError() -> JSONLinesEventSink {
+        JSONLinesEventSink(path: "/dev/stderr", borrowing: 2)
     }
 
     deinit {
-        close(descriptor)
+        if ownsDescriptor {
+            close(descriptor)
+        }
     }
 
     /// How many events could not be written (a full disk, an I/O error).

@@ -19,6 +19,10 @@ final class PostgresConnection: @unchecked Sendable {
     private let redactor: PostgresPasswordRedactor
     /// The statements already prepared on this connection, by name.
     private var prepared: Set<String> = []
+    /// The statements of transactional fulfillment hooks prepared on this connection: their names by SQL text.
+    private var hookStatements: [String: String] = [:]
+    /// The most hook statements kept prepared on one connection; more run unprepared.
+    private static let hookStatementLimit = 64
 
     /// Connects and applies the connection settings.
     ///
@@ -100,11 +104,7 @@ final class PostgresConnection: @unchecked Sendable {
     ///   cannot), `storageUnavailable` when the connection is lost, `storageFailure` for any other error.
     @discardableResult
     func execute(_ statement: PostgresStatement, _ parameters: [String?] = []) throws -> PostgresResult {
-        if !prepared.contains(statement.name) {
-            let result = PostgresResult(PQprepare(handle, statement.name, statement.sql, Int32(parameters.count), nil))
-            try check(result, statement: statement.name)
-            prepared.insert(statement.name)
-        }
+        try prepare(statement, parameterCount: parameters.count)
         return try withParameters(parameters) { values in
             let result = PostgresResult(
                 PQexecPrepared(handle, statement.name, Int32(values.count), values, nil, nil, 0)
@@ -112,6 +112,157 @@ final class PostgresConnection: @unchecked Sendable {
             try check(result, statement: statement.name)
             return result
         }
+    }
+
+    /// Starts a transaction and runs a prepared statement in it, in one round trip: `BEGIN` and the statement
+    /// travel together in libpq's pipeline mode (libpq 14 or later).
+    ///
+    /// - Parameters:
+    ///   - statement: The first statement of the transaction.
+    ///   - parameters: Its parameters.
+    /// - Returns: The statement's result. The transaction stays open: ``commit()`` or ``rollback()`` it.
+    /// - Throws: ``IAPError`` as ``execute(_:_:)``; the transaction is rolled back then.
+    func begin(with statement: PostgresStatement, _ parameters: [String?]) throws -> PostgresResult {
+        try prepare(statement, parameterCount: parameters.count)
+        let results = try withParameters(parameters) { values -> [PostgresResult] in
+            guard PQenterPipelineMode(handle) == 1 else {
+                throw IAPError(
+                    .storageFailure,
+                    "libpq could not enter pipeline mode: \(redactor.redact(Self.trimmed(PQerrorMessage(handle))))"
+                )
+            }
+            defer { PQexitPipelineMode(handle) }
+            guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1,
+                PQsendQueryPrepared(handle, statement.name, Int32(values.count), values, nil, nil, 0) == 1,
+                PQpipelineSync(handle) == 1
+            else {
+                throw lostOrFailed("BEGIN; \(statement.name)")
+            }
+            return try pipelineResults(count: 2)
+        }
+        do {
+            try check(results[0], statement: "BEGIN")
+            try check(results[1], statement: statement.name)
+        } catch {
+            rollback()
+            throw error
+        }
+        return results[1]
+    }
+
+    /// Commits the open transaction.
+    ///
+    /// - Throws: ``IAPError``: `storageUnavailable` when the connection was lost (whether the commit landed is
+    ///   unknown); `storageFailure` when the server rolled the transaction back instead (a statement in it had
+    ///   failed, or a deferred constraint or a serialization check failed at commit): nothing of it is kept.
+    func commit() throws {
+        let result = try execute(sql: "COMMIT")
+        guard result.commandStatus == "COMMIT" else {
+            throw IAPError(
+                .storageFailure,
+                "PostgreSQL rolled the transaction back instead of committing it (\(result.commandStatus)): a "
+                    + "statement in it had failed"
+            )
+        }
+    }
+
+    /// Rolls the open transaction back, if there is one and the connection still works (when it does not, the
+    /// server rolls back by itself).
+    func rollback() {
+        if PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE {
+            _ = try? execute(sql: "ROLLBACK")
+        }
+    }
+
+    /// Whether a statement of the open transaction failed, so that it can only roll back.
+    var isTransactionFailed: Bool {
+        PQtransactionStatus(handle) == PQTRANS_INERROR
+    }
+
+    /// Whether a transaction is open and usable.
+    var isInTransaction: Bool {
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_INTRANS
+    }
+
+    /// Runs a statement whose text comes from outside this module (a transactional fulfillment hook's), with its
+    /// parameters as values: prepared once per connection and text (up to a limit, then run unprepared).
+    ///
+    /// - Parameters:
+    ///   - sql: One SQL statement (PostgreSQL refuses several in one text here).
+    ///   - parameters: Its parameters as text (`nil` is SQL `NULL`).
+    /// - Returns: The result.
+    /// - Throws: ``IAPError`` as ``execute(_:_:)``.
+    func execute(text sql: String, _ parameters: [String?]) throws -> PostgresResult {
+        guard !sql.utf8.contains(0) else {
+            throw IAPError(.invalidArgument, "SQL text cannot hold a NUL character")
+        }
+        var name = hookStatements[sql]
+        if name == nil, hookStatements.count < Self.hookStatementLimit {
+            let newName = "iap_hook_\(hookStatements.count)"
+            let result = PostgresResult(PQprepare(handle, newName, sql, Int32(parameters.count), nil))
+            try check(result, statement: "a statement of the fulfillment hook")
+            hookStatements[sql] = newName
+            name = newName
+        }
+        return try withParameters(parameters) { values in
+            let result =
+                if let name {
+                    PostgresResult(PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0))
+                } else {
+                    PostgresResult(PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0))
+                }
+            try check(result, statement: "a statement of the fulfillment hook")
+            return result
+        }
+    }
+
+    private func prepare(_ statement: PostgresStatement, parameterCount: Int) throws {
+        if !prepared.contains(statement.name) {
+            let result = PostgresResult(PQprepare(handle, statement.name, statement.sql, Int32(parameterCount), nil))
+            try check(result, statement: statement.name)
+            prepared.insert(statement.name)
+        }
+    }
+
+    /// Reads the results of `count` queries sent in pipeline mode and the sync point after them: the first result
+    /// of each query (a failed query's error, or `PGRES_PIPELINE_ABORTED` for those after it).
+    private func pipelineResults(count: Int) throws -> [PostgresResult] {
+        var results: [PostgresResult] = []
+        for _ in 0..<count {
+            guard let first = PQgetResult(handle) else {
+                throw lostOrFailed("a pipelined statement")
+            }
+            results.append(PostgresResult(first))
+            // Each query's results end with a null pointer.
+            while let more = PQgetResult(handle) {
+                PQclear(more)
+            }
+        }
+        // The sync point's own result, which no null pointer follows.
+        guard let sync = PQgetResult(handle) else {
+            throw lostOrFailed("the end of a pipeline")
+        }
+        let status = PQresultStatus(sync)
+        PQclear(sync)
+        guard status == PGRES_PIPELINE_SYNC else {
+            throw lostOrFailed("the end of a pipeline")
+        }
+        return results
+    }
+
+    /// The error of a call libpq refused or a connection that broke while sending or receiving.
+    private func lostOrFailed(_ what: String) -> IAPError {
+        let message = redactor.redact(Self.trimmed(PQerrorMessage(handle)))
+        if PQstatus(handle) != CONNECTION_OK {
+            prepared.removeAll()
+            hookStatements.removeAll()
+            return IAPError(
+                .storageUnavailable,
+                "the connection to PostgreSQL was lost: \(message)",
+                isRetryable: true
+            )
+        }
+        return IAPError(.storageFailure, "PostgreSQL failed at \(what): \(message)")
     }
 
     /// Runs one statement that takes no parameters and is not worth preparing (schema changes, `BEGIN`).
@@ -142,12 +293,10 @@ final class PostgresConnection: @unchecked Sendable {
         do {
             value = try body()
         } catch {
-            if PQstatus(handle) == CONNECTION_OK {
-                _ = try? execute(sql: "ROLLBACK")
-            }
+            rollback()
             throw error
         }
-        try execute(sql: "COMMIT")
+        try commit()
         return value
     }
 
@@ -163,6 +312,7 @@ final class PostgresConnection: @unchecked Sendable {
         let message = redactor.redact(result.errorMessage ?? Self.trimmed(PQerrorMessage(handle)))
         if PQstatus(handle) != CONNECTION_OK {
             prepared.removeAll()
+            hookStatements.removeAll()
             throw IAPError(.storageUnavailable, "the connection to PostgreSQL was lost: \(message)", isRetryable: true)
         }
         let state = result.sqlState ?? "?????"

@@ -48,6 +48,35 @@ final class PostgresResult {
         handle.map { Int(PQntuples($0)) } ?? 0
     }
 
+    /// The number of columns.
+    var columnCount: Int {
+        handle.map { Int(PQnfields($0)) } ?? 0
+    }
+
+    /// The name of a column.
+    func columnName(_ column: Int) -> String {
+        guard let handle, let name = PQfname(handle, Int32(column)) else {
+            return ""
+        }
+        return String(cString: name)
+    }
+
+    /// The command tag the server answered (`INSERT 0 1`, `COMMIT`, `ROLLBACK`, ...).
+    var commandStatus: String {
+        guard let handle, let tag = PQcmdStatus(handle) else {
+            return ""
+        }
+        return String(cString: tag)
+    }
+
+    /// The rows an `INSERT`, `UPDATE`, `DELETE`, `MERGE` or `SELECT` affected, 0 for other commands.
+    var affectedRows: Int {
+        guard let handle, let text = PQcmdTuples(handle) else {
+            return 0
+        }
+        return Int(String(cString: text)) ?? 0
+    }
+
     /// Whether a value is SQL `NULL` (or out of range).
     func isNull(_ row: Int, _ column: Int) -> Bool {
         guard let handle, row < count else {

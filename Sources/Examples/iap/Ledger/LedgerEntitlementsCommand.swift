@@ -72,48 +72,15 @@ enum LedgerEntitlementsCommand {
             at: instant
         )
 
-        var rows: [Row] = snapshot.entitlements.map { item in
-            Row(
-                productId: item.productId,
-                type: item.kind.rawValue,
-                state: item.state.rawValue,
-                hasAccess: item.hasAccess,
-                expiresDate: item.expiresDate,
-                originalTransactionId: item.originalTransactionId
-            )
-        }
-        // Consumables show in the list too: active while any delivered purchase stands, revoked when all were refunded.
-        for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
-            let purchases = entries.filter { $0.productId == productId }.sorted { $0.sequence < $1.sequence }
-            let standing = purchases.contains {
-                $0.revokedAt == nil && $0.transaction.revocationDate == nil && $0.deliveredAt != nil
-            }
-            rows.append(
-                Row(
-                    productId: productId,
-                    type: ProductKind.consumable.rawValue,
-                    state: (standing ? EntitlementState.active : EntitlementState.revoked).rawValue,
-                    hasAccess: balance.balance > 0,
-                    expiresDate: nil,
-                    originalTransactionId: purchases.last?.originalTransactionId ?? ""
-                )
-            )
-        }
-        rows.sort { $0.productId < $1.productId }
+        let listing = EntitlementListing(userId: user, snapshot: snapshot, entries: entries)
         if parsed.has("json") {
-            let document: [String: Any] = [
-                "user": user, "at": instant.millisecondsSince1970, "entitlements": rows.map(\.json),
-                "balances": snapshot.balances.mapValues { $0.balance },
-            ]
-            Output.write(
-                try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
-            )
+            Output.write(try listing.jsonData())
             Output.write("\n")
         } else {
             Output.line("entitlements of \(user) at \(TextDate.text(instant))")
-            for row in rows {
+            for row in listing.rows {
                 let expires = row.expiresDate.map { " until \(TextDate.text($0))" } ?? ""
-                Output.line("  \(row.productId)  \(row.type)  \(row.state)\(expires)")
+                Output.line("  \(row.productId)  \(row.kind.rawValue)  \(row.state.rawValue)\(expires)")
             }
             for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
                 Output.line(
@@ -122,24 +89,5 @@ enum LedgerEntitlementsCommand {
             }
         }
         return .success
-    }
-
-    /// One line of the answer.
-    struct Row {
-        let productId: String
-        let type: String
-        let state: String
-        let hasAccess: Bool
-        let expiresDate: Date?
-        let originalTransactionId: String
-
-        /// The row as `--json` prints it: dates in milliseconds.
-        var json: [String: Any] {
-            [
-                "productId": productId, "type": type, "state": state, "hasAccess": hasAccess,
-                "expiresDate": expiresDate.map { $0.millisecondsSince1970 as Any } ?? NSNull(),
-                "originalTransactionId": originalTransactionId,
-            ]
-        }
     }
 }

@@ -53,11 +53,7 @@ enum LedgerHistoryCommand {
         }
         await store.close()
         if parsed.has("json") {
-            let items = try JSONSerialization.jsonObject(with: try AppStoreJSON.makeEncoder().encode(page.items))
-            let document: [String: Any] = ["user": user, "items": items, "nextCursor": page.nextCursor ?? NSNull()]
-            Output.write(
-                try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
-            )
+            Output.write(try page.jsonData(userId: user))
             Output.write("\n")
         } else {
             for item in page.items {

@@ -1,0 +1,201 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPHTTPServer
+import IAPServerAPI
+import IAPStorageFile
+
+/// `iap serve`: the purchase server — the app's submissions, Apple's notifications, entitlements and history, support,
+/// metrics, the retry queue and the scheduled reconciliation — on `IAPHTTPServer`.
+enum ServeCommand {
+    static let spec = CommandSpec(
+        name: "serve",
+        summary: "run the purchase server: app submissions, App Store notifications, entitlements, support, metrics",
+        synopsis: [
+            "--port N [--host 127.0.0.1] \(CommandLedger.synopsis)",
+            "  --bundle-id ID --environment LIST [--app-apple-id N] [--root FILE.der]... [--catalog FILE]",
+            "  \(GrantOptions.synopsis)",
+            "  --user-jwt-secret-file FILE --service-token-file FILE",
+            "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
+            "  [--events FILE] [--config FILE.json]",
+        ],
+        discussion: """
+            Serves the purchase server over HTTP/1.1 (libmicrohttpd) until SIGTERM or SIGINT, then stops accepting,
+            finishes the requests in flight, stops the background work and closes the ledger. The first line on
+            standard output is 'listening on http://HOST:PORT' (--port 0 picks a free port); nothing else goes
+            there. See Documentation/Server.md.
+
+            Endpoints: POST /iap/v1/transactions (the app's submission, {"signedTransaction", "orderId"}, as the
+            user of 'Authorization: Bearer <HS256 JWT>': sub is the user, exp is required, the signature is keyed by
+            --user-jwt-secret-file); POST /iap/v1/notifications (App Store Server Notifications V2 of every listed
+            environment: 200 once durably recorded, 400 when it does not verify); GET
+            /iap/v1/users/{userId}/entitlements and GET /iap/v1/users/{userId}/history?limit=N&cursor=C (the JSON of
+            iap ledger entitlements --json and iap ledger history --json); POST
+            /iap/v1/support/orders/{orderId}/lookup and .../redeliver (body {"userId": ...} optional), audited with
+            the X-Operator header's name; the user and support endpoints need 'Authorization: Bearer <the
+            --service-token-file's contents>'. GET /healthz, GET /readyz, GET /metrics (Prometheus text 0.0.4).
+
+            GRANT says how purchases reach the customer: --grant-url URL --grant-secret-file FILE POSTs each grant
+            and take-back to your backend, signed (X-IAP-Signature, Idempotency-Key); --ledger-only makes the ledger
+            the entitlement source. The retry queue is drained continuously. With the App Store Server API
+            (--issuer-id, --key-id, --auth-key; --api-url for another server than Apple's), the ledger is
+            reconciled with Apple every --reconcile-every (default 1h; 'off' never; such as 30s, 15m, 6h, 1d,
+            1h30m), incrementally and paced under Apple's rate limits, by one instance of a fleet at a time; and
+            support can look orders up (Production only: --environment must list it). Without it the support
+            endpoints answer 501.
+
+            Secrets come only from files (a trailing newline is not part of the secret) or the environment:
+            IAP_USER_JWT_SECRET, IAP_SERVICE_TOKEN and IAP_GRANT_SECRET stand for the three secret files; the JWT
+            secret and the service token are at least 16 bytes. No secret is ever printed. --config FILE.json holds
+            the same settings as one JSON object whose keys are the option names without dashes ("bundle-id",
+            "ledger-only": true, "root": [...]); options given on the command line win; unknown keys are refused.
+
+            Events go to standard error as one JSON object per line (time, event, userId, productId,
+            transactionId, originalTransactionId, environment, outcome, errorCode, durationMs), or to --events
+            FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
+            """,
+        options: [
+            .value("port", "N", "the TCP port; 0 picks a free one (required)"),
+            .value("host", "ADDRESS", "the address to listen on (default 127.0.0.1; 0.0.0.0 or :: for every one)"),
+        ] + CommandLedger.options + [
+            .value("bundle-id", "ID", "the app whose signed data is accepted (required)"),
+            .value(
+                "environment",
+                "LIST",
+                "Production, Sandbox or LocalTesting, or a comma-separated list such as Production,Sandbox "
+                    + "(required): signed data of each is accepted, and notifications of each"
+            ),
+            .value("app-apple-id", "N", "the App Apple ID signed data must carry (required with Production)"),
+            .value("root", "FILE.der", "trust this root instead of Apple Root CA - G3", repeatable: true),
+            CommandLedger.catalogOption,
+        ] + GrantOptions.options + [
+            .value(
+                "user-jwt-secret-file",
+                "FILE",
+                "the HS256 secret of the app's user tokens, at least 16 bytes (or IAP_USER_JWT_SECRET) (required)"
+            ),
+            .value(
+                "service-token-file",
+                "FILE",
+                "the bearer token of the user and support endpoints, at least 16 bytes (or IAP_SERVICE_TOKEN) "
+                    + "(required)"
+            ),
+            .value("api-url", "URL", "the App Store Server API at another address than Apple's, such as 'iap emulate'"),
+            .value("issuer-id", "ID", "the issuer id of the App Store Connect API key"),
+            .value("key-id", "ID", "the key id of the API key"),
+            .value("auth-key", "FILE.p8", "the API key's private key, as downloaded from App Store Connect"),
+            .value(
+                "reconcile-every",
+                "DURATION",
+                "reconcile with Apple this often (default 1h with the API; off never): 30s, 15m, 6h, 1d, 1h30m"
+            ),
+            CommandEvents.option,
+            .value("config", "FILE.json", "the same settings as a JSON object; options on the command line win"),
+        ],
+        examples: [
+            "iap serve --port 8080 --data /var/lib/iap --bundle-id com.example.app --environment Production,Sandbox "
+                + "--app-apple-id 1234567890 --grant-url https://wallet.internal/iap --grant-secret-file "
+                + "/etc/iap/grant.secret --user-jwt-secret-file /etc/iap/user-jwt.secret --service-token-file "
+                + "/etc/iap/service.token --issuer-id ISSUER --key-id KEY --auth-key /etc/iap/AuthKey.p8",
+            "iap serve --config /etc/iap/serve.json",
+        ]
+    )
+
+    /// The environment variables that may hold the secrets instead of their files.
+    static let userSecretVariable = "IAP_USER_JWT_SECRET"
+    static let serviceTokenVariable = "IAP_SERVICE_TOKEN"
+    static let grantSecretVariable = "IAP_GRANT_SECRET"
+
+    static func run(_ arguments: [String]) async -> Never {
+        // First of all, so that a signal during start-up stops the server cleanly once it listens.
+        let signals = ShutdownSignals()
+        signal(SIGPIPE, SIG_IGN)
+        let parsed = parse(arguments)
+        let settings: ServeSettings
+        do {
+            settings = try ServeSettings(parsed)
+        } catch {
+            spec.fail(error)
+        }
+        let server: ServeServer
+        do {
+            server = try await ServeServer.start(settings, parsed)
+        } catch let error as Arguments.UsageError {
+            spec.fail(error)
+        } catch {
+            let failure = IAPError.wrapping(error, as: .internalError, "the server did not start")
+            Output.error("error: \(failure.code.rawValue): \(failure.message)")
+            terminate(.rejected)
+        }
+        Output.line("listening on \(server.http.origin)")
+        Output.flush()
+        let received = await signals.wait()
+        await server.stop(signal: received)
+        terminate(.success)
+    }
+
+    /// Parses the command line and, with `--config`, the configuration file under it.
+    static func parse(_ arguments: [String]) -> Arguments {
+        let given = spec.parse(arguments)
+        let path: String?
+        do {
+            path = try given.value("config")
+        } catch {
+            spec.fail(error)
+        }
+        guard let path else { return given }
+        do {
+            let fromFile = try ServeConfigFile.arguments(path, options: spec.options, given: given)
+            return spec.parse(fromFile + arguments)
+        } catch {
+            spec.fail(error)
+        }
+    }
+
+    /// A duration such as `30s`, `15m`, `6h`, `1d` or `1h30m`; `off` or `0` is `nil`.
+    ///
+    /// - Parameter text: The option's value.
+    /// - Returns: The duration, or `nil` for never.
+    /// - Throws: A usage error for anything else, or a duration under one second or over 30 days.
+    static func duration(_ text: String) throws(Arguments.UsageError) -> Duration? {
+        if text == "off" || text == "0" {
+            return nil
+        }
+        let usage = Arguments.UsageError(
+            message: "--reconcile-every takes a duration such as 30s, 15m, 6h, 1d or 1h30m, or off; not '\(text)'"
+        )
+        var seconds: Int64 = 0
+        var number = ""
+        var parts = 0
+        for character in text {
+            if let digit = character.wholeNumberValue, character.isASCII {
+                number.append(character)
+                guard number.count <= 9 else { throw usage }
+                _ = digit
+                continue
+            }
+            let unit: Int64
+            switch character {
+            case "s": unit = 1
+            case "m": unit = 60
+            case "h": unit = 3_600
+            case "d": unit = 86_400
+            default: throw usage
+            }
+            guard let value = Int64(number) else { throw usage }
+            seconds += value * unit
+            number = ""
+            parts += 1
+        }
+        guard number.isEmpty, parts > 0 else { throw usage }
+        guard (1...(30 * 86_400)).contains(seconds) else {
+            throw .init(message: "--reconcile-every must be from 1s to 30d, or off")
+        }
+        return .seconds(seconds)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPHTTPServer
+import IAPStorageFile
+
+/// What `iap serve`'s options (and `--config`) say, checked before anything is opened: every usage error, a missing or
+/// short secret included, exits 2 before the server starts.
+struct ServeSettings {
+    var host = "127.0.0.1"
+    var port: UInt16 = 0
+    var bundleId: String
+    var environments: [AppStoreEnvironment]
+    var verifier: AppStoreSignedDataVerifier
+    var grant: GrantOptions.Path
+    var users: HS256UserAuthenticator
+    var service: ServiceTokenAuthenticator
+    /// The App Store Server API, when its options are given.
+    var api: APISession?
+    var reconcileEvery: Duration?
+    var events: any EventSink
+
+    /// The options of the App Store Server API; any of them asks for the API.
+    static let apiOptions = ["api-url", "issuer-id", "key-id", "auth-key", "reconcile-every"]
+
+    init(_ parsed: Arguments) throws(Arguments.UsageError) {
+        try parsed.noPositionals()
+        guard let portText = try parsed.value("port") else {
+            throw .init(message: "--port N is required (0 picks a free port)")
+        }
+        guard let port = UInt16(portText) else { throw .init(message: "--port must be 0...65535, not '\(portText)'") }
+        self.port = port
+        if let host = try parsed.value("host") {
+            self.host = host
+        }
+        do {
+            _ = try CommandLedger.location(parsed)
+        } catch let error as Arguments.UsageError {
+            throw error
+        } catch {
+            throw .init(message: "\(error)")
+        }
+        guard let bundleId = try parsed.value("bundle-id"), !bundleId.isEmpty else {
+            throw .init(message: "--bundle-id is required")
+        }
+        self.bundleId = bundleId
+        guard let environmentText = try parsed.value("environment") else {
+            throw .init(message: "--environment is required: Production, Sandbox, or a list such as Production,Sandbox")
+        }
+        environments = try EnvironmentList.parse(environmentText, allowed: [.production, .sandbox, .localTesting])
+        grant = try GrantOptions.parse(parsed, secretVariable: ServeCommand.grantSecretVariable)
+
+        let userSecret = try Self.secret(
+            parsed,
+            option: "user-jwt-secret-file",
+            variable: ServeCommand.userSecretVariable,
+            what: "the secret that signs the app's user tokens (HS256)"
+        )
+        do {
+            users = HS256UserAuthenticator(secret: try HMACSHA256(key: userSecret))
+        } catch {
+            throw .init(message: "the user token secret: \((error as? IAPError)?.message ?? "\(error)")")
+        }
+        let token = try Self.secret(
+            parsed,
+            option: "service-token-file",
+            variable: ServeCommand.serviceTokenVariable,
+            what: "the bearer token of the user and support endpoints"
+        )
+        do {
+            service = try ServiceTokenAuthenticator(token: token)
+        } catch {
+            throw .init(message: "the service token: \((error as? IAPError)?.message ?? "\(error)")")
+        }
+
+        if Self.apiOptions.contains(where: { parsed.options[$0] != nil }) {
+            for name in ["issuer-id", "key-id", "auth-key"] where try parsed.value(name) == nil {
+                throw .init(
+                    message: "the App Store Server API needs --issuer-id, --key-id and --auth-key together (--\(name) "
+                        + "is missing)"
+                )
+            }
+            let session = try APISession(
+                parsed,
+                verifying: true,
+                environmentList: true,
+                baseURLOption: "api-url"
+            )
+            guard let verifier = session.verifier else {
+                throw .init(message: "no verifier could be made for --environment \(environmentText)")
+            }
+            self.verifier = verifier
+            self.api = session
+            reconcileEvery =
+                try parsed.value("reconcile-every").map { text throws(Arguments.UsageError) in
+                    try ServeCommand.duration(text)
+                } ?? .seconds(3_600)
+        } else {
+            verifier = try APISession.verifier(parsed, bundleId: bundleId, environments: environments)
+            api = nil
+            reconcileEvery = nil
+        }
+        events = try Self.events(parsed)
+    }
+
+    /// A secret from its file option or its environment variable, exactly one of them.
+    private static func secret(
+        _ parsed: Arguments,
+        option: String,
+        variable: String,
+        what: String
+    ) throws(Arguments.UsageError) -> [UInt8] {
+        let path = try parsed.value(option)
+        let environment = try SecretFile.environment(variable)
+        switch (path, environment) {
+        case (let path?, nil):
+            return try SecretFile.read(path, option: "--\(option)")
+        case (nil, let secret?):
+            return secret
+        case (_?, _?):
+            throw .init(message: "give --\(option) or set \(variable), not both")
+        case (nil, nil):
+            throw .init(message: "--\(option) FILE is required: \(what) (or set \(variable))")
+        }
+    }
+
+    /// The event sink: `--events FILE`, else standard error.
+    private static func events(_ parsed: Arguments) throws(Arguments.UsageError) -> any EventSink {
+        guard try parsed.value("events") != nil else {
+            return JSONLinesEventSink.standardError()
+        }
+        return try CommandEvents.sink(parsed)
+    }
+}

@@ -1,0 +1,201 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// What a user has at an instant, as a list a backend or a person reads: one row per product the user ever bought
+/// (a subscription group shows the product of its current transaction), consumables included, and each consumable
+/// balance.
+///
+/// It is the one JSON shape of a user's entitlements: `iap ledger entitlements --json` prints it and
+/// `GET /iap/v1/users/{userId}/entitlements` answers it.
+///
+/// ```json
+/// {"at":1767225600000,"balances":{"coins.100":200},"entitlements":[{"expiresDate":null,"hasAccess":true,
+///  "originalTransactionId":"2000000000000001","productId":"coins.100","state":"active","type":"consumable"}],
+///  "user":"alice"}
+/// ```
+///
+/// A consumable's row is `active` while any delivered purchase of it stands, `revoked` when every one was refunded,
+/// and has access while its balance is above zero.
+public struct EntitlementListing: Sendable, Hashable {
+    /// One product the user has, or had.
+    public struct Row: Sendable, Hashable {
+        /// The product (for a subscription group, the product of its current transaction).
+        public var productId: String
+        /// The product's kind.
+        public var kind: ProductKind
+        /// Where the entitlement stands.
+        public var state: EntitlementState
+        /// Whether the user has access now.
+        public var hasAccess: Bool
+        /// When access ends; `nil` for a non-consumable or a consumable.
+        public var expiresDate: Date?
+        /// The purchase the row stands on.
+        public var originalTransactionId: String
+
+        /// Creates a row.
+        public init(
+            productId: String,
+            kind: ProductKind,
+            state: EntitlementState,
+            hasAccess: Bool,
+            expiresDate: Date?,
+            originalTransactionId: String
+        ) {
+            self.productId = productId
+            self.kind = kind
+            self.state = state
+            self.hasAccess = hasAccess
+            self.expiresDate = expiresDate
+            self.originalTransactionId = originalTransactionId
+        }
+    }
+
+    /// The user.
+    public var userId: String
+    /// The instant the listing is for.
+    public var instant: Date
+    /// One row per product, sorted by product id.
+    public var rows: [Row]
+    /// The units of each consumable the user holds, by product id.
+    public var balances: [String: Int64]
+
+    /// The listing of an entitlement snapshot and the ledger entries it was computed from.
+    ///
+    /// - Parameters:
+    ///   - userId: The user.
+    ///   - snapshot: What ``EntitlementEngine`` worked out.
+    ///   - entries: The user's ledger entries.
+    public init(userId: String, snapshot: EntitlementSnapshot, entries: [LedgerEntry]) {
+        self.userId = userId
+        self.instant = snapshot.instant
+        var rows = snapshot.entitlements.map { item in
+            Row(
+                productId: item.productId,
+                kind: item.kind,
+                state: item.state,
+                hasAccess: item.hasAccess,
+                expiresDate: item.expiresDate,
+                originalTransactionId: item.originalTransactionId
+            )
+        }
+        // Consumables show in the list too: active while any delivered purchase stands, revoked when all were refunded.
+        for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
+            let purchases = entries.filter { $0.productId == productId }.sorted { $0.sequence < $1.sequence }
+            let standing = purchases.contains {
+                $0.revokedAt == nil && $0.transaction.revocationDate == nil && $0.deliveredAt != nil
+            }
+            rows.append(
+                Row(
+                    productId: productId,
+                    kind: .consumable,
+                    state: standing ? .active : .revoked,
+                    hasAccess: balance.balance > 0,
+                    expiresDate: nil,
+                    originalTransactionId: purchases.last?.originalTransactionId ?? ""
+                )
+            )
+        }
+        rows.sort { $0.productId < $1.productId }
+        self.rows = rows
+        self.balances = snapshot.balances.mapValues(\.balance)
+    }
+
+    /// Reads a user's entries and renewal infos from a ledger and lists what the user has at an instant.
+    ///
+    /// The catalog's snapshot decides each product; a product the snapshot does not list is asked of the catalog
+    /// (a catalog that answers for any product, or one kept elsewhere), and skipped when the catalog does not know it.
+    ///
+    /// - Parameters:
+    ///   - userId: The user.
+    ///   - store: The ledger.
+    ///   - catalog: What each product is.
+    ///   - instant: Now, as the caller's clock says.
+    /// - Returns: The listing.
+    /// - Throws: ``IAPError`` when the ledger or the catalog fails.
+    public static func read(
+        userId: String,
+        from store: some EntitlementStore,
+        catalog: some ProductCatalog,
+        at instant: Date
+    ) async throws -> EntitlementListing {
+        let entries = try await store.allHistory(userId: userId)
+        var renewals: [RenewalInfoPayload] = []
+        for original in Set(entries.map(\.originalTransactionId)).sorted() {
+            if let renewal = try await store.renewalInfo(originalTransactionId: original) {
+                renewals.append(renewal)
+            }
+        }
+        var snapshot = try await catalog.snapshot()
+        var extra: [CatalogProduct] = []
+        for productId in Set(entries.map(\.productId)).sorted() where snapshot[productId: productId] == nil {
+            do {
+                extra.append(try await catalog.product(id: productId))
+            } catch let error as IAPError where error.code == .unknownProduct {
+                continue
+            }
+        }
+        if !extra.isEmpty {
+            snapshot = try StaticProductCatalog(
+                products: snapshot.allProducts() + extra,
+                storeKitSettings: snapshot.storeKitSettings
+            )
+        }
+        let evaluated = EntitlementEngine(catalog: snapshot).evaluate(
+            entries: entries,
+            renewalInfos: renewals,
+            at: instant
+        )
+        return EntitlementListing(userId: userId, snapshot: evaluated, entries: entries)
+    }
+
+    /// The listing as JSON: `{"user", "at", "entitlements": [...], "balances": {...}}`, keys sorted, dates in
+    /// milliseconds since 1970, an unknown `expiresDate` as `null`.
+    ///
+    /// - Returns: The JSON text.
+    /// - Throws: An encoding error (none for the values a listing holds).
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(Document(self))
+    }
+
+    /// The JSON document.
+    private struct Document: Encodable {
+        struct Item: Encodable {
+            let row: Row
+
+            enum CodingKeys: String, CodingKey {
+                case productId, type, state, hasAccess, expiresDate, originalTransactionId
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(row.productId, forKey: .productId)
+                try container.encode(row.kind.rawValue, forKey: .type)
+                try container.encode(row.state.rawValue, forKey: .state)
+                try container.encode(row.hasAccess, forKey: .hasAccess)
+                if let expires = row.expiresDate {
+                    try container.encode(expires.millisecondsSince1970, forKey: .expiresDate)
+                } else {
+                    try container.encodeNil(forKey: .expiresDate)
+                }
+                try container.encode(row.originalTransactionId, forKey: .originalTransactionId)
+            }
+        }
+
+        let user: String
+        let at: Int64
+        let entitlements: [Item]
+        let balances: [String: Int64]
+
+        init(_ listing: EntitlementListing) {
+            user = listing.userId
+            at = listing.instant.millisecondsSince1970
+            entitlements = listing.rows.map(Item.init)
+            balances = listing.balances
+        }
+    }
+}

@@ -1,0 +1,191 @@
+public import IAPCore
+
+/// The metrics of the purchase server, on a ``MetricsRegistry``: what `GET /metrics` exposes.
+///
+/// | family | type | labels | what |
+/// |---|---|---|---|
+/// | `iap_submissions_total` | counter | `outcome` | app submissions, by the answer's outcome (`delivered`, `alreadyDelivered`, `pending`, `awaitingOwner`, `deferred`, `revoked`, `rejected`) |
+/// | `iap_notifications_total` | counter | `type`, `outcome` | App Store notifications, by type (`unknown` when it did not verify) and outcome (`processed`, `duplicate`, `unowned`, `rejected`, `failed`) |
+/// | `iap_webhook_requests_total` | counter | `type`, `result` | calls of the fulfillment webhook, by `grant`/`revoke` and `success`, `failure` (retried: a 5xx, a timeout) or `refused` (another 4xx) |
+/// | `iap_retry_queue_depth` | gauge | | deliveries waiting for a retry |
+/// | `iap_dead_letters` | gauge | | deliveries that failed too often and wait for a person |
+/// | `iap_verification_failures_total` | counter | `code` | signed data that did not verify, by the failed check |
+/// | `iap_http_request_duration_seconds` | histogram | `route` | time to answer, by route pattern |
+/// | `iap_http_responses_total` | counter | `route`, `status` | answers, by route pattern and status |
+/// | `iap_reconciliations_total` | counter | `outcome` | scheduled reconciliation runs: `clean`, `repaired`, `failed`, or `skipped` (another instance held the lock) |
+/// | `iap_reconciliation_alarms_total` | counter | | reconciliation alarms: customers whose ledger had missed more than the threshold |
+///
+/// Labels never hold a user id, a transaction id or anything a client chose: routes are patterns
+/// (`/iap/v1/users/{userId}/history`), types and codes are the package's or Apple's.
+public final class PurchaseServerMetrics: Sendable {
+    /// The registry the families are registered on.
+    public let registry: MetricsRegistry
+    /// `iap_submissions_total{outcome}`.
+    public let submissions: Counter
+    /// `iap_notifications_total{type,outcome}`.
+    public let notifications: Counter
+    /// `iap_webhook_requests_total{type,result}`.
+    public let webhookRequests: Counter
+    /// `iap_retry_queue_depth`.
+    public let retryQueueDepth: Gauge
+    /// `iap_dead_letters`.
+    public let deadLetters: Gauge
+    /// `iap_verification_failures_total{code}`.
+    public let verificationFailures: Counter
+    /// `iap_http_request_duration_seconds{route}`.
+    public let requestDuration: Histogram
+    /// `iap_http_responses_total{route,status}`.
+    public let responses: Counter
+    /// `iap_reconciliations_total{outcome}`.
+    public let reconciliations: Counter
+    /// `iap_reconciliation_alarms_total`.
+    public let reconciliationAlarms: Counter
+
+    private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
+
+    /// The codes of a failed verification: what counts in `iap_verification_failures_total`.
+    public static let verificationCodes: Set<IAPError.Code> = [
+        .malformedSignedData, .unsupportedAlgorithm, .certificateInvalid, .certificateChainInvalid, .untrustedRoot,
+        .certificateExpired, .missingAppleMarker, .signatureInvalid, .bundleIdMismatch, .environmentMismatch,
+        .appAppleIdMismatch, .unexpectedPayload, .unsignedEnvironmentRejected,
+    ]
+
+    /// Registers the families on a registry.
+    ///
+    /// - Parameter registry: Where to register; a new one by default. Register your own families on it too, and
+    ///   `GET /metrics` exposes them.
+    /// - Throws: ``IAPError`` `invalidArgument` when the registry has one of the names already.
+    public init(registry: MetricsRegistry = MetricsRegistry()) throws {
+        self.registry = registry
+        submissions = try registry.counter(
+            "iap_submissions_total",
+            help: "App submissions (POST /iap/v1/transactions), by outcome.",
+            labels: ["outcome"]
+        )
+        notifications = try registry.counter(
+            "iap_notifications_total",
+            help: "App Store Server Notifications, by type and outcome.",
+            labels: ["type", "outcome"]
+        )
+        webhookRequests = try registry.counter(
+            "iap_webhook_requests_total",
+            help: "Calls of the fulfillment webhook, by type (grant, revoke) and result (success, failure, refused).",
+            labels: ["type", "result"]
+        )
+        retryQueueDepth = try registry.gauge(
+            "iap_retry_queue_depth",
+            help: "Deliveries waiting for a retry of the fulfillment hook."
+        )
+        deadLetters = try registry.gauge(
+            "iap_dead_letters",
+            help: "Deliveries that failed too often and wait for a person."
+        )
+        verificationFailures = try registry.counter(
+            "iap_verification_failures_total",
+            help: "Signed data that did not verify, by the failed check.",
+            labels: ["code"]
+        )
+        requestDuration = try registry.histogram(
+            "iap_http_request_duration_seconds",
+            help: "Time to answer a request, by route pattern.",
+            labels: ["route"],
+            buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+        )
+        responses = try registry.counter(
+            "iap_http_responses_total",
+            help: "Answers, by route pattern and status.",
+            labels: ["route", "status"]
+        )
+        reconciliations = try registry.counter(
+            "iap_reconciliations_total",
+            help: "Scheduled reconciliation runs, by outcome (clean, repaired, failed, skipped).",
+            labels: ["outcome"]
+        )
+        reconciliationAlarms = try registry.counter(
+            "iap_reconciliation_alarms_total",
+            help: "Reconciliation alarms: customers whose ledger had missed more than the threshold."
+        )
+        for outcome in TransactionSubmissionResult.Outcome.allCases {
+            submissions.initialize(labels: [outcome.rawValue])
+        }
+        for outcome in ["clean", "repaired", "failed", "skipped"] {
+            reconciliations.initialize(labels: [outcome])
+        }
+        reconciliationAlarms.initialize()
+        retryQueueDepth.set(0)
+        deadLetters.set(0)
+    }
+
+    /// A fulfillment hook that counts each call of `hook` in `iap_webhook_requests_total`: wrap the webhook with it
+    /// before the pipeline is made.
+    ///
+    /// - Parameter hook: The hook (a `WebhookFulfillmentHook`).
+    /// - Returns: The counting hook.
+    public func measuring(_ hook: some FulfillmentHook) -> MeasuredFulfillmentHook {
+        webhookRequests.initialize(labels: ["grant", "success"])
+        webhookRequests.initialize(labels: ["revoke", "success"])
+        return MeasuredFulfillmentHook(hook, counter: webhookRequests)
+    }
+
+    /// Counts a verification failure, when the error is one.
+    ///
+    /// - Parameter error: An error of a verification, a submission or a notification.
+    public func recordVerificationFailure(_ error: IAPError?) {
+        guard let error, Self.verificationCodes.contains(error.code) else { return }
+        verificationFailures.increment(labels: [error.code.rawValue])
+    }
+
+    /// Sets `iap_retry_queue_depth` and `iap_dead_letters` from the ledger's statistics, at most once per `interval`
+    /// (the statistics of a large database ledger are a scan).
+    ///
+    /// - Parameters:
+    ///   - store: The ledger.
+    ///   - interval: The shortest time between two reads of the statistics.
+    /// - Throws: ``IAPError`` when the ledger fails; the gauges keep their last values.
+    public func refreshLedgerGauges(from store: some EntitlementStore, interval: Duration = .seconds(1)) async throws {
+        let now = ContinuousClock.now
+        let due = ledgerRefresh.withLock { last -> Bool in
+            if let last, now - last < interval {
+                return false
+            }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let statistics = try await store.statistics()
+        retryQueueDepth.set(Double(statistics.pendingRetries))
+        deadLetters.set(Double(statistics.deadLetters))
+    }
+}
+
+/// A ``FulfillmentHook`` that counts each call of another in `iap_webhook_requests_total{type,result}`: `success`,
+/// `failure` (an error that may pass and is retried: a 5xx, a timeout, a refused connection) or `refused` (any other
+/// error: a 4xx other than 409). Made by ``PurchaseServerMetrics/measuring(_:)``.
+public struct MeasuredFulfillmentHook: FulfillmentHook {
+    private let hook: any FulfillmentHook
+    private let counter: Counter
+
+    init(_ hook: some FulfillmentHook, counter: Counter) {
+        self.hook = hook
+        self.counter = counter
+    }
+
+    public func grant(_ delivery: Delivery) async throws {
+        try await count("grant") { try await hook.grant(delivery) }
+    }
+
+    public func revoke(_ delivery: Delivery) async throws {
+        try await count("revoke") { try await hook.revoke(delivery) }
+    }
+
+    private func count(_ type: String, _ call: () async throws -> Void) async throws {
+        do {
+            try await call()
+            counter.increment(labels: [type, "success"])
+        } catch {
+            let retryable = (error as? IAPError)?.isRetryable ?? true
+            counter.increment(labels: [type, retryable ? "failure" : "refused"])
+            throw error
+        }
+    }
+}

@@ -1,0 +1,221 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+public import IAPCore
+public import IAPServerAPI
+
+/// The purchase server's endpoints, to add to an ``HTTPRouter``: what `iap serve` answers, for a Swift server that
+/// embeds the same routes.
+///
+/// | route | who may call | what |
+/// |---|---|---|
+/// | `POST /iap/v1/transactions` | the app, with a user token (``UserAuthenticator``) | the app's submission, answered exactly as ``TransactionSubmissionHandler`` answers (`401` in its shape without a valid token) |
+/// | `POST /iap/v1/notifications` | the App Store (the data is verified) | App Store Server Notifications V2 of every accepted environment: `200` once durably recorded (a duplicate too), `400` for what does not verify, `503` to be sent again |
+/// | `GET /iap/v1/users/{userId}/entitlements` | the service token | ``EntitlementListing``'s JSON; `?at=MILLIS` for another instant |
+/// | `GET /iap/v1/users/{userId}/history?limit=N&cursor=C` | the service token | ``OrderHistoryPage``'s JSON, `limit` 1 to 200 (20 by default) |
+/// | `POST /iap/v1/support/orders/{orderId}/lookup` | the service token and `X-Operator` | ``OrderLookup/lookUp(orderId:actor:)``, audited |
+/// | `POST /iap/v1/support/orders/{orderId}/redeliver` | the service token and `X-Operator` | ``OrderLookup/redeliver(orderId:actor:userId:)`` with the optional body `{"userId": "..."}`, audited |
+/// | `GET /healthz` | anyone | `200` while the process serves |
+/// | `GET /readyz` | anyone | `200` once ready (``ServerReadiness``), `503` before and while stopping |
+/// | `GET /metrics` | anyone | ``PurchaseServerMetrics`` in the Prometheus text format 0.0.4 |
+///
+/// Errors outside the submission's own shape are `{"code": "<IAPError code>", "error": "<neutral message>"}`: `401`
+/// (with `WWW-Authenticate: Bearer`) without the credential a route needs, `400` for a malformed request, `404` for an
+/// order Apple does not know, `501` for support without an App Store Server API client of Production, `502` when the
+/// App Store Server API fails, `503` when the ledger does. What went wrong in detail goes to the ``EventSink``, never to
+/// the client.
+///
+/// ```swift
+/// var router = HTTPRouter()
+/// routes.register(on: &router)
+/// let server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 8080), router: router)
+/// ```
+public struct PurchaseServerRoutes: Sendable {
+    let submissions: TransactionSubmissionHandler
+    let notifications: NotificationProcessor
+    let store: any EntitlementStore
+    let catalog: any ProductCatalog
+    let users: any UserAuthenticator
+    let service: ServiceTokenAuthenticator
+    let support: OrderLookup?
+    let metrics: PurchaseServerMetrics
+    let readiness: ServerReadiness
+    let events: any EventSink
+    let clock: any WallClock
+
+    /// The largest body the routes need: a notification (``NotificationProcessor/maximumBodySize``). Give the
+    /// ``HTTPServer`` this ``HTTPServer/Configuration/maximumBodySize``.
+    public static let maximumBodySize = NotificationProcessor.maximumBodySize
+
+    /// The longest operator name (`X-Operator`) accepted.
+    public static let maximumOperatorLength = 128
+
+    /// Creates the routes.
+    ///
+    /// - Parameters:
+    ///   - submissions: Answers the app's submissions (its pipeline reports one event per submission).
+    ///   - notifications: Processes the App Store's notifications.
+    ///   - store: The ledger the entitlements and history are read from.
+    ///   - catalog: What each product is, for the entitlements.
+    ///   - users: Authenticates the app's user.
+    ///   - service: Checks the service token of the user and support endpoints.
+    ///   - support: The order tool, with the App Store Server API client of Production and the audit log; `nil`
+    ///     answers the support endpoints `501`.
+    ///   - metrics: What `GET /metrics` exposes, counted as requests are answered.
+    ///   - readiness: What `GET /readyz` answers.
+    ///   - events: Where refused credentials and failures of the service endpoints are reported.
+    ///   - clock: The instant of the entitlements.
+    public init(
+        submissions: TransactionSubmissionHandler,
+        notifications: NotificationProcessor,
+        store: some EntitlementStore,
+        catalog: some ProductCatalog,
+        users: some UserAuthenticator,
+        service: ServiceTokenAuthenticator,
+        support: OrderLookup?,
+        metrics: PurchaseServerMetrics,
+        readiness: ServerReadiness = ServerReadiness(ready: true),
+        events: some EventSink = DiscardingEventSink(),
+        clock: some WallClock = SystemClock()
+    ) {
+        self.submissions = submissions
+        self.notifications = notifications
+        self.store = store
+        self.catalog = catalog
+        self.users = users
+        self.service = service
+        self.support = support
+        self.metrics = metrics
+        self.readiness = readiness
+        self.events = events
+        self.clock = clock
+    }
+
+    /// Adds every route to a router.
+    ///
+    /// - Parameter router: The router.
+    public func register(on router: inout HTTPRouter) {
+        add(&router, "POST", "/iap/v1/transactions", submit)
+        add(&router, "POST", "/iap/v1/notifications", notify)
+        add(&router, "GET", "/iap/v1/users/{userId}/entitlements", entitlements)
+        add(&router, "GET", "/iap/v1/users/{userId}/history", history)
+        add(&router, "POST", "/iap/v1/support/orders/{orderId}/lookup", lookUp)
+        add(&router, "POST", "/iap/v1/support/orders/{orderId}/redeliver", redeliver)
+        add(&router, "GET", "/healthz") { _ in .text("ok\n") }
+        add(&router, "GET", "/readyz") { [readiness] _ in
+            readiness.isReady ? .text("ready\n") : .text("not ready\n", status: 503)
+        }
+        add(&router, "GET", "/metrics", exposeMetrics)
+    }
+
+    /// A router with every route.
+    public var router: HTTPRouter {
+        var router = HTTPRouter()
+        register(on: &router)
+        return router
+    }
+
+    /// Adds a route whose answers are timed and counted by route pattern.
+    private func add(
+        _ router: inout HTTPRouter,
+        _ method: String,
+        _ pattern: String,
+        _ handler: @escaping @Sendable (HTTPServerRequest) async -> HTTPServerResponse
+    ) {
+        router.add(method, pattern) { [metrics] request in
+            let started = ContinuousClock.now
+            let response = await handler(request)
+            metrics.requestDuration.observe(ContinuousClock.now - started, labels: [pattern])
+            metrics.responses.increment(labels: [pattern, String(response.status)])
+            return response
+        }
+    }
+
+    // MARK: - The app and the App Store
+
+    /// `POST /iap/v1/transactions`.
+    @Sendable
+    func submit(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let userId: String
+        do {
+            userId = try await users.authenticate(request)
+        } catch {
+            let detail = IAPError.wrapping(error, as: .unauthenticated, "the user authenticator failed")
+            let response = TransactionSubmissionResponse(
+                result: TransactionSubmissionResult(
+                    outcome: .rejected,
+                    transactionId: nil,
+                    error: IAPError(.unauthenticated, "the request is not authenticated")
+                ),
+                status: 401,
+                detail: detail
+            )
+            events.record(
+                IAPEvent(
+                    time: clock.now,
+                    event: "submission.rejected",
+                    outcome: TransactionSubmissionResult.Outcome.rejected.rawValue,
+                    errorCode: IAPError.Code.unauthenticated.rawValue,
+                    message: detail.message
+                )
+            )
+            metrics.submissions.increment(labels: [response.result.outcome.rawValue])
+            var answer = Self.answer(response)
+            answer.headers.add(name: "WWW-Authenticate", value: #"Bearer realm="iap""#)
+            return answer
+        }
+        let response = await submissions.handle(body: request.body, authenticatedUserId: userId)
+        metrics.submissions.increment(labels: [response.result.outcome.rawValue])
+        metrics.recordVerificationFailure(response.detail)
+        return Self.answer(response)
+    }
+
+    private static func answer(_ response: TransactionSubmissionResponse) -> HTTPServerResponse {
+        HTTPServerResponse(
+            status: response.status,
+            headers: ["Content-Type": TransactionSubmissionResponse.contentType],
+            body: response.body
+        )
+    }
+
+    /// `POST /iap/v1/notifications`.
+    @Sendable
+    func notify(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let outcome = await notifications.process(body: request.body)
+        metrics.notifications.increment(labels: [outcome.notificationType?.rawValue ?? "unknown", outcome.name])
+        switch outcome {
+        case .processed, .duplicate, .unowned:
+            return Self.json(["outcome": outcome.name])
+        case .rejected(let error):
+            metrics.recordVerificationFailure(error)
+            let message =
+                PurchaseServerMetrics.verificationCodes.contains(error.code)
+                ? "the notification did not verify" : #"the body is not {"signedPayload": "..."} of this app"#
+            return Self.failure(400, error.code, message)
+        case .failed(let error):
+            var response = Self.failure(503, error.code, "the notification could not be recorded now; send it again")
+            response.headers.add(name: "Retry-After", value: "5")
+            return response
+        }
+    }
+
+    // MARK: - Operations
+
+    /// `GET /metrics`.
+    @Sendable
+    func exposeMetrics(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        do {
+            try await metrics.refreshLedgerGauges(from: store)
+        } catch {
+            // The gauges keep their last values; the scrape still answers.
+            report("metrics.failed", error, route: "/metrics")
+        }
+        return HTTPServerResponse(
+            status: 200,
+            headers: ["Content-Type": MetricsRegistry.contentType],
+            body: Data(metrics.registry.exposition().utf8)
+        )
+    }
+}

@@ -1,0 +1,244 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+public import IAPCore
+
+/// A ``PostgresEntitlementStore`` whose writes carry out the deliveries themselves: a
+/// ``PostgresTransactionalFulfillmentHook`` grants and takes back in the transaction that writes the ledger entry.
+///
+/// Give it to `DeliveryPipeline(verifier:catalog:store:)` in place of a store and a hook. A new purchase is then
+/// one transaction, one commit: `BEGIN` and the insert of the entry, already marked delivered, in one round trip;
+/// the hook's statements; `COMMIT`. A due entry (a retry, a take-back) is the same with the compare-and-set
+/// update in place of the insert. The entry's row is locked from the insert or update to the commit, so of several
+/// deliverers, in any number of processes, exactly one runs the hook; the others find the id taken or the
+/// revision changed, and run nothing.
+///
+/// ```swift
+/// let ledger = try await PostgresEntitlementStore(configuration: .init(url: url, schema: "iap"))
+/// let pipeline = DeliveryPipeline(
+///     verifier: verifier,
+///     catalog: catalog,
+///     store: PostgresTransactionalFulfillmentStore(store: ledger, hook: WalletGrants())
+/// )
+/// ```
+///
+/// Every ``EntitlementStore`` call is the wrapped store's; `close()` closes it.
+public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillmentStore {
+    /// The ledger.
+    public let store: PostgresEntitlementStore
+    private let hook: any PostgresTransactionalFulfillmentHook
+
+    /// Wraps a store with the hook that grants and takes back in its transactions.
+    ///
+    /// - Parameters:
+    ///   - store: The ledger, in the database that also holds what the hook writes.
+    ///   - hook: The grant and take-back code.
+    public init(store: PostgresEntitlementStore, hook: some PostgresTransactionalFulfillmentHook) {
+        self.store = store
+        self.hook = hook
+    }
+
+    /// Closes the wrapped store's connections.
+    public func close() async {
+        await store.close()
+    }
+
+    // MARK: Transactional writes
+
+    /// Records a new transaction and carries out its delivery in the same transaction, or returns the entry
+    /// already recorded with its id and carries out nothing.
+    ///
+    /// - Parameters:
+    ///   - entry: The entry, in the state it has once the delivery is done.
+    ///   - signedTransaction: The compact JWS the entry's transaction was verified from, kept with it.
+    ///   - delivery: What the hook grants (or takes back).
+    /// - Returns: `.inserted` once the entry and the hook's statements committed together; `.existing` with the
+    ///   stored entry, the hook not called.
+    /// - Throws: ``IAPError`` with code `fulfillmentFailed` when the hook threw, left a failed statement behind, or
+    ///   the commit was refused (all rolled back); `storageUnavailable` when the connection was lost (during the
+    ///   commit, whether it landed is unknown: the entry tells); otherwise as ``PostgresEntitlementStore/insert(_:)``.
+    public func insert(_ entry: LedgerEntry, signedTransaction: String?, fulfilling delivery: Delivery) async throws
+        -> InsertOutcome
+    {
+        try PostgresEntitlementStore.validateNew(entry)
+        try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
+        let hook = self.hook
+        return try await store.pool.run { connection in
+            guard
+                let stored = try PostgresEntitlementStore.insert(
+                    entry,
+                    signedTransaction: signedTransaction,
+                    on: connection,
+                    beginning: true
+                )
+            else {
+                return .existing(try PostgresEntitlementStore.existing(entry.transactionId, on: connection))
+            }
+            try Self.fulfill(delivery, with: hook, on: connection)
+            return .inserted(stored)
+        }
+    }
+
+    /// Replaces an entry if its stored revision is still `revision`, and carries out a delivery in the same
+    /// transaction.
+    ///
+    /// - Parameters:
+    ///   - entry: The new state, once the delivery is done.
+    ///   - revision: The revision the caller read.
+    ///   - delivery: What the hook grants or takes back.
+    /// - Returns: `true` once the entry and the hook's statements committed together; `false` when the revision
+    ///   differs or there is no such entry, the hook not called.
+    /// - Throws: ``IAPError`` as ``insert(_:signedTransaction:fulfilling:)``, or `invalidArgument` as
+    ///   ``PostgresEntitlementStore/replace(_:ifRevision:)``.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, fulfilling delivery: Delivery) async throws
+        -> Bool
+    {
+        guard PostgresEntitlementStore.storable(entry.transactionId) else {
+            return false
+        }
+        let hook = self.hook
+        return try await store.pool.run { connection in
+            if !entry.userId.isEmpty {
+                let parameters = try PostgresEntitlementStore.replaceParameters(entry, revision)
+                if try connection.begin(with: .replaceEntry, parameters).count == 1 {
+                    try Self.fulfill(delivery, with: hook, on: connection)
+                    return true
+                }
+                connection.rollback()
+            }
+            return try PostgresEntitlementStore.refusal(of: entry, on: connection)
+        }
+    }
+
+    /// Runs the hook in the open transaction and commits, or rolls everything back and says why.
+    private static func fulfill(
+        _ delivery: Delivery,
+        with hook: any PostgresTransactionalFulfillmentHook,
+        on connection: PostgresConnection
+    ) throws {
+        let transaction = PostgresTransactionConnection(connection)
+        defer { transaction.close() }
+        do {
+            switch delivery.action {
+            case .grant: try hook.grant(delivery, on: transaction)
+            case .revoke: try hook.revoke(delivery, on: transaction)
+            }
+        } catch {
+            connection.rollback()
+            throw IAPError(
+                .fulfillmentFailed,
+                "the transactional fulfillment hook failed to \(delivery.action.rawValue) "
+                    + "\(delivery.idempotencyKey): \(error)",
+                underlying: (error as? IAPError) ?? SendableErrorBox(error),
+                isRetryable: true
+            )
+        }
+        transaction.close()
+        guard connection.isInTransaction else {
+            connection.rollback()
+            throw IAPError(
+                .fulfillmentFailed,
+                "a statement of the transactional fulfillment hook failed, and the hook returned as if it had not "
+                    + "(\(delivery.idempotencyKey)); the transaction was rolled back",
+                isRetryable: true
+            )
+        }
+        do {
+            try connection.commit()
+        } catch let error as IAPError where error.code != .storageUnavailable {
+            // The server rolled back: a deferred constraint, a serialization check, a statement the hook let fail.
+            throw IAPError(
+                .fulfillmentFailed,
+                "the transaction of \(delivery.idempotencyKey) could not commit: \(error.message)",
+                underlying: error,
+                isRetryable: true
+            )
+        }
+    }
+
+    // MARK: EntitlementStore
+
+    /// The ledger's ``PostgresEntitlementStore/insert(_:signedTransaction:)``.
+    public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
+        try await store.insert(entry, signedTransaction: signedTransaction)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/entry(transactionId:)``.
+    public func entry(transactionId: String) async throws -> LedgerEntry? {
+        try await store.entry(transactionId: transactionId)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/replace(_:ifRevision:)``.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
+        try await store.replace(entry, ifRevision: revision)
+    }
+
+    /// The ledger's ``PostgresEntitlementStore/replace(_:ifRevision:signedTransaction:)``.
+    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
+        -> Bool
+    {
+        try await store.replace(entry, ifRevision: revision, signedTransaction: signedTransaction)
+    }
+
+    /// The ledger's ``PostgresEntitlementStore/signedTransaction(transactionId:)``.
+    public func signedTransaction(transactionId: String) async throws -> String? {
+        try await store.signedTransaction(transactionId: transactionId)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/entries(originalTransactionId:)``.
+    public func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
+        try await store.entries(originalTransactionId: originalTransactionId)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/history(userId:cursor:limit:)``.
+    public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
+        try await store.history(userId: userId, cursor: cursor, limit: limit)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/dueDeliveries(at:limit:)``.
+    public func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
+        try await store.dueDeliveries(at: instant, limit: limit)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/bind(appAccountToken:to:)``.
+    public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
+        try await store.bind(appAccountToken: appAccountToken, to: userId)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/user(forAppAccountToken:)``.
+    public func user(forAppAccountToken appAccountToken: String) async throws -> String? {
+        try await store.user(forAppAccountToken: appAccountToken)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/storeRenewalInfo(_:)``.
+    public func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool {
+        try await store.storeRenewalInfo(renewalInfo)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/renewalInfo(originalTransactionId:)``.
+    public func renewalInfo(originalTransactionId: String) async throws -> RenewalInfoPayload? {
+        try await store.renewalInfo(originalTransactionId: originalTransactionId)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/markNotificationProcessed(_:at:)``.
+    public func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool {
+        try await store.markNotificationProcessed(notificationUUID, at: instant)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/isNotificationProcessed(_:)``.
+    public func isNotificationProcessed(_ notificationUUID: String) async throws -> Bool {
+        try await store.isNotificationProcessed(notificationUUID)
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/statistics()``.
+    public func statistics() async throws -> LedgerStatistics {
+        try await store.statistics()
+    }
+
+    /// The wrapped store's ``PostgresEntitlementStore/originalTransactionIds(cursor:limit:)``.
+    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
+        try await store.originalTransactionIds(cursor: cursor, limit: limit)
+    }
+}
