@@ -32,8 +32,9 @@ public import IAPCore
 /// the file and line: the store never skips a record silently. ``repair(directory:options:)`` (`iap ledger
 /// repair`) then keeps every record that verifies and moves the damaged files aside;
 /// ``inspect(directory:)`` (`iap ledger check`) reports all of it without changing anything. A read-only open
-/// (``Access/readOnly``) creates and repairs nothing and takes no lock. Files are created private (0600,
-/// directories 0700) and never opened through a symbolic link. `Documentation/FileStore.md` describes the format.
+/// (``Options-swift.struct/Access/readOnly``) creates and repairs nothing and takes no lock. Files are created
+/// private (0600, directories 0700) and never opened through a symbolic link. `Documentation/FileStore.md`
+/// describes the format.
 ///
 /// The store keeps each transaction's signed JWS (``signedTransaction(transactionId:)``) on disk only: in the
 /// journal record that wrote it, then, after a compaction, in the signed-transaction file (certificate chains

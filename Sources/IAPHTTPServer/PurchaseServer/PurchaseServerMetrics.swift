@@ -159,8 +159,8 @@ public final class PurchaseServerMetrics: Sendable {
 }
 
 /// A ``FulfillmentHook`` that counts each call of another in `iap_webhook_requests_total{type,result}`: `success`,
-/// `failure` (an error that may pass and is retried: a 5xx, a timeout, a refused connection) or `refused` (any other
-/// error: a 4xx other than 409). Made by ``PurchaseServerMetrics/measuring(_:)``.
+/// `failure` (a failure that may pass and is retried: a 5xx, a timeout, a refused connection) or `refused` (any
+/// other failure, such as a 4xx other than 409). Made by ``PurchaseServerMetrics/measuring(_:)``.
 public struct MeasuredFulfillmentHook: FulfillmentHook {
     private let hook: any FulfillmentHook
     private let counter: Counter
