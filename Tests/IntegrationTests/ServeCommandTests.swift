@@ -438,6 +438,43 @@ struct ServeCommandTests {
     )
 )
 struct ServePostgresTests {
+    /// Support on a fleet's database: a lookup and a redelivery are audited in the ledger's schema, one chain that
+    /// `iap support audit verify` checks.
+    @Test func supportIsAuditedInTheLedgersSchema() async throws {
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        defer { _ = try? PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE") }
+        let emulator = try EmulatorProcess(environment: .production)
+        defer { emulator.stop() }
+        let wallet = try ServeCommandTests.Wallet()
+        defer { wallet.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let arguments =
+            ["--port", "0", "--database", url, "--schema", schema, "--catalog", try emulator.saveCatalog().path]
+            + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
+            + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "off"]
+        let server = try ServeProcess(arguments, directory: emulator.directory)
+        defer { server.stop() }
+        let purchase = try await emulator.purchase("coins.100", account: "alice")
+        let orderId = try #require(purchase.orderId)
+        for action in ["lookup", "redeliver"] {
+            let answer = try await server.send(
+                "POST",
+                "/iap/v1/support/orders/\(orderId)/\(action)",
+                bearer: ServeProcess.serviceToken,
+                headers: ["X-Operator": "carol"],
+                body: action == "redeliver" ? #"{"userId":"alice"}"# : ""
+            )
+            #expect(answer.status == 200, "\(action): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        #expect(await eventually { wallet.deliveries.contains { $0.transactionId == purchase.transactionId } })
+        let rows = try PostgresTestServer.sql("SELECT entry FROM \(schema).iap_support_audit ORDER BY sequence")
+        #expect(rows.count == 3)  // the lookup, the redelivery's request and its outcome
+        #expect(rows.allSatisfy { $0.contains(#""actor":"carol""#) })
+        let verified = try CommandLineContractTests.iap(["support", "audit", "verify", url, "--schema", schema])
+        #expect(verified.status == 0, "\(verified.stderr)")
+    }
+
     @Test func twoInstancesSentTheSameSubmissionAndTheSameNotificationAtOnceGrantOnce() async throws {
         let url = try PostgresTestServer.requireURL()
         let schema = PostgresTestServer.freshSchema()
