@@ -27,7 +27,6 @@ from appstoreserverlibrary.api_client import APIError, APIException, AppStoreSer
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
 from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
-from appstoreserverlibrary.models.OrderLookupStatus import OrderLookupStatus
 from appstoreserverlibrary.models.SendAttemptResult import SendAttemptResult
 from appstoreserverlibrary.models.Status import Status
 from appstoreserverlibrary.models.TransactionHistoryRequest import Order, TransactionHistoryRequest
@@ -206,11 +205,9 @@ def run(iap):
         check("get_refund_history", [t.transactionId for t in decoded] == [refunded]
               and decoded[0].revocationDate is not None and refunds.hasMore is False, f"{decoded}")
 
-        # look_up_order_id
-        order = client.look_up_order_id(premium["orderId"])
-        ordered = [verifier.verify_and_decode_signed_transaction(s).transactionId for s in order.signedTransactions]
-        check("look_up_order_id", order.status == OrderLookupStatus.VALID and ordered == [premium["transactionId"]])
-        check("look_up_order_id unknown", client.look_up_order_id("MNOSUCHORD").status == OrderLookupStatus.INVALID)
+        # look_up_order_id: order ids come from the App Store's receipt emails, which sandbox purchases never get;
+        # the emulator in the Sandbox answers 404 as the sandbox does, and Apple's client raises it as an APIException.
+        expect_api_error("look_up_order_id in the Sandbox", lambda: client.look_up_order_id(premium["orderId"]), 404)
 
         # request_test_notification, delivered to the receiver and reported by get_test_notification_status
         token = client.request_test_notification().testNotificationToken
