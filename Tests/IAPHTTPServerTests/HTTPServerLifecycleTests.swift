@@ -96,7 +96,11 @@ struct HTTPServerLifecycleTests {
             await gate.wait()
             return .text("done")
         }
-        let server = try HTTPServer(router: router)
+        // The request waits on the gate for as long as a loaded machine takes to run the steps below.
+        var configuration = HTTPServer.Configuration()
+        configuration.requestDeadline = .seconds(300)
+        configuration.idleTimeout = .seconds(300)
+        let server = try HTTPServer(configuration: configuration, router: router)
         let port = server.port
         let inFlight = try RawHTTPConnection(port: port)
         inFlight.send("GET /work HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -95,10 +95,11 @@ final class RawHTTPConnection: @unchecked Sendable {
         return true
     }
 
-    /// Reads what arrives until the server closes the connection or `timeout` passes.
+    /// Reads what arrives until the server closes the connection or `timeout` passes (long by default: the tests run
+    /// beside others that can keep the concurrency pool busy for a while).
     ///
     /// - Returns: The bytes, and whether the server closed the connection.
-    func readUntilClosed(timeout: Duration = .seconds(15)) async -> (bytes: [UInt8], closed: Bool) {
+    func readUntilClosed(timeout: Duration = .seconds(60)) async -> (bytes: [UInt8], closed: Bool) {
         await offPool { self.blockingReadUntilClosed(timeout: timeout) }
     }
 
@@ -120,7 +121,7 @@ final class RawHTTPConnection: @unchecked Sendable {
 
     /// Reads one answer: the head, then `Content-Length` bytes of body; `nil` when the connection closes first or
     /// `timeout` passes.
-    func readAnswer(timeout: Duration = .seconds(15), head: Bool = false) async -> Answer? {
+    func readAnswer(timeout: Duration = .seconds(60), head: Bool = false) async -> Answer? {
         await offPool { self.blockingReadAnswer(timeout: timeout, head: head) }
     }
 

@@ -21,7 +21,7 @@ func withServer<Result>(
 /// condition that holds returns at once).
 ///
 /// - Returns: Whether it held.
-func eventually(within timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+func eventually(within timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
         if condition() { return true }
