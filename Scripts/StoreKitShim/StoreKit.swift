@@ -188,9 +188,13 @@ public struct Product: Equatable, Hashable, Identifiable, Sendable {
         @available(tvOS, introduced: 15.0, deprecated: 26.0)
         @available(watchOS, introduced: 8.0, deprecated: 26.0)
         @available(visionOS, introduced: 1.0, deprecated: 26.0)
-        public static func promotionalOffer(offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int)
-            -> Product.PurchaseOption
-        {
+        public static func promotionalOffer(
+            offerID: String,
+            keyID: String,
+            nonce: UUID,
+            signature: Data,
+            timestamp: Int
+        ) -> Product.PurchaseOption {
             fatalError("type-check shim")
         }
 
