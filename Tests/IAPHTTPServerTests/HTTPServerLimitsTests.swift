@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPHTTPServer
 import IAPInMemory
+import IAPTestSupport
 import IAPTransportURLSession
 import Testing
 
@@ -172,6 +173,9 @@ struct HTTPServerLimitsTests {
     func perAddressLimit() async throws {
         var configuration = HTTPServer.Configuration()
         configuration.maximumConnectionsPerAddress = 2
+        // The held connections must stay open until the count is seen, however late a loaded machine looks.
+        configuration.idleTimeout = .seconds(120)
+        configuration.requestDeadline = .seconds(120)
         try await withServer(configuration, router: Self.echo()) { server in
             let holders = [try RawHTTPConnection(port: server.port), try RawHTTPConnection(port: server.port)]
             #expect(await eventually { server.openConnections == 2 })

@@ -5,6 +5,7 @@
 #endif
 import Foundation
 import IAPCore
+import IAPTestSupport
 
 /// A raw TCP connection for requests no HTTP client would send: malformed heads, slow clients, pipelined bytes.
 ///
@@ -165,12 +166,5 @@ final class RawHTTPConnection: @unchecked Sendable {
         let body = bytes[(end + 4)...]
         guard body.count >= length else { return nil }
         return Answer(status: status, headers: headers, body: Data(body.prefix(length)))
-    }
-}
-
-/// Runs blocking work on a thread of its own and waits for it without holding a thread of the concurrency pool.
-func offPool<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: work()) }
     }
 }

@@ -96,10 +96,10 @@ struct CommandHelpTests {
     }
 
     @Test(arguments: commands.map(\.words))
-    func everyCommandExplainsItselfOnStandardOutput(_ words: [String]) throws {
+    func everyCommandExplainsItselfOnStandardOutput(_ words: [String]) async throws {
         let options = try #require(Self.commands.first { $0.words == words }?.options)
         for help in ["--help", "-h"] {
-            let run = try CLI.iap(words + [help])
+            let run = try await CLI.iap(words + [help])
             #expect(run.status == 0, "iap \(words.joined(separator: " ")) \(help): \(run.stderr)")
             #expect(run.stderr.isEmpty)
             #expect(run.stdout.hasPrefix("usage: iap \(words.joined(separator: " "))"))
@@ -121,14 +121,14 @@ struct CommandHelpTests {
             #expect(run.stdout.contains("\nexample:\n  ") || run.stdout.contains("\nexamples:\n  "))
         }
         // `iap help WORDS` prints the same usage.
-        let viaHelp = try CLI.iap(["help"] + words)
+        let viaHelp = try await CLI.iap(["help"] + words)
         #expect(viaHelp.status == 0)
-        #expect(viaHelp.stdout == (try CLI.iap(words + ["--help"])).stdout)
+        #expect(viaHelp.stdout == (try await CLI.iap(words + ["--help"])).stdout)
     }
 
-    @Test func theToolListsItsCommands() throws {
+    @Test func theToolListsItsCommands() async throws {
         for arguments in [["--help"], ["-h"], ["help"]] {
-            let run = try CLI.iap(arguments)
+            let run = try await CLI.iap(arguments)
             #expect(run.status == 0)
             #expect(run.stdout.hasPrefix("usage: iap <command>"))
             for command in [
@@ -137,13 +137,13 @@ struct CommandHelpTests {
                 #expect(run.stdoutLines.contains { $0.hasPrefix("  \(command) ") }, "\(command) is not listed")
             }
         }
-        let nothing = try CLI.iap([])
+        let nothing = try await CLI.iap([])
         #expect(nothing.status == 2)
         #expect(nothing.stdout.isEmpty)
         #expect(nothing.stderr.hasPrefix("usage: iap <command>"))
     }
 
-    @Test func aUsageErrorIsOneLineThatNamesTheProblemAndTheHelpToRead() throws {
+    @Test func aUsageErrorIsOneLineThatNamesTheProblemAndTheHelpToRead() async throws {
         for (arguments, problem, help) in [
             (["ledger", "history", "--data", "x", "--bogus"], "unknown option --bogus", "iap ledger history --help"),
             (["ledger", "ingest", "-x"], "unknown option -x", "iap ledger ingest --help"),
@@ -158,13 +158,13 @@ struct CommandHelpTests {
             (["frobnicate"], "unknown command 'frobnicate'", "iap --help"),
             (["demo", "--fresh=yes"], "--fresh takes no value", "iap demo --help"),
         ] {
-            let run = try CLI.iap(arguments)
+            let run = try await CLI.iap(arguments)
             #expect(run.status == 2, "\(arguments) exited \(run.status)")
             #expect(run.stdout.isEmpty)
             #expect(run.stderrLines == ["error: usage: \(problem) (see \(help))"], "\(arguments)")
         }
         // --help wins over a mistake anywhere on the line.
-        let both = try CLI.iap(["ledger", "history", "--bogus", "--help"])
+        let both = try await CLI.iap(["ledger", "history", "--bogus", "--help"])
         #expect(both.status == 0)
         #expect(both.stdout.hasPrefix("usage: iap ledger history"))
     }

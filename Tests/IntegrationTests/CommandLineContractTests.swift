@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// The `iap` tool's contracts, checked from outside as a script would: arguments in, exit status and
@@ -24,7 +25,17 @@ struct CommandLineContractTests {
     )
 
     /// Runs the tool; `environment` adds to (or, with `nil` values, removes from) this process's environment.
-    static func iap(_ arguments: [String], input: Data = Data(), environment: [String: String?] = [:]) throws -> Run {
+    ///
+    /// It waits for the child on a thread of its own (`offPool`), never on the concurrency pool the suites share.
+    static func iap(
+        _ arguments: [String],
+        input: Data = Data(),
+        environment: [String: String?] = [:]
+    ) async throws -> Run {
+        try await offPool { try blockingIAP(arguments, input: input, environment: environment) }
+    }
+
+    private static func blockingIAP(_ arguments: [String], input: Data, environment: [String: String?]) throws -> Run {
         let process = Process()
         process.executableURL = try EmulatorProcess.binary()
         process.arguments = arguments
@@ -58,8 +69,8 @@ struct CommandLineContractTests {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
-    @Test func verifyPrintsThePayloadAndSaysWhichChecksItSkipped() throws {
-        let full = try Self.iap([
+    @Test func verifyPrintsThePayloadAndSaysWhichChecksItSkipped() async throws {
+        let full = try await Self.iap([
             "verify", "--bundle-id", "com.nineton.taller", "--environment", "Production", "--app-apple-id",
             "6450284872", Self.sample.path,
         ])
@@ -69,14 +80,14 @@ struct CommandLineContractTests {
         #expect(payload["notificationType"] as? String == "TEST")
         #expect(payload["signedDate"] as? Int == 1_729_136_651_128)
 
-        let bare = try Self.iap(["verify", Self.sample.path])
+        let bare = try await Self.iap(["verify", Self.sample.path])
         #expect(bare.status == 0)
         #expect(bare.stderrLines.count == 3)
         #expect(bare.stderrLines.allSatisfy { $0.hasPrefix("note: ") })
     }
 
-    @Test func aRejectionIsOneErrorLineAndExitOne() throws {
-        let expired = try Self.iap([
+    @Test func aRejectionIsOneErrorLineAndExitOne() async throws {
+        let expired = try await Self.iap([
             "verify", "--at", "now", "--bundle-id", "x", "--environment", "Production", "--app-apple-id", "1",
             Self.sample.path,
         ])
@@ -85,33 +96,36 @@ struct CommandLineContractTests {
         #expect(expired.stderrLines.count == 1)
         #expect(expired.stderrLines.first?.hasPrefix("error: certificateExpired: ") == true)
 
-        let wrongApp = try Self.iap([
+        let wrongApp = try await Self.iap([
             "verify", "--bundle-id", "com.example.other", "--environment", "Production", "--app-apple-id", "6450284872",
             Self.sample.path,
         ])
         #expect(wrongApp.status == 1)
         #expect(wrongApp.stderrLines.last?.hasPrefix("error: bundleIdMismatch: ") == true)
 
-        let garbage = try Self.iap(["verify", "-"], input: Data("not.a.jws".utf8))
+        let garbage = try await Self.iap(["verify", "-"], input: Data("not.a.jws".utf8))
         #expect(garbage.status == 1)
         #expect(garbage.stderrLines.last?.hasPrefix("error: malformedSignedData: ") == true)
     }
 
-    @Test func usageErrorsExitTwo() throws {
+    @Test func usageErrorsExitTwo() async throws {
         for arguments in [
             ["verify", "--environment", "Staging"], ["verify", "--at", "yesterday"], ["verify", "--kind", "receipt"],
             ["verify", "--unknown"], ["verify", "a", "b"], ["verify", "/no/such/file"], ["ledger", "stats"],
         ] {
-            let run = try Self.iap(arguments)
+            let run = try await Self.iap(arguments)
             #expect(run.status == 2, "\(arguments) exited \(run.status)")
         }
     }
 
-    @Test func batchAnswersEveryLineInOrder() throws {
+    @Test func batchAnswersEveryLineInOrder() async throws {
         let token = try String(contentsOf: Self.sample, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         // Four lines, the third empty; the final newline does not start a fifth.
         let input = [token, "garbage", "", #"{"signedPayload":"\#(token)"}"#].joined(separator: "\n") + "\n"
-        let run = try Self.iap(["verify", "--batch", "--bundle-id", "com.nineton.taller"], input: Data(input.utf8))
+        let run = try await Self.iap(
+            ["verify", "--batch", "--bundle-id", "com.nineton.taller"],
+            input: Data(input.utf8)
+        )
         #expect(run.status == 0)
         let lines = run.stdoutLines
         #expect(lines.count == 4)
@@ -126,22 +140,22 @@ struct CommandLineContractTests {
         #expect(try Self.json(lines[3])["ok"] as? Bool == true)
     }
 
-    @Test func decodeMarksItsOutputUnverified() throws {
-        let run = try Self.iap(["decode", Self.sample.path])
+    @Test func decodeMarksItsOutputUnverified() async throws {
+        let run = try await Self.iap(["decode", Self.sample.path])
         #expect(run.status == 0)
         let document = try Self.json(run.stdout)
         #expect(document["unverified"] as? Bool == true)
         #expect((document["header"] as? [String: Any])?["alg"] as? String == "ES256")
     }
 
-    @Test func theLedgerAcknowledgesEachLineAndAnswersInTheDocumentedShapes() throws {
+    @Test func theLedgerAcknowledgesEachLineAndAnswersInTheDocumentedShapes() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let root = directory.appending(path: "root.der").path
         let catalog = directory.appending(path: "catalog.json").path
         let data = directory.appending(path: "ledger").path
-        let generated = try Self.iap([
+        let generated = try await Self.iap([
             "testdata", "transactions", "--count", "8", "--users", "2", "--root-out", root, "--catalog-out", catalog,
         ])
         #expect(generated.status == 0)
@@ -149,7 +163,7 @@ struct CommandLineContractTests {
         #expect(tokens.count == 8)
 
         let input = (tokens + ["not a token"]).joined(separator: "\n") + "\n"
-        let ingest = try Self.iap(
+        let ingest = try await Self.iap(
             [
                 "ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--user", "alice",
                 "--ledger-only",
@@ -163,14 +177,14 @@ struct CommandLineContractTests {
         )
         #expect(ingest.stdoutLines.last == "REJECT 9 malformedSignedData")
 
-        let again = try Self.iap(
+        let again = try await Self.iap(
             ["ledger", "ingest", "--data", data, "--root", root, "--user", "alice", "--ledger-only"],
             input: Data((tokens[0] + "\n").utf8)
         )
         #expect(again.stdoutLines == ["ACK 2000000000000001 alreadyDelivered"])
 
         let entitlements = try Self.json(
-            try Self.iap([
+            try await Self.iap([
                 "ledger", "entitlements", "--data", data, "--user", "alice", "--at", "1767225700000", "--json",
             ]).stdout
         )
@@ -188,7 +202,7 @@ struct CommandLineContractTests {
         )
         #expect(rows.contains { $0["type"] as? String == "autoRenewable" && $0["expiresDate"] is Int })
 
-        let stats = try Self.json(try Self.iap(["ledger", "stats", "--data", data, "--json"]).stdout)
+        let stats = try Self.json(try await Self.iap(["ledger", "stats", "--data", data, "--json"]).stdout)
         #expect(
             Set(stats.keys) == [
                 "transactions", "delivered", "pendingRetries", "deadLetters", "revoked", "users", "environments",
@@ -198,12 +212,13 @@ struct CommandLineContractTests {
         #expect(stats["environments"] as? [String: Int] == ["Sandbox": 8])
 
         let history = try Self.json(
-            try Self.iap(["ledger", "history", "--data", data, "--user", "alice", "--limit", "3", "--json"]).stdout
+            try await Self.iap(["ledger", "history", "--data", data, "--user", "alice", "--limit", "3", "--json"])
+                .stdout
         )
         #expect((history["items"] as? [Any])?.count == 3)
         #expect(history["nextCursor"] is String)
 
-        #expect(try Self.iap(["ledger", "check", "--data", data]).status == 0)
+        #expect(try await Self.iap(["ledger", "check", "--data", data]).status == 0)
     }
 
     /// A directory with 8 signed test transactions (one per second from 2026-01-01T00:00:00Z), their root
@@ -215,11 +230,11 @@ struct CommandLineContractTests {
         var data: String { directory.appending(path: "ledger").path }
         let tokens: [String]
 
-        init() throws {
+        init() async throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let root = directory.appending(path: "root.der").path
             let catalog = directory.appending(path: "catalog.json").path
-            let generated = try CommandLineContractTests.iap([
+            let generated = try await CommandLineContractTests.iap([
                 "testdata", "transactions", "--count", "8", "--users", "2", "--root-out", root, "--catalog-out",
                 catalog,
             ])
@@ -227,8 +242,8 @@ struct CommandLineContractTests {
             tokens = generated.stdoutLines
         }
 
-        func ingest(_ lines: [String], _ extra: [String] = []) throws -> Run {
-            try CommandLineContractTests.iap(
+        func ingest(_ lines: [String], _ extra: [String] = []) async throws -> Run {
+            try await CommandLineContractTests.iap(
                 ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"] + extra,
                 input: Data((lines.joined(separator: "\n") + "\n").utf8)
             )
@@ -239,13 +254,13 @@ struct CommandLineContractTests {
         }
     }
 
-    @Test func ingestProcessesEveryLineAndExitsOneWhenAnyWasRejected() throws {
-        let bench = try Workbench()
+    @Test func ingestProcessesEveryLineAndExitsOneWhenAnyWasRejected() async throws {
+        let bench = try await Workbench()
         defer { bench.remove() }
         let good = bench.tokens
         // A bad line in the middle: every line after it is still verified, recorded and acknowledged.
         let input = Array(good[0..<3]) + ["eyJhbGciOiJFUzI1NiJ9.e30.c2ln"] + Array(good[3...])
-        let run = try bench.ingest(input)
+        let run = try await bench.ingest(input)
         #expect(run.status == 1)
         #expect(run.stdoutLines.count == 9)
         #expect(run.stdoutLines[3].hasPrefix("REJECT 4 "))
@@ -253,26 +268,26 @@ struct CommandLineContractTests {
         #expect(acknowledged.count == 8)
         #expect(acknowledged.allSatisfy { $0.hasPrefix("ACK 2000000000000") && $0.hasSuffix(" delivered") })
         #expect(run.stderrLines.last == "error: 1 of 9 lines rejected")
-        let stats = try Self.json(try Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
+        let stats = try Self.json(try await Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
         #expect(stats["delivered"] as? Int == 8)
 
         // Every line acknowledged (here: already delivered) is exit 0.
-        let again = try bench.ingest(good)
+        let again = try await bench.ingest(good)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdoutLines.allSatisfy { $0.hasSuffix(" alreadyDelivered") })
         // A usage error is still 2, before anything is read.
-        #expect(try bench.ingest(good, ["--limit", "3"]).status == 2)
+        await #expect(try bench.ingest(good, ["--limit", "3"]).status == 2)
     }
 
-    @Test func textOutputShowsDatesInISO8601AndJSONKeepsMilliseconds() throws {
-        let bench = try Workbench()
+    @Test func textOutputShowsDatesInISO8601AndJSONKeepsMilliseconds() async throws {
+        let bench = try await Workbench()
         defer { bench.remove() }
         // One line at a time, so that the ledger records them in input order (with a window, lines about different
         // purchases are recorded in the order they complete, and the history lists them in that order).
-        #expect(try bench.ingest(bench.tokens, ["--user", "alice", "--window", "1"]).status == 0)
+        await #expect(try bench.ingest(bench.tokens, ["--user", "alice", "--window", "1"]).status == 0)
 
         // The transactions were bought one second apart from 2026-01-01T00:00:00Z.
-        let history = try Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3"])
+        let history = try await Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3"])
         #expect(history.status == 0)
         #expect(
             history.stdoutLines == [
@@ -283,7 +298,7 @@ struct CommandLineContractTests {
             ]
         )
         let historyJSON = try Self.json(
-            try Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3", "--json"])
+            try await Self.iap(["ledger", "history", "--data", bench.data, "--user", "alice", "--limit", "3", "--json"])
                 .stdout
         )
         let items = try #require(historyJSON["items"] as? [[String: Any]])
@@ -291,18 +306,18 @@ struct CommandLineContractTests {
         #expect(items.first?["expiresDate"] as? Int == 1_769_817_607_000)
 
         // --at takes an ISO 8601 time as well as milliseconds, and the answer says it the same way.
-        let entitlements = try Self.iap([
+        let entitlements = try await Self.iap([
             "ledger", "entitlements", "--data", bench.data, "--user", "alice", "--at", "2026-01-01T00:10:00Z",
         ])
         #expect(entitlements.status == 0, "\(entitlements.stderr)")
         #expect(entitlements.stdoutLines.first == "entitlements of alice at 2026-01-01T00:10:00Z")
         #expect(entitlements.stdoutLines.contains("  plus.monthly  autoRenewable  active until 2026-01-31T00:00:07Z"))
-        let millis = try Self.iap([
+        let millis = try await Self.iap([
             "ledger", "entitlements", "--data", bench.data, "--user", "alice", "--at", "1767226200000",
         ])
         #expect(millis.stdout == entitlements.stdout)
         let json = try Self.json(
-            try Self.iap([
+            try await Self.iap([
                 "ledger", "entitlements", "--data", bench.data, "--user", "alice", "--at", "2026-01-01T00:10:00Z",
                 "--json",
             ]).stdout
@@ -315,39 +330,40 @@ struct CommandLineContractTests {
             }
         )
         #expect(
-            try Self.iap(["ledger", "entitlements", "--data", bench.data, "--user", "u", "--at", "tomorrow"]).status
+            try await Self.iap(["ledger", "entitlements", "--data", bench.data, "--user", "u", "--at", "tomorrow"])
+                .status
                 == 2
         )
     }
 
-    @Test func environmentListsAreAcceptedAndTheLedgerCountsTransactionsPerEnvironment() throws {
-        let bench = try Workbench()  // 8 Sandbox transactions, ids ...01 to ...08
+    @Test func environmentListsAreAcceptedAndTheLedgerCountsTransactionsPerEnvironment() async throws {
+        let bench = try await Workbench()  // 8 Sandbox transactions, ids ...01 to ...08
         defer { bench.remove() }
         let productionRoot = bench.directory.appending(path: "production-root.der").path
-        let production = try Self.iap([
+        let production = try await Self.iap([
             "testdata", "transactions", "--count", "12", "--users", "2", "--environment", "Production", "--root-out",
             productionRoot,
         ])
         #expect(production.status == 0)
         let later = Array(production.stdoutLines.suffix(4))  // ids ...09 to ...12
 
-        let productionOnly = try bench.ingest(
+        let productionOnly = try await bench.ingest(
             [bench.tokens[0]],
             ["--root", productionRoot, "--environment", "Production", "--user", "alice"]
         )
         #expect(productionOnly.status == 1)
         #expect(productionOnly.stdoutLines == ["REJECT 1 environmentMismatch"])
 
-        let both = try bench.ingest(
+        let both = try await bench.ingest(
             bench.tokens + later,
             ["--root", productionRoot, "--environment", "Production,Sandbox", "--user", "alice"]
         )
         #expect(both.status == 0, "\(both.stderr)")
         #expect(both.stdoutLines.count == 12 && both.stdoutLines.allSatisfy { $0.hasSuffix(" delivered") })
 
-        let json = try Self.json(try Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
+        let json = try Self.json(try await Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
         #expect(json["environments"] as? [String: Int] == ["Production": 4, "Sandbox": 8])
-        let text = try Self.iap(["ledger", "stats", "--data", bench.data])
+        let text = try await Self.iap(["ledger", "stats", "--data", bench.data])
         #expect(
             text.stdoutLines.last?.split(separator: " ").joined(separator: " ")
                 == "environments Production 4, Sandbox 8"
@@ -355,22 +371,22 @@ struct CommandLineContractTests {
 
         let token = Data(bench.tokens[0].utf8)
         let verify = ["verify", "--root", bench.root, "--bundle-id", "com.example.app", "--app-apple-id", "1"]
-        #expect(try Self.iap(verify + ["--environment", "Production,Sandbox"], input: token).status == 0)
-        #expect(try Self.iap(verify + ["--environment", "Production"], input: token).status == 1)
-        let bogus = try Self.iap(verify + ["--environment", "Sandbox,Staging"], input: token)
+        #expect(try await Self.iap(verify + ["--environment", "Production,Sandbox"], input: token).status == 0)
+        #expect(try await Self.iap(verify + ["--environment", "Production"], input: token).status == 1)
+        let bogus = try await Self.iap(verify + ["--environment", "Sandbox,Staging"], input: token)
         #expect(bogus.status == 2)
         #expect(bogus.stderr.contains("'Staging'"))
-        let reserved = try bench.ingest([bench.tokens[0]], ["--user", "unowned:2000000000000001"])
+        let reserved = try await bench.ingest([bench.tokens[0]], ["--user", "unowned:2000000000000001"])
         #expect(reserved.status == 2)
         #expect(reserved.stdout.isEmpty)
     }
 
-    @Test func statsPrintsTextForPeopleAndJSONOnRequest() throws {
-        let bench = try Workbench()
+    @Test func statsPrintsTextForPeopleAndJSONOnRequest() async throws {
+        let bench = try await Workbench()
         defer { bench.remove() }
-        #expect(try bench.ingest(bench.tokens, ["--user", "alice"]).status == 0)
+        await #expect(try bench.ingest(bench.tokens, ["--user", "alice"]).status == 0)
 
-        let text = try Self.iap(["ledger", "stats", "--data", bench.data])
+        let text = try await Self.iap(["ledger", "stats", "--data", bench.data])
         #expect(text.status == 0)
         #expect(text.stdout.hasSuffix("\n"))
         #expect(!text.stdout.hasPrefix("{"))
@@ -382,7 +398,7 @@ struct CommandLineContractTests {
             ]
         )
 
-        let json = try Self.iap(["ledger", "stats", "--data", bench.data, "--json"])
+        let json = try await Self.iap(["ledger", "stats", "--data", bench.data, "--json"])
         #expect(json.status == 0)
         #expect(json.stdout.hasSuffix("}\n"))
         let stats = try Self.json(json.stdout)

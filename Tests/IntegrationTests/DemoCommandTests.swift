@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// `iap demo`, run as a newcomer runs it: in a fresh directory, with no arguments, then again. Serialized: each
@@ -12,8 +13,12 @@ struct DemoCommandTests {
         let stderr: String
     }
 
-    /// Runs `iap` in a directory.
-    static func iap(_ arguments: [String], in directory: URL) throws -> Run {
+    /// Runs `iap` in a directory, waiting for it on a thread of its own.
+    static func iap(_ arguments: [String], in directory: URL) async throws -> Run {
+        try await offPool { try blockingIAP(arguments, in: directory) }
+    }
+
+    private static func blockingIAP(_ arguments: [String], in directory: URL) throws -> Run {
         let process = Process()
         process.executableURL = try EmulatorProcess.binary()
         process.arguments = arguments
@@ -68,11 +73,11 @@ struct DemoCommandTests {
         ["reviewer", "remove.ads", "active", "yes", "-"],
     ]
 
-    @Test func tellsTheWholeStoryAndEndsWithTheEntitlementsTable() throws {
+    @Test func tellsTheWholeStoryAndEndsWithTheEntitlementsTable() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let run = try Self.iap(["demo"], in: directory)
+        let run = try await Self.iap(["demo"], in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.isEmpty)
         #expect(try Self.finalTable(run.stdout) == Self.expectedTable)
@@ -111,15 +116,15 @@ struct DemoCommandTests {
 
         // Every ALARM names something the ledger had really missed: bob's coins, whose notification was lost while
         // his app crashed, and his subscription's billing failure, whose notification was lost in a deploy.
-        #expect(
-            run.stdout.split(separator: "\n").map(String.init).filter { $0.contains("ALARM") }.map {
-                $0.trimmingCharacters(in: .whitespaces)
-            } == [
-                "ALARM: 2000000000000004 (coins.100 of bob) was not in the ledger: delivered now",
-                "ALARM: subscription 2000000000000003 (pro.monthly of bob): its renewal state changed and the ledger "
-                    + "never heard: recorded now",
-            ]
-        )
+        let alarms: [String] = run.stdout.split(separator: "\n").filter { $0.contains("ALARM") }.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let expectedAlarms = [
+            "ALARM: 2000000000000004 (coins.100 of bob) was not in the ledger: delivered now",
+            "ALARM: subscription 2000000000000003 (pro.monthly of bob): its renewal state changed and the ledger "
+                + "never heard: recorded now",
+        ]
+        #expect(alarms == expectedAlarms)
 
         let data = directory.appending(path: "iap-demo-data")
         for file in [
@@ -131,13 +136,13 @@ struct DemoCommandTests {
         // The lookup and the redelivery, in the ledger's own chained audit.
         let audit = try String(contentsOf: data.appending(path: "ledger/support-audit.jsonl"), encoding: .utf8)
         #expect(audit.split(separator: "\n").count == 3)
-        let verified = try Self.iap(["support", "audit", "verify", "iap-demo-data/ledger"], in: directory)
+        let verified = try await Self.iap(["support", "audit", "verify", "iap-demo-data/ledger"], in: directory)
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
 
         // The ledger the demo leaves behind is sound, and the suggested commands work on it.
-        let check = try Self.iap(["ledger", "check", "--data", "iap-demo-data/ledger"], in: directory)
+        let check = try await Self.iap(["ledger", "check", "--data", "iap-demo-data/ledger"], in: directory)
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
-        let entitlements = try Self.iap(
+        let entitlements = try await Self.iap(
             ["ledger", "entitlements", "--data", "iap-demo-data/ledger", "--user", "bob", "--at", "1773225000000"],
             in: directory
         )
@@ -146,13 +151,13 @@ struct DemoCommandTests {
         #expect(entitlements.stdout.contains("balance coins.100: 100"))
     }
 
-    @Test func runningItAgainTellsWhatThatRunFoundAndFreshStartsOver() throws {
+    @Test func runningItAgainTellsWhatThatRunFoundAndFreshStartsOver() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let first = try Self.iap(["demo"], in: directory)
+        let first = try await Self.iap(["demo"], in: directory)
         #expect(first.status == 0, "\(first.stderr)")
-        let again = try Self.iap(["demo"], in: directory)
+        let again = try await Self.iap(["demo"], in: directory)
         #expect(again.status == 0, "\(again.stderr)")
         // What this run found in the ledger the first one left ...
         for line in [
@@ -174,7 +179,7 @@ struct DemoCommandTests {
         }
         #expect(try Self.finalTable(again.stdout) == Self.expectedTable)
 
-        let fresh = try Self.iap(["demo", "--fresh"], in: directory)
+        let fresh = try await Self.iap(["demo", "--fresh"], in: directory)
         #expect(fresh.status == 0, "\(fresh.stderr)")
         #expect(!fresh.stdout.contains("from an earlier run"))
         #expect(fresh.stdout.contains("the wallet service stops answering"))
@@ -192,7 +197,11 @@ struct DemoCommandTests {
     }
 
     /// Runs a command line with `/bin/sh` in a directory, with `PATH` given.
-    static func shell(_ command: String, in directory: URL, path: String? = nil) throws -> Run {
+    static func shell(_ command: String, in directory: URL, path: String? = nil) async throws -> Run {
+        try await offPool { try blockingShell(command, in: directory, path: path) }
+    }
+
+    private static func blockingShell(_ command: String, in directory: URL, path: String?) throws -> Run {
         let process = Process()
         process.executableURL = URL(filePath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -218,7 +227,7 @@ struct DemoCommandTests {
         )
     }
 
-    @Test func everyTryNextCommandWorksFromAnotherDirectory() throws {
+    @Test func everyTryNextCommandWorksFromAnotherDirectory() async throws {
         let directory = try Self.temporaryDirectory()
         let elsewhere = try Self.temporaryDirectory()
         defer {
@@ -226,7 +235,7 @@ struct DemoCommandTests {
             try? FileManager.default.removeItem(at: elsewhere)
         }
         let binary = try EmulatorProcess.binary()
-        let run = try Self.iap(["demo"], in: directory)
+        let run = try await Self.iap(["demo"], in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         let commands = Self.tryNext(run.stdout)
         #expect(commands.count >= 8)
@@ -238,18 +247,18 @@ struct DemoCommandTests {
             #expect(FileManager.default.fileExists(atPath: data.appending(path: file).path), "\(file)")
         }
         for command in commands {
-            let result = try Self.shell(command, in: elsewhere)
+            let result = try await Self.shell(command, in: elsewhere)
             #expect(result.status == 0, "\(command)\n\(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
     }
 
-    @Test func foundOnThePathItIsNamedByItsName() throws {
+    @Test func foundOnThePathItIsNamedByItsName() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let binary = try EmulatorProcess.binary()
         let path = binary.deletingLastPathComponent().path + ":/usr/bin:/bin"
-        let run = try Self.shell("iap demo --data iap-demo-data", in: directory, path: path)
+        let run = try await Self.shell("iap demo --data iap-demo-data", in: directory, path: path)
         #expect(run.status == 0, "\(run.stderr)")
         let commands = Self.tryNext(run.stdout)
         #expect(
@@ -258,21 +267,21 @@ struct DemoCommandTests {
             }
         )
         let check = try #require(commands.first { $0.hasPrefix("iap ledger check ") })
-        #expect(try Self.shell(check, in: FileManager.default.temporaryDirectory, path: path).status == 0)
+        #expect(try await Self.shell(check, in: FileManager.default.temporaryDirectory, path: path).status == 0)
     }
 
-    @Test func neverTouchesADirectoryItDidNotMake() throws {
+    @Test func neverTouchesADirectoryItDidNotMake() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let precious = directory.appending(path: "precious.txt")
         try Data("keep me".utf8).write(to: precious)
 
-        let run = try Self.iap(["demo", "--fresh", "--data", directory.path], in: directory)
+        let run = try await Self.iap(["demo", "--fresh", "--data", directory.path], in: directory)
         #expect(run.status == 1)
         #expect(run.stderr.contains("was not made by iap demo"))
         #expect(FileManager.default.fileExists(atPath: precious.path))
 
-        let usage = try Self.iap(["demo", "extra"], in: directory)
+        let usage = try await Self.iap(["demo", "extra"], in: directory)
         #expect(usage.status == 2)
     }
 }

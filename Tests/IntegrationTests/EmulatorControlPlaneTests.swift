@@ -39,7 +39,7 @@ struct EmulatorControlPlaneTests {
 
     @Test("a control request needs the printed token: none, a wrong one or two are 401, and change nothing")
     func controlToken() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         #expect(emulator.controlToken.count == 64)
         let hexadecimal = emulator.controlToken.allSatisfy(\.isHexDigit)
@@ -67,11 +67,11 @@ struct EmulatorControlPlaneTests {
 
         // --control-token sets it; nothing else is accepted.
         let chosen = "a-chosen-token-of-the-test-1234"
-        let configured = try EmulatorProcess(extraArguments: ["--control-token", chosen])
+        let configured = try await EmulatorProcess.start(extraArguments: ["--control-token", chosen])
         defer { configured.stop() }
         #expect(configured.controlToken == chosen)
         #expect(try await configured.get("/emulator/v1/clock").status == 200)
-        let short = try CommandLineContractTests.iap([
+        let short = try await CommandLineContractTests.iap([
             "emulate", "--port", "0", "--bundle-id", "com.example.app", "--issuer-id", "issuer", "--key-id", "KEY",
             "--auth-key", "AuthKey.p8", "--control-token", "short",
         ])
@@ -81,7 +81,7 @@ struct EmulatorControlPlaneTests {
 
     @Test("a page in a browser cannot drive the store: a foreign Origin is 403, text/plain is 415")
     func crossSiteRequests() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let first = try await emulator.purchase("coins.100")
         let port = try #require(emulator.baseURL.port)
@@ -122,7 +122,7 @@ struct EmulatorControlPlaneTests {
 
     @Test("a rebound DNS name is 421, a missing Host 400; loopback names with the right port pass")
     func hostHeader() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let port = try #require(emulator.baseURL.port)
         let token = "X-Emulator-Control-Token: \(emulator.controlToken)"
@@ -142,7 +142,7 @@ struct EmulatorControlPlaneTests {
 
     @Test("listening beyond loopback warns that the control plane is reachable; a wildcard bind takes IP hosts only")
     func warningOffLoopback() async throws {
-        let emulator = try EmulatorProcess(extraArguments: ["--host", "0.0.0.0"])
+        let emulator = try await EmulatorProcess.start(extraArguments: ["--host", "0.0.0.0"])
         defer { emulator.stop() }
         #expect(emulator.baseURL.host == "0.0.0.0")
         let port = try #require(emulator.baseURL.port)
@@ -155,7 +155,7 @@ struct EmulatorControlPlaneTests {
         #expect(log.contains("control plane"))
         #expect(!log.contains(emulator.controlToken))
 
-        let loopback = try EmulatorProcess()
+        let loopback = try await EmulatorProcess.start()
         defer { loopback.stop() }
         _ = try await loopback.get("/emulator/v1/clock")
         #expect(!(try loopback.standardError()).contains("warning:"))
@@ -172,7 +172,7 @@ struct EmulatorControlPlaneTests {
         let arguments = ["--data", data.path, "--journal-limit", "4096"]
         var bought: [String] = []
         do {
-            let emulator = try EmulatorProcess(extraArguments: arguments, key: key, directory: directory)
+            let emulator = try await EmulatorProcess.start(extraArguments: arguments, key: key, directory: directory)
             defer { emulator.stop() }
             bought.append(try await emulator.purchase("coins.100").transactionId)
             #expect(try await emulator.post("/emulator/v1/purchases", json: #"{"productId":"nope"}"#).status == 400)
@@ -218,7 +218,7 @@ struct EmulatorControlPlaneTests {
             #expect(try await emulator.get("/emulator/v1/clock").status == 200)
         }
         // The restart replays exactly what was answered 200.
-        let restarted = try EmulatorProcess(extraArguments: arguments, key: key, directory: directory)
+        let restarted = try await EmulatorProcess.start(extraArguments: arguments, key: key, directory: directory)
         defer { restarted.stop() }
         let verifier = try await restarted.verifier()
         var listed: [String] = []
@@ -235,7 +235,11 @@ struct EmulatorControlPlaneTests {
         let data = directory.appending(path: "nested/store")
         let key = try P256PrivateKey()
         do {
-            let emulator = try EmulatorProcess(extraArguments: ["--data", data.path], key: key, directory: directory)
+            let emulator = try await EmulatorProcess.start(
+                extraArguments: ["--data", data.path],
+                key: key,
+                directory: directory
+            )
             defer { emulator.stop() }
             _ = try await emulator.purchase("premium")
         }
@@ -255,8 +259,8 @@ struct EmulatorControlPlaneTests {
             at: data.appending(path: "journal.jsonl"),
             withDestinationURL: victim
         )
-        #expect(throws: IAPError.self) {
-            try EmulatorProcess(extraArguments: ["--data", data.path], key: key, directory: directory)
+        await #expect(throws: IAPError.self) {
+            try await EmulatorProcess.start(extraArguments: ["--data", data.path], key: key, directory: directory)
         }
         #expect(try String(contentsOf: victim, encoding: .utf8) == "precious\n")
 
@@ -264,15 +268,15 @@ struct EmulatorControlPlaneTests {
         let fresh = directory.appending(path: "fresh")
         try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(at: fresh.appending(path: "store.json"), withDestinationURL: victim)
-        #expect(throws: IAPError.self) {
-            try EmulatorProcess(extraArguments: ["--data", fresh.path], key: key, directory: directory)
+        await #expect(throws: IAPError.self) {
+            try await EmulatorProcess.start(extraArguments: ["--data", fresh.path], key: key, directory: directory)
         }
         #expect(try String(contentsOf: victim, encoding: .utf8) == "precious\n")
     }
 
     @Test("64 slow clients do not starve the emulator; beyond --max-connections it answers 503 at once")
     func slowClients() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let port = try #require(emulator.baseURL.port)
         var slow: [RawConnection] = []
@@ -290,7 +294,7 @@ struct EmulatorControlPlaneTests {
         #expect(served == 100)
         for connection in slow { connection.close() }
 
-        let small = try EmulatorProcess(extraArguments: ["--max-connections", "8"])
+        let small = try await EmulatorProcess.start(extraArguments: ["--max-connections", "8"])
         defer { small.stop() }
         let smallPort = try #require(small.baseURL.port)
         var holders: [RawConnection] = []

@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPServerAPI
+import IAPTestSupport
 import IAPTransportURLSession
 
 /// An `iap emulate` child process on an ephemeral loopback port, for tests.
@@ -80,6 +81,24 @@ final class EmulatorProcess: Sendable {
         self.environment = environment
         self.process = process
         self.logFile = logFile
+    }
+
+    /// ``init(extraArguments:key:directory:environment:)``, waiting for the emulator's first lines on a thread of
+    /// its own rather than on the concurrency pool the suites share.
+    static func start(
+        extraArguments: [String] = [],
+        key: P256PrivateKey? = nil,
+        directory: URL? = nil,
+        environment: AppStoreEnvironment = .sandbox
+    ) async throws -> EmulatorProcess {
+        try await offPool {
+            try EmulatorProcess(
+                extraArguments: extraArguments,
+                key: key,
+                directory: directory,
+                environment: environment
+            )
+        }
     }
 
     /// Stops the emulator with SIGTERM and waits for it to exit.

@@ -17,7 +17,7 @@ import Testing
 struct EmulatorTests {
     @Test("a purchase is served by Get Transaction Info and Look Up Order ID, signed as Apple signs")
     func purchaseAndOrderLookup() async throws {
-        let emulator = try EmulatorProcess(environment: .production)
+        let emulator = try await EmulatorProcess.start(environment: .production)
         defer { emulator.stop() }
         let client = try emulator.client()
         let verifier = try await emulator.verifier()
@@ -49,7 +49,7 @@ struct EmulatorTests {
 
     @Test("Look Up Order ID exists in Production only: a sandbox emulator answers it 404, as Apple's sandbox does")
     func orderLookupIsProductionOnly() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let purchase = try await emulator.purchase("premium")
         await #expect {
@@ -61,7 +61,7 @@ struct EmulatorTests {
 
     @Test("transaction history pages 20 at a time and resumes from its revision")
     func historyPaging() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let client = try emulator.client()
         let verifier = try await emulator.verifier()
@@ -100,7 +100,7 @@ struct EmulatorTests {
 
     @Test("subscription statuses follow a renewal, a billing failure and its recovery")
     func subscriptionStatuses() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let client = try emulator.client()
         let verifier = try await emulator.verifier()
@@ -137,7 +137,7 @@ struct EmulatorTests {
 
     @Test("refund history lists a refunded transaction")
     func refundHistory() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let client = try emulator.client()
         let verifier = try await emulator.verifier()
@@ -161,7 +161,7 @@ struct EmulatorTests {
 
     @Test("a token signed by another key, for another app or expired is answered 401")
     func unauthorized() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let purchase = try await emulator.purchase("premium")
         let strangers = [
@@ -228,7 +228,7 @@ struct EmulatorTests {
 
     @Test("the client retries injected 500 and 429 answers and gives up after its attempts")
     func retriesInjectedFaults() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let client = try emulator.client()
         let purchase = try await emulator.purchase("premium")
@@ -257,7 +257,7 @@ struct EmulatorTests {
 
     @Test("malformed, oversized and abandoned requests are refused without harming the server")
     func survivesBadClients() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let port = try #require(emulator.baseURL.port)
         let idle = try RawConnection(port: port)  // sends nothing: must not block the others
@@ -290,7 +290,9 @@ struct EmulatorTests {
     @Test("a test notification is retried while the app's server does not answer, and its status says so")
     func testNotificationRetries() async throws {
         // Port 9 (discard) on loopback: nothing listens, every attempt fails at once.
-        let emulator = try EmulatorProcess(extraArguments: ["--notify-url", "http://127.0.0.1:9/notifications"])
+        let emulator = try await EmulatorProcess.start(extraArguments: [
+            "--notify-url", "http://127.0.0.1:9/notifications",
+        ])
         defer { emulator.stop() }
         let client = try emulator.client()
         let token = try #require(try await client.requestTestNotification().testNotificationToken)
@@ -305,7 +307,7 @@ struct EmulatorTests {
         let notification = try await emulator.verifier().notification(try #require(status.signedPayload))
         #expect(notification.payload.notificationType == .test)
 
-        let withoutURL = try EmulatorProcess()
+        let withoutURL = try await EmulatorProcess.start()
         defer { withoutURL.stop() }
         await #expect {
             _ = try await withoutURL.client().requestTestNotification()
@@ -316,7 +318,7 @@ struct EmulatorTests {
 
     @Test("a consumption request is answered from the ledger and the emulator takes the answer as Apple does")
     func consumptionRequestAnswered() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let client = try emulator.client()
         let verifier = try await emulator.verifier()
@@ -375,7 +377,7 @@ struct EmulatorTests {
         let arguments = ["--data", directory.appending(path: "store").path]
         let key = try P256PrivateKey()
 
-        let first = try EmulatorProcess(extraArguments: arguments, key: key, directory: directory)
+        let first = try await EmulatorProcess.start(extraArguments: arguments, key: key, directory: directory)
         let purchase: EmulatorProcess.Purchase
         let root: Data
         let advanced: HTTPResponse
@@ -391,7 +393,7 @@ struct EmulatorTests {
         }
         #expect(advanced.status == 200)
 
-        let second = try EmulatorProcess(extraArguments: arguments, key: key, directory: directory)
+        let second = try await EmulatorProcess.start(extraArguments: arguments, key: key, directory: directory)
         defer { second.stop() }
         #expect(try await second.get("/emulator/v1/root-certificate").body == root)
         #expect(try await second.get("/emulator/v1/clock").body == advanced.body)

@@ -23,16 +23,16 @@ struct LedgerHardeningTests {
         var journal: URL { directory.appending(path: "ledger/journal-1.jsonl") }
         var tokens: [String] = []
 
-        init(count: Int, ingest: Bool = true) throws {
+        init(count: Int, ingest: Bool = true) async throws {
             directory = FileManager.default.temporaryDirectory.appending(path: "iap-hardening-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let generated = try CLI.iap([
+            let generated = try await CLI.iap([
                 "testdata", "transactions", "--count", "\(count)", "--root-out", root, "--catalog-out", catalog,
             ])
             tokens = generated.stdoutLines
             if ingest {
                 // One line at a time: the tests find records by where input order puts them in the journal.
-                let ingested = try CLI.iap(
+                let ingested = try await CLI.iap(
                     [
                         "ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only",
                         "--window", "1",
@@ -51,19 +51,19 @@ struct LedgerHardeningTests {
             Array(try Data(contentsOf: journal))
         }
 
-        func check(_ extra: [String] = []) throws -> CLI.Run {
-            try CLI.iap(["ledger", "check", "--data", data] + extra)
+        func check(_ extra: [String] = []) async throws -> CLI.Run {
+            try await CLI.iap(["ledger", "check", "--data", data] + extra)
         }
     }
 
-    @Test func checkChangesNothingAndSaysWhatAnOpenWouldDo() throws {
-        let ledger = try Ledger(count: 3)
+    @Test func checkChangesNothingAndSaysWhatAnOpenWouldDo() async throws {
+        let ledger = try await Ledger(count: 3)
         defer { ledger.remove() }
         let torn = try ledger.journalBytes() + Array("{\"v\":2,\"seq\":10,\"crc\":\"0".utf8)
         try Data(torn).write(to: ledger.journal)
         let before = try FileManager.default.contentsOfDirectory(atPath: ledger.data).sorted()
 
-        let check = try ledger.check()
+        let check = try await ledger.check()
         #expect(check.status == 0, "\(check.stderr)")
         #expect(
             check.stdoutLines.contains { $0.hasPrefix("note: journal-1.jsonl") && $0.contains("an open cuts them") }
@@ -76,8 +76,8 @@ struct LedgerHardeningTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: ledger.data).sorted() == before)
     }
 
-    @Test func aChangedSeqIsAnErrorNamingFileAndLineAndRepairDropsOnlyThatRecord() throws {
-        let ledger = try Ledger(count: 3)
+    @Test func aChangedSeqIsAnErrorNamingFileAndLineAndRepairDropsOnlyThatRecord() async throws {
+        let ledger = try await Ledger(count: 3)
         defer { ledger.remove() }
         var bytes = try ledger.journalBytes()
         let lastLine = (bytes[..<(bytes.count - 1)].lastIndex(of: UInt8(ascii: "\n")) ?? 0) + 1
@@ -85,7 +85,7 @@ struct LedgerHardeningTests {
         bytes[seq] = UInt8(ascii: "x")
         try Data(bytes).write(to: ledger.journal)
 
-        let check = try ledger.check()
+        let check = try await ledger.check()
         #expect(check.status == 1)
         #expect(
             check.stderrLines.contains {
@@ -93,12 +93,12 @@ struct LedgerHardeningTests {
             }
         )
         #expect(check.stdoutLines.contains { $0.hasPrefix("open: refuses this ledger") })
-        let stats = try CLI.iap(["ledger", "stats", "--data", ledger.data])
+        let stats = try await CLI.iap(["ledger", "stats", "--data", ledger.data])
         #expect(stats.status == 1)
         #expect(stats.stderr.contains("storageCorrupted"))
         #expect(try ledger.journalBytes() == bytes)
 
-        let repair = try CLI.iap(["ledger", "repair", ledger.data])
+        let repair = try await CLI.iap(["ledger", "repair", ledger.data])
         #expect(repair.status == 0, "\(repair.stderr)")
         #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 7") })
         #expect(
@@ -110,19 +110,19 @@ struct LedgerHardeningTests {
         #expect(
             Array(try Data(contentsOf: URL(filePath: ledger.data).appending(path: "\(aside)/journal-1.jsonl"))) == bytes
         )
-        #expect(try ledger.check(["--reverify", "--root", ledger.root]).status == 0)
-        #expect(try CLI.iap(["ledger", "repair", "--help"]).status == 0)
+        await #expect(try ledger.check(["--reverify", "--root", ledger.root]).status == 0)
+        #expect(try await CLI.iap(["ledger", "repair", "--help"]).status == 0)
     }
 
-    @Test func anEmptiedOrDeletedJournalFailsTheCheck() throws {
-        let ledger = try Ledger(count: 3)
+    @Test func anEmptiedOrDeletedJournalFailsTheCheck() async throws {
+        let ledger = try await Ledger(count: 3)
         defer { ledger.remove() }
         try Data().write(to: ledger.journal)
-        let emptied = try ledger.check()
+        let emptied = try await ledger.check()
         #expect(emptied.status == 1)
         #expect(emptied.stderr.contains("recorded writes are lost"))
         try FileManager.default.removeItem(at: ledger.journal)
-        let deleted = try ledger.check(["--json"])
+        let deleted = try await ledger.check(["--json"])
         #expect(deleted.status == 1)
         let document = try CLI.json(deleted.stdout)
         #expect(document["ok"] as? Bool == false)
@@ -130,14 +130,14 @@ struct LedgerHardeningTests {
         #expect(!FileManager.default.fileExists(atPath: ledger.journal.path))
     }
 
-    @Test func commandsThatReadNeverCreateALedger() throws {
+    @Test func commandsThatReadNeverCreateALedger() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-empty-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         for command in [
             ["export"], ["stats"], ["history", "--user", "alice"], ["entitlements", "--user", "alice"], ["check"],
         ] {
-            let run = try CLI.iap(["ledger"] + command + ["--data", directory.path])
+            let run = try await CLI.iap(["ledger"] + command + ["--data", directory.path])
             #expect(run.status == 1, "\(command)")
             #expect(run.stderr.hasPrefix("error: notFound: "), "\(command): \(run.stderr)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "\(command)")
@@ -145,8 +145,8 @@ struct LedgerHardeningTests {
     }
 
     @Test(arguments: [false, true])
-    func aRecordAppendedWithARecomputedChecksumIsCaughtByReverification(keepingAnotherJWS: Bool) throws {
-        let ledger = try Ledger(count: 3)
+    func aRecordAppendedWithARecomputedChecksumIsCaughtByReverification(keepingAnotherJWS: Bool) async throws {
+        let ledger = try await Ledger(count: 3)
         defer { ledger.remove() }
         // A forged insert: transaction 3's record under a new id and sequence, its checksum recomputed.
         let bytes = try ledger.journalBytes()
@@ -163,12 +163,12 @@ struct LedgerHardeningTests {
         try Data(bytes + Array(forged.utf8)).write(to: ledger.journal)
 
         // Appended after the last watermark, it looks like any record written since: the plain check opens it.
-        let plain = try ledger.check()
+        let plain = try await ledger.check()
         #expect(plain.status == 0, "\(plain.stderr)")
-        let stats = try CLI.json(try CLI.iap(["ledger", "stats", "--data", ledger.data, "--json"]).stdout)
+        let stats = try CLI.json(try await CLI.iap(["ledger", "stats", "--data", ledger.data, "--json"]).stdout)
         #expect(stats["transactions"] as? Int == 4)
         // Verifying every entry's signed transaction again finds it.
-        let reverified = try ledger.check(["--reverify", "--root", ledger.root])
+        let reverified = try await ledger.check(["--reverify", "--root", ledger.root])
         #expect(reverified.status == 1)
         let problem = try #require(reverified.stderrLines.first { $0.contains("2000000000009999") })
         #expect(
@@ -183,12 +183,12 @@ struct LedgerHardeningTests {
         /// On a full disk, a transaction whose insert was durable is acknowledged with the state it is in, never
         /// rejected: a later run delivers it. Run in its own process: the file size limit is the whole process's.
         @Test func aLineRecordedBeforeTheDiskFilledIsAcknowledgedPending() async throws {
-            let ledger = try Ledger(count: 1, ingest: false)
+            let ledger = try await Ledger(count: 1, ingest: false)
             defer { ledger.remove() }
             // How long the journal is once the insert is durable, from a run with room.
             let probe = ledger.directory.appending(path: "probe").path
             let input = Data((ledger.tokens[0] + "\n").utf8)
-            _ = try CLI.iap(
+            _ = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", probe, "--catalog", ledger.catalog, "--root", ledger.root,
                     "--ledger-only",
@@ -214,7 +214,7 @@ struct LedgerHardeningTests {
                 bound.rlim_cur = rlim_t(limit)
                 guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &bound) == 0 else { exit(10) }
                 guard
-                    let run = try? CLI.iap(
+                    let run = try? await CLI.iap(
                         ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"],
                         input: Data((token + "\n").utf8)
                     )
@@ -242,7 +242,7 @@ struct LedgerHardeningTests {
                 return .respond(status: 200, headers: [:], body: Data())
             }
             defer { wallet.stop() }
-            let again = try CLI.iap(
+            let again = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", data, "--root", root, "--grant-url",
                     wallet.url.appending(path: "iap").absoluteString, "--grant-secret-file", secretFile.path,

@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPTesting
+import IAPTestSupport
 import Testing
 
 /// `iap ledger ingest` with many lines in flight: answers in input order, each after its line is durable, the lines
@@ -17,9 +18,9 @@ struct LedgerIngestWindowTests {
         var catalog: String { directory.appending(path: "catalog.json").path }
         let tokens: [String]
 
-        init(count: Int) throws {
+        init(count: Int) async throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let generated = try CLI.iap([
+            let generated = try await CLI.iap([
                 "testdata", "transactions", "--count", String(count), "--users", "3", "--root-out",
                 directory.appending(path: "root.der").path, "--catalog-out",
                 directory.appending(path: "catalog.json").path,
@@ -50,8 +51,8 @@ struct LedgerIngestWindowTests {
         return try #require(object["transactionId"] as? String)
     }
 
-    @Test func manyLinesInFlightAreAnsweredInInputOrderWithRejectedLinesInPlace() throws {
-        let bench = try Workbench(count: 300)
+    @Test func manyLinesInFlightAreAnsweredInInputOrderWithRejectedLinesInPlace() async throws {
+        let bench = try await Workbench(count: 300)
         defer { bench.remove() }
         // Rejected lines among the good ones, at the start, in the middle and at the end, and a good line twice.
         var lines: [String] = ["not a token"]
@@ -70,23 +71,25 @@ struct LedgerIngestWindowTests {
         expected.append("REJECT \(lines.count) malformedSignedData")
         let input = Data((lines.joined(separator: "\n") + "\n").utf8)
 
-        let windowed = try CLI.iap(bench.arguments(ledger: bench.ledger("windowed"), window: 32), input: input)
+        let windowed = try await CLI.iap(bench.arguments(ledger: bench.ledger("windowed"), window: 32), input: input)
         #expect(windowed.status == 1)
         #expect(windowed.stdoutLines == expected)
         let rejected = expected.filter { $0.hasPrefix("REJECT") }.count
         #expect(windowed.stderrLines.last == "error: \(rejected) of \(lines.count) lines rejected")
 
         // One line at a time answers exactly the same.
-        let single = try CLI.iap(bench.arguments(ledger: bench.ledger("single"), window: 1), input: input)
+        let single = try await CLI.iap(bench.arguments(ledger: bench.ledger("single"), window: 1), input: input)
         #expect(single.status == 1)
         #expect(single.stdoutLines == expected)
 
         // Everything acknowledged is in the ledger, once.
-        let stats = try CLI.json(try CLI.iap(["ledger", "stats", "--data", bench.ledger("windowed"), "--json"]).stdout)
+        let stats = try CLI.json(
+            try await CLI.iap(["ledger", "stats", "--data", bench.ledger("windowed"), "--json"]).stdout
+        )
         #expect(stats["delivered"] as? Int == bench.tokens.count)
-        #expect(try CLI.iap(["ledger", "check", "--data", bench.ledger("windowed")]).status == 0)
+        #expect(try await CLI.iap(["ledger", "check", "--data", bench.ledger("windowed")]).status == 0)
         // A rerun acknowledges every line as already delivered.
-        let again = try CLI.iap(
+        let again = try await CLI.iap(
             bench.arguments(ledger: bench.ledger("windowed"), window: nil),
             input: Data((bench.tokens.joined(separator: "\n") + "\n").utf8)
         )
@@ -124,7 +127,7 @@ struct LedgerIngestWindowTests {
             ids.append(purchase.transactionId)
         }
         let ledger = directory.appending(path: "ledger").path
-        let run = try CLI.iap(
+        let run = try await CLI.iap(
             [
                 "ledger", "ingest", "--data", ledger, "--root", root.path, "--bundle-id",
                 appStore.configuration.bundleId, "--environment", "Sandbox", "--user", "alice", "--ledger-only",
@@ -138,22 +141,22 @@ struct LedgerIngestWindowTests {
             #expect(run.stdoutLines[2 * index] == "ACK \(id) delivered")
             #expect(run.stdoutLines[2 * index + 1].hasSuffix(" revoked"), "\(run.stdoutLines[2 * index + 1])")
         }
-        let export = try CLI.iap(["ledger", "export", "--data", ledger])
+        let export = try await CLI.iap(["ledger", "export", "--data", ledger])
         #expect(export.status == 0)
         let entries = try export.stdoutLines.map { try CLI.json($0) }
         #expect(Set(entries.compactMap { $0["transactionId"] as? String }) == Set(ids))
         // Each purchase was granted, then taken back.
         #expect(entries.allSatisfy { $0["grantAttempted"] as? Bool == true && $0["revokedAt"] is Int })
         #expect(entries.allSatisfy { $0["revocationDelivered"] as? Bool == true }, "\(export.stdout)")
-        let entitlements = try CLI.iap(["ledger", "entitlements", "--data", ledger, "--user", "alice", "--json"])
+        let entitlements = try await CLI.iap(["ledger", "entitlements", "--data", ledger, "--user", "alice", "--json"])
         #expect(entitlements.status == 0)
         let granted = try #require(try CLI.json(entitlements.stdout)["entitlements"] as? [[String: Any]])
         #expect(!granted.isEmpty)
         #expect(granted.allSatisfy { $0["hasAccess"] as? Bool == false }, "\(entitlements.stdout)")
     }
 
-    @Test func aPipeIsAnsweredLineByLineWhileTheWindowIsOpen() throws {
-        let bench = try Workbench(count: 3)
+    @Test func aPipeIsAnsweredLineByLineWhileTheWindowIsOpen() async throws {
+        let bench = try await Workbench(count: 3)
         defer { bench.remove() }
         let (process, stdin, stdout) = try VerifyBatchCommandTests.launch(
             bench.arguments(ledger: bench.ledger("ledger"), window: nil)
@@ -175,22 +178,22 @@ struct LedgerIngestWindowTests {
         ]
         for (index, line) in lines.enumerated() {
             stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
-            let answered = arrived.wait(timeout: .now() + 60) == .success
+            let answered = await offPool { arrived.wait(timeout: .now() + 60) == .success }
             #expect(answered, "line \(index + 1) was not answered while the input stayed open")
             guard answered else { return }
             #expect(answers.withLock { $0.last } == expected[index])
         }
         try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
+        await offPool { process.waitUntilExit() }
         #expect(process.terminationStatus == 1)
         #expect(answers.withLock { $0 } == expected)
     }
 
-    @Test func aWindowOutsideOneTo1024IsAUsageError() throws {
-        let bench = try Workbench(count: 1)
+    @Test func aWindowOutsideOneTo1024IsAUsageError() async throws {
+        let bench = try await Workbench(count: 1)
         defer { bench.remove() }
         for window in ["0", "1025", "many"] {
-            let run = try CLI.iap(
+            let run = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", bench.ledger("ledger"), "--root", bench.root, "--ledger-only",
                     "--window", window,

@@ -28,7 +28,7 @@ struct PostgresLedgerProcessTests {
         return process
     }
 
-    @Test func twoProcessesIngestingTheSameInputAtOnceGrantEachPurchaseExactlyOnce() throws {
+    @Test func twoProcessesIngestingTheSameInputAtOnceGrantEachPurchaseExactlyOnce() async throws {
         let url = try PostgresTestServer.requireURL()
         let schema = PostgresTestServer.freshSchema()
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-pg-\(UUID().uuidString)")
@@ -52,7 +52,7 @@ struct PostgresLedgerProcessTests {
         }
         defer { wallet.stop() }
         let count = 400
-        let generated = try CommandLineContractTests.iap([
+        let generated = try await CommandLineContractTests.iap([
             "testdata", "transactions", "--count", String(count), "--users", "20", "--root-out", root,
             "--catalog-out", catalog,
         ])
@@ -70,7 +70,7 @@ struct PostgresLedgerProcessTests {
             try Self.start(ingest, output: directory.appending(path: "ingest-\($0).out"))
         }
         for process in processes {
-            process.waitUntilExit()
+            await offPool { process.waitUntilExit() }
             #expect(process.terminationStatus == 0)
         }
 
@@ -88,34 +88,34 @@ struct PostgresLedgerProcessTests {
         #expect(wallet.requests.allSatisfy { $0.method == "POST" && $0.target == "/iap" })
 
         let stats = try CommandLineContractTests.json(
-            try CommandLineContractTests.iap(["ledger", "stats"] + ledger + ["--json"]).stdout
+            try await CommandLineContractTests.iap(["ledger", "stats"] + ledger + ["--json"]).stdout
         )
         #expect(stats["transactions"] as? Int == count)
         #expect(stats["delivered"] as? Int == count)
-        #expect(try CommandLineContractTests.iap(["ledger", "check"] + ledger).status == 0)
+        #expect(try await CommandLineContractTests.iap(["ledger", "check"] + ledger).status == 0)
         // Every purchase was recorded with the JWS it was verified from, which verifies again.
-        let reverified = try CommandLineContractTests.iap(
+        let reverified = try await CommandLineContractTests.iap(
             ["ledger", "check"] + ledger + ["--reverify", "--root", root]
         )
         #expect(reverified.status == 0, "\(reverified.stderr)")
         #expect(
             reverified.stdoutLines.contains("reverify: \(count) signed transactions verify and match their entries")
         )
-        let export = try CommandLineContractTests.iap(["ledger", "export"] + ledger)
+        let export = try await CommandLineContractTests.iap(["ledger", "export"] + ledger)
         #expect(export.stdoutLines.count == count)
     }
 
-    @Test func aMissingDatabaseLedgerIsRefusedByTheReadingCommands() throws {
+    @Test func aMissingDatabaseLedgerIsRefusedByTheReadingCommands() async throws {
         let ledger = [
             "--database", try PostgresTestServer.requireURL(), "--schema",
             "t_missing_" + String(UInt32.random(in: 0...UInt32.max)),
         ]
         for command in [["stats"], ["check"], ["export"], ["history", "--user", "u"]] {
-            let run = try CommandLineContractTests.iap(["ledger"] + command + ledger)
+            let run = try await CommandLineContractTests.iap(["ledger"] + command + ledger)
             #expect(run.status == 1)
             #expect(run.stderrLines.last?.hasPrefix("error: notFound: ") == true, "\(command): \(run.stderr)")
         }
-        let both = try CommandLineContractTests.iap(["ledger", "stats", "--data", "/tmp/x"] + ledger)
+        let both = try await CommandLineContractTests.iap(["ledger", "stats", "--data", "/tmp/x"] + ledger)
         #expect(both.status == 2)
     }
 }

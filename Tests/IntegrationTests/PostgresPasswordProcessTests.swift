@@ -52,14 +52,15 @@ struct PostgresPasswordProcessTests {
         }
 
         /// `iap ledger stats` on the test ledger, with no password anywhere but where the caller puts it.
-        func stats(_ extra: [String], url: String? = nil, environment: [String: String?] = [:]) throws -> CLI.Run {
+        func stats(_ extra: [String], url: String? = nil, environment: [String: String?] = [:]) async throws -> CLI.Run
+        {
             var environment = environment
             for name in ["PGPASSWORD", "PGPASSFILE"] where environment[name] == nil {
                 environment[name] = .some(nil)
             }
             // No ~/.pgpass of the user running the tests.
             environment["HOME"] = directory.path
-            return try CLI.iap(
+            return try await CLI.iap(
                 ["ledger", "stats", "--database", url ?? bare, "--schema", schema] + extra,
                 environment: environment
             )
@@ -69,28 +70,33 @@ struct PostgresPasswordProcessTests {
     @Test func thePasswordCanComeFromAFilePGPASSWORDOrAPasswordFileOfLibpq() async throws {
         let server = try await Server()
         defer { server.remove() }
-        let without = try server.stats([])
+        let without = try await server.stats([])
         #expect(without.status == 1)
         #expect(without.stderrLines.first?.hasPrefix("error: storageAuthenticationFailed: ") == true)
 
         let file = try server.file("password", server.password + "\n")
-        let fromFile = try server.stats(["--database-password-file", file])
+        let fromFile = try await server.stats(["--database-password-file", file])
         #expect(fromFile.status == 0, "\(fromFile.stderr)")
 
-        let fromEnvironment = try server.stats([], environment: ["PGPASSWORD": server.password])
+        let fromEnvironment = try await server.stats([], environment: ["PGPASSWORD": server.password])
         #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
 
         let pgpass = try server.file("pgpass", "\(server.host):\(server.port):*:*:\(server.password)\n")
-        let fromPGPASSFILE = try server.stats([], environment: ["PGPASSFILE": pgpass])
+        let fromPGPASSFILE = try await server.stats([], environment: ["PGPASSFILE": pgpass])
         #expect(fromPGPASSFILE.status == 0, "\(fromPGPASSFILE.stderr)")
 
         // Given twice (the URL and the file), or a file that holds nothing: a usage error.
-        let twice = try server.stats(["--database-password-file", file], url: try PostgresTestServer.requireURL())
+        let twice = try await server.stats(
+            ["--database-password-file", file],
+            url: try PostgresTestServer.requireURL()
+        )
         #expect(twice.status == 2)
         #expect(!twice.stderr.contains(server.password + "@"))
-        let empty = try server.stats(["--database-password-file", try server.file("empty", "\n")])
+        let empty = try await server.stats(["--database-password-file", try server.file("empty", "\n")])
         #expect(empty.status == 2)
-        let stray = try CLI.iap(["ledger", "stats", "--data", server.directory.path, "--database-password-file", file])
+        let stray = try await CLI.iap([
+            "ledger", "stats", "--data", server.directory.path, "--database-password-file", file,
+        ])
         #expect(stray.status == 2)
     }
 
@@ -103,20 +109,20 @@ struct PostgresPasswordProcessTests {
             ("postgres://iap:WrongPW-S3cret@\(server.host):\(server.port)/postgres", "WrongPW-S3cret", 1),
         ]
         for (url, secret, status) in cases {
-            let run = try server.stats([], url: url)
+            let run = try await server.stats([], url: url)
             #expect(run.status == status, "\(url): \(run.stderr)")
             #expect(!run.stderr.contains(secret) && !run.stdout.contains(secret), "\(run.stderr)")
         }
         let wrongFile = try server.file("wrong", "WrongPW-inFile\n")
-        let refused = try server.stats(["--database-password-file", wrongFile])
+        let refused = try await server.stats(["--database-password-file", wrongFile])
         #expect(refused.status == 1)
         #expect(refused.stderrLines.first?.hasPrefix("error: storageAuthenticationFailed: ") == true)
         #expect(!refused.stderr.contains("WrongPW-inFile"))
     }
 
-    @Test func theHelpSaysToKeepThePasswordOffTheCommandLine() throws {
+    @Test func theHelpSaysToKeepThePasswordOffTheCommandLine() async throws {
         for command in [["ledger", "stats"], ["support", "lookup-order"], ["support", "audit", "verify"]] {
-            let help = try CLI.iap(command + ["--help"])
+            let help = try await CLI.iap(command + ["--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("--database-password-file FILE"), "\(command)")
             #expect(help.stdout.contains("/proc/PID/cmdline"), "\(command)")

@@ -26,7 +26,11 @@ struct PostgresTransactionalCrashTests {
     }
 
     /// Runs the helper; returns its exit status, or the signal that ended it (negated).
-    static func run(_ arguments: [String]) throws -> Int32 {
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        try await offPool { try blockingRun(arguments) }
+    }
+
+    private static func blockingRun(_ arguments: [String]) throws -> Int32 {
         let process = Process()
         process.executableURL = try helper()
         process.arguments = arguments
@@ -82,16 +86,16 @@ struct PostgresTransactionalCrashTests {
     }
 
     @Test(arguments: ["written", "granted", "committed"])
-    func killedWhileGrantingTheWalletAndTheLedgerAgree(step: String) throws {
+    func killedWhileGrantingTheWalletAndTheLedgerAgree(step: String) async throws {
         let (url, schema) = try Self.freshLedger()
         // Three crashes in a row, each a little further on (the first grant of every fourth purchase fails, so
         // some of them die while a retry is recorded or carried out).
         for occurrence in [1, 3, 5] {
-            let status = try Self.run([url, schema, "grant", step, String(occurrence)])
+            let status = try await Self.run([url, schema, "grant", step, String(occurrence)])
             #expect(status == -SIGKILL, "the helper was to die at \(step) #\(occurrence), it ended with \(status)")
             try Self.expectAgreement(schema, "killed at \(step) #\(occurrence)")
         }
-        #expect(try Self.run([url, schema, "grant"]) == 0)
+        #expect(try await Self.run([url, schema, "grant"]) == 0)
         try Self.expectAgreement(schema, "after the restart")
         let coins = try Self.wallet(schema)
         #expect(coins.mapValues(\.wallet) == ["user-0": 400, "user-1": 400, "user-2": 400])
@@ -104,15 +108,15 @@ struct PostgresTransactionalCrashTests {
     }
 
     @Test(arguments: ["written", "granted", "committed"])
-    func killedWhileTakingBackRefundsTheWalletAndTheLedgerAgree(step: String) throws {
+    func killedWhileTakingBackRefundsTheWalletAndTheLedgerAgree(step: String) async throws {
         let (url, schema) = try Self.freshLedger()
-        #expect(try Self.run([url, schema, "grant"]) == 0)
+        #expect(try await Self.run([url, schema, "grant"]) == 0)
         for occurrence in [1, 3] {
-            let status = try Self.run([url, schema, "refund", step, String(occurrence)])
+            let status = try await Self.run([url, schema, "refund", step, String(occurrence)])
             #expect(status == -SIGKILL, "the helper was to die at \(step) #\(occurrence), it ended with \(status)")
             try Self.expectAgreement(schema, "killed at \(step) #\(occurrence) of the refunds")
         }
-        #expect(try Self.run([url, schema, "refund"]) == 0)
+        #expect(try await Self.run([url, schema, "refund"]) == 0)
         try Self.expectAgreement(schema, "after the restart")
         // Purchases 0 to 5 were refunded: two of each user's four.
         #expect(try Self.wallet(schema).mapValues(\.wallet) == ["user-0": 200, "user-1": 200, "user-2": 200])

@@ -18,7 +18,7 @@ struct ReconcileCommandTests {
         let catalog: URL
 
         init() async throws {
-            emulator = try EmulatorProcess(extraArguments: ["--grace-period-days", "16"])
+            emulator = try await EmulatorProcess.start(extraArguments: ["--grace-period-days", "16"])
             root = try await emulator.saveRootCertificate()
             data = emulator.directory.appending(path: "ledger")
             catalog = try emulator.saveCatalog()
@@ -28,7 +28,7 @@ struct ReconcileCommandTests {
         @discardableResult
         func buyAndIngest(_ productId: String) async throws -> EmulatorProcess.Purchase {
             let purchase = try await emulator.purchase(productId, account: "alice", token: Self.token)
-            let run = try CLI.iap(
+            let run = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", data.path, "--catalog", catalog.path, "--root", root.path,
                     "--bundle-id", EmulatorProcess.bundleId, "--environment", "Sandbox", "--app-apple-id",
@@ -40,8 +40,8 @@ struct ReconcileCommandTests {
             return purchase
         }
 
-        func reconcile(_ arguments: [String], root: URL?? = .none) throws -> CLI.Run {
-            try CLI.iap(
+        func reconcile(_ arguments: [String], root: URL?? = .none) async throws -> CLI.Run {
+            try await CLI.iap(
                 ["reconcile", "--data", data.path] + arguments
                     + emulator.commandOptions(urlOption: "--api-url", root: root ?? self.root)
             )
@@ -51,7 +51,7 @@ struct ReconcileCommandTests {
         func pro() async throws -> (state: String?, hasAccess: Bool?) {
             let clock = try CLI.json(String(decoding: try await emulator.get("/emulator/v1/clock").body, as: UTF8.self))
             let now = try #require(clock["now"] as? Int)
-            let run = try CLI.iap([
+            let run = try await CLI.iap([
                 "ledger", "entitlements", "--data", data.path, "--user", "alice", "--at", String(now), "--json",
             ])
             #expect(run.status == 0, "\(run.stderr)")
@@ -77,7 +77,7 @@ struct ReconcileCommandTests {
         #expect(try await night.pro().hasAccess == false)
 
         let events = night.emulator.directory.appending(path: "events.jsonl")
-        let first = try night.reconcile(["--all", "--ledger-only", "--json", "--events", events.path])
+        let first = try await night.reconcile(["--all", "--ledger-only", "--json", "--events", events.path])
 
         #expect(first.status == 0, "\(first.stderr)")
         let summary = try CLI.json(first.stdout)
@@ -120,7 +120,7 @@ struct ReconcileCommandTests {
         #expect(mode == 0o600)
 
         // The next night finds the ledger right: nothing repaired, no alarm.
-        let second = try night.reconcile(["--all", "--ledger-only", "--json"])
+        let second = try await night.reconcile(["--all", "--ledger-only", "--json"])
         #expect(second.status == 0, "\(second.stderr)")
         let again = try CLI.json(second.stdout)
         #expect(again["deliveredNow"] as? Int == 0)
@@ -129,14 +129,14 @@ struct ReconcileCommandTests {
         #expect(!second.stderrLines.contains { $0.hasPrefix("ALARM") })
 
         // One customer, in text.
-        let user = try night.reconcile(["--user", "alice", "--ledger-only"])
+        let user = try await night.reconcile(["--user", "alice", "--ledger-only"])
         #expect(user.status == 0, "\(user.stderr)")
         #expect(user.stdoutLines.count == 1)
         #expect(user.stdoutLines.first?.hasPrefix("3 purchase families, ") == true)
         #expect(user.stdoutLines.first?.hasSuffix("0 failed, 0 alarms") == true)
 
         // Hourly: the statuses of the live subscriptions only.
-        let hourly = try night.reconcile(["--subscriptions", "--ledger-only", "--json"])
+        let hourly = try await night.reconcile(["--subscriptions", "--ledger-only", "--json"])
         #expect(hourly.status == 0, "\(hourly.stderr)")
         #expect(try CLI.json(hourly.stdout)["families"] as? Int == 1)
     }
@@ -146,7 +146,7 @@ struct ReconcileCommandTests {
         defer { night.emulator.stop() }
         try await night.buyAndIngest("pro.monthly")
 
-        let run = try night.reconcile(["--user", "alice", "--ledger-only", "--json"], root: .some(nil))
+        let run = try await night.reconcile(["--user", "alice", "--ledger-only", "--json"], root: .some(nil))
 
         #expect(run.status == 1)
         let summary = try CLI.json(run.stdout)
@@ -159,22 +159,22 @@ struct ReconcileCommandTests {
         defer { night.emulator.stop() }
         try await night.buyAndIngest("premium")
 
-        let noGrant = try night.reconcile(["--all"])
+        let noGrant = try await night.reconcile(["--all"])
         #expect(noGrant.status == 2)
         #expect(noGrant.stderr.contains("--grant-url URL --grant-secret-file FILE"))
         #expect(noGrant.stderr.contains("--ledger-only"))
         for scope in [[], ["--all", "--user", "alice"], ["--all", "--subscriptions"]] {
-            let run = try night.reconcile(scope + ["--ledger-only"])
+            let run = try await night.reconcile(scope + ["--ledger-only"])
             #expect(run.status == 2)
             #expect(run.stderr.contains("give exactly one of --user ID, --all or --subscriptions"))
         }
-        let both = try night.reconcile(["--all", "--ledger-only", "--grant-url", "http://127.0.0.1:9/x"])
+        let both = try await night.reconcile(["--all", "--ledger-only", "--grant-url", "http://127.0.0.1:9/x"])
         #expect(both.status == 2)
-        let noLedger = try CLI.iap(
+        let noLedger = try await CLI.iap(
             ["reconcile", "--all", "--ledger-only"] + night.emulator.commandOptions(urlOption: "--api-url", root: nil)
         )
         #expect(noLedger.status == 2)
-        let production = try CLI.iap(
+        let production = try await CLI.iap(
             [
                 "reconcile", "--data", night.data.path, "--all", "--ledger-only", "--issuer-id", "I", "--key-id", "K",
                 "--auth-key", "/nonexistent.p8", "--bundle-id", "com.example.app",

@@ -20,7 +20,7 @@ struct ReconcileDatabaseCommandTests {
             account: "alice",
             token: ReconcileCommandTests.Night.token
         )
-        let ingest = try CLI.iap(
+        let ingest = try await CLI.iap(
             ["ledger", "ingest"] + ledger + [
                 "--catalog", night.catalog.path, "--root", night.root.path, "--bundle-id",
                 EmulatorProcess.bundleId, "--environment", "Sandbox", "--app-apple-id",
@@ -36,8 +36,8 @@ struct ReconcileDatabaseCommandTests {
             token: ReconcileCommandTests.Night.token
         )
 
-        func reconcile() throws -> CLI.Run {
-            try CLI.iap(
+        func reconcile() async throws -> CLI.Run {
+            try await CLI.iap(
                 ["reconcile"] + ledger + ["--user", "alice", "--ledger-only", "--json"]
                     + night.emulator.commandOptions(urlOption: "--api-url", root: night.root)
             )
@@ -50,7 +50,7 @@ struct ReconcileDatabaseCommandTests {
                 """
             )
         }
-        let first = try reconcile()
+        let first = try await reconcile()
         #expect(first.status == 0, "\(first.stderr)")
         #expect(try CLI.json(first.stdout)["deliveredNow"] as? Int == 1)
         #expect(first.stderrLines.contains { $0.contains(lost.transactionId) && $0.hasPrefix("ALARM: ") })
@@ -60,7 +60,7 @@ struct ReconcileDatabaseCommandTests {
         #expect(saved.first?.contains(" true ") == true, "\(saved)")
 
         // The next run (on any instance) starts from that checkpoint, finds nothing, and moves it forward.
-        let second = try reconcile()
+        let second = try await reconcile()
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try CLI.json(second.stdout)["deliveredNow"] as? Int == 0)
         let moved = try checkpoints()

@@ -55,7 +55,7 @@ struct ServeCommandTests {
 
     @Test func purchasesNotificationsARefundARenewalALostNotificationAndSupportEndToEnd() async throws {
         let port = try ServeProcess.freePort()
-        let emulator = try EmulatorProcess(
+        let emulator = try await EmulatorProcess.start(
             extraArguments: ["--notify-url", "http://127.0.0.1:\(port)/iap/v1/notifications"],
             environment: .production
         )
@@ -68,7 +68,7 @@ struct ServeCommandTests {
             ["--port", String(port), "--data", data.path, "--catalog", try emulator.saveCatalog().path]
             + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
             + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "1s"]
-        var server = try ServeProcess(arguments, directory: emulator.directory)
+        var server = try await ServeProcess.start(arguments, directory: emulator.directory)
         defer { server.stop() }
         #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(port)")
         let token = "6c1f2e3d-4b5a-4968-8776-a5b4c3d2e1f0"
@@ -119,7 +119,7 @@ struct ServeCommandTests {
                 return (list.last?["sendAttempts"] as? [Any])?.count == 5
             }
         )
-        server = try ServeProcess(arguments, directory: emulator.directory)
+        server = try await ServeProcess.start(arguments, directory: emulator.directory)
         #expect(
             await eventually(30) {
                 wallet.deliveries.contains { $0.type == .grant && $0.transactionId == lost.transactionId }
@@ -219,7 +219,7 @@ struct ServeCommandTests {
 
     @Test func killedInTheMiddleOfABurstAndRestartedEveryPurchaseReachesTheWebhookUnderOneKey() async throws {
         let port = try ServeProcess.freePort()
-        let emulator = try EmulatorProcess(
+        let emulator = try await EmulatorProcess.start(
             extraArguments: ["--notify-url", "http://127.0.0.1:\(port)/iap/v1/notifications"]
         )
         defer { emulator.stop() }
@@ -232,7 +232,7 @@ struct ServeCommandTests {
                 try emulator.saveCatalog().path, "--root", root.path, "--bundle-id", EmulatorProcess.bundleId,
                 "--environment", "Sandbox",
             ] + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
-        let first = try ServeProcess(arguments, directory: emulator.directory)
+        let first = try await ServeProcess.start(arguments, directory: emulator.directory)
         defer { first.kill() }
 
         // 40 customers buy; their apps submit at once, and the server is killed after the tenth answer.
@@ -260,7 +260,7 @@ struct ServeCommandTests {
         #expect(acknowledged.count >= 10)
 
         // The restarted server, on the same ledger; the apps send again what was not finished (all of it here).
-        let second = try ServeProcess(arguments, directory: emulator.directory)
+        let second = try await ServeProcess.start(arguments, directory: emulator.directory)
         defer { second.stop() }
         for (user, purchase) in purchases {
             // 202 while the killed process's claim on the delivery lasts (30 seconds in iap serve), deferred, or
@@ -299,7 +299,7 @@ struct ServeCommandTests {
     }
 
     @Test func malformedRequestsOversizedBodiesAndBadTokensGetClean4xxAndLeaveNothingBehind() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let root = try await emulator.saveRootCertificate()
         let data = emulator.directory.appending(path: "ledger")
@@ -311,7 +311,10 @@ struct ServeCommandTests {
              "root": ["\#(root.path)"], "ledger-only": true, "port": 1}
             """#.utf8
         ).write(to: config)
-        let server = try ServeProcess(["--config", config.path, "--port", "0"], directory: emulator.directory)
+        let server = try await ServeProcess.start(
+            ["--config", config.path, "--port", "0"],
+            directory: emulator.directory
+        )
         defer { server.stop() }
         let purchase = try await emulator.purchase("premium", account: "alice")
         let body = #"{"signedTransaction":"\#(purchase.signedTransaction)"}"#
@@ -401,23 +404,23 @@ struct ServeCommandTests {
         }
     }
 
-    @Test func usageErrorsExitTwoAndSecretsAreRefusedInTheConfiguration() throws {
+    @Test func usageErrorsExitTwoAndSecretsAreRefusedInTheConfiguration() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let help = try CLI.iap(["serve", "--help"])
+        let help = try await CLI.iap(["serve", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("--user-jwt-secret-file"))
-        let missing = try CLI.iap(["serve", "--port", "0", "--data", directory.path])
+        let missing = try await CLI.iap(["serve", "--port", "0", "--data", directory.path])
         #expect(missing.status == 2)
         let config = directory.appending(path: "serve.json")
         try Data(#"{"user-jwt-secret": "hunter2-hunter2-hunter2"}"#.utf8).write(to: config)
-        let secret = try CLI.iap(["serve", "--config", config.path])
+        let secret = try await CLI.iap(["serve", "--config", config.path])
         #expect(secret.status == 2)
         #expect(secret.stderr.contains("secrets are never in the configuration"))
         #expect(!secret.stderr.contains("hunter2"))
         let short = directory.appending(path: "short.secret")
         try Data("short\n".utf8).write(to: short)
-        let run = try CLI.iap([
+        let run = try await CLI.iap([
             "serve", "--port", "0", "--data", directory.appending(path: "ledger").path, "--bundle-id",
             "com.example.app",
             "--environment", "Sandbox", "--ledger-only", "--user-jwt-secret-file", short.path,
@@ -444,7 +447,7 @@ struct ServePostgresTests {
         let url = try PostgresTestServer.requireURL()
         let schema = PostgresTestServer.freshSchema()
         defer { _ = try? PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE") }
-        let emulator = try EmulatorProcess(environment: .production)
+        let emulator = try await EmulatorProcess.start(environment: .production)
         defer { emulator.stop() }
         let wallet = try ServeCommandTests.Wallet()
         defer { wallet.stop() }
@@ -453,7 +456,7 @@ struct ServePostgresTests {
             ["--port", "0", "--database", url, "--schema", schema, "--catalog", try emulator.saveCatalog().path]
             + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
             + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "off"]
-        let server = try ServeProcess(arguments, directory: emulator.directory)
+        let server = try await ServeProcess.start(arguments, directory: emulator.directory)
         defer { server.stop() }
         let purchase = try await emulator.purchase("coins.100", account: "alice")
         let orderId = try #require(purchase.orderId)
@@ -471,14 +474,14 @@ struct ServePostgresTests {
         let rows = try PostgresTestServer.sql("SELECT entry FROM \(schema).iap_support_audit ORDER BY sequence")
         #expect(rows.count == 3)  // the lookup, the redelivery's request and its outcome
         #expect(rows.allSatisfy { $0.contains(#""actor":"carol""#) })
-        let verified = try CommandLineContractTests.iap(["support", "audit", "verify", url, "--schema", schema])
+        let verified = try await CommandLineContractTests.iap(["support", "audit", "verify", url, "--schema", schema])
         #expect(verified.status == 0, "\(verified.stderr)")
     }
 
     @Test func twoInstancesSentTheSameSubmissionAndTheSameNotificationAtOnceGrantOnce() async throws {
         let url = try PostgresTestServer.requireURL()
         let schema = PostgresTestServer.freshSchema()
-        let emulator = try EmulatorProcess()
+        let emulator = try await EmulatorProcess.start()
         defer { emulator.stop() }
         let wallet = try ServeCommandTests.Wallet()
         defer { wallet.stop() }
@@ -488,9 +491,9 @@ struct ServePostgresTests {
                 "--port", "0", "--database", url, "--schema", schema, "--catalog", try emulator.saveCatalog().path,
                 "--root", root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Sandbox",
             ] + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
-        let first = try ServeProcess(arguments, directory: emulator.directory.appending(path: "one"))
+        let first = try await ServeProcess.start(arguments, directory: emulator.directory.appending(path: "one"))
         defer { first.stop() }
-        let second = try ServeProcess(arguments, directory: emulator.directory.appending(path: "two"))
+        let second = try await ServeProcess.start(arguments, directory: emulator.directory.appending(path: "two"))
         defer { second.stop() }
         let servers = [first, second]
         let token = "0f1e2d3c-4b5a-4697-8877-665544332211"

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
+import IAPTestSupport
 import IAPTransportURLSession
 
 #if canImport(Glibc)
@@ -57,6 +58,12 @@ final class ServeProcess: Sendable {
         self.directory = directory
         self.process = process
         self.logFile = logFile
+    }
+
+    /// ``init(_:directory:)``, waiting for the server's first line on a thread of its own rather than on the
+    /// concurrency pool the suites share.
+    static func start(_ arguments: [String], directory: URL) async throws -> ServeProcess {
+        try await offPool { try ServeProcess(arguments, directory: directory) }
     }
 
     /// Writes the grant secret file and returns the GRANT options for a webhook at `url`.

@@ -20,7 +20,7 @@ struct SupportCommandTests {
         let catalog: URL
 
         init() async throws {
-            emulator = try EmulatorProcess(environment: .production)
+            emulator = try await EmulatorProcess.start(environment: .production)
             root = try await emulator.saveRootCertificate()
             data = emulator.directory.appending(path: "ledger")
             catalog = try emulator.saveCatalog()
@@ -32,8 +32,8 @@ struct SupportCommandTests {
         }
 
         /// Records a purchase in the ledger for a user, as `iap ledger ingest` does.
-        func ingest(_ purchase: EmulatorProcess.Purchase, user: String) throws {
-            let run = try CLI.iap(
+        func ingest(_ purchase: EmulatorProcess.Purchase, user: String) async throws {
+            let run = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", data.path, "--catalog", catalog.path, "--root", root.path,
                     "--bundle-id",
@@ -45,8 +45,10 @@ struct SupportCommandTests {
             #expect(run.status == 0, "\(run.stderr)")
         }
 
-        func support(_ arguments: [String], root: URL?? = .none) throws -> CLI.Run {
-            try CLI.iap(["support", "lookup-order"] + arguments + emulator.commandOptions(root: root ?? self.root))
+        func support(_ arguments: [String], root: URL?? = .none) async throws -> CLI.Run {
+            try await CLI.iap(
+                ["support", "lookup-order"] + arguments + emulator.commandOptions(root: root ?? self.root)
+            )
         }
 
         /// The audit's entries, one JSON object a line.
@@ -60,11 +62,11 @@ struct SupportCommandTests {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
         let token = "7e3fb20b-4cdb-47cc-936d-99d65866a1d5"
-        try desk.ingest(try await desk.buy("premium", token: token), user: "alice")
+        try await desk.ingest(try await desk.buy("premium", token: token), user: "alice")
         let lost = try await desk.buy("coins.100", token: token)
         let orderId = try #require(lost.orderId)
 
-        let table = try desk.support([orderId, "--data", desk.data.path])
+        let table = try await desk.support([orderId, "--data", desk.data.path])
         #expect(table.status == 0, "\(table.stderr)")
         #expect(table.stdoutLines.first == "order \(orderId): 1 transaction")
         let row = try #require(table.stdoutLines.last)
@@ -76,7 +78,7 @@ struct SupportCommandTests {
         #expect(purchased.count == "2026-01-01T00:00:05Z".count)
         #expect((try? Date.ISO8601FormatStyle().parse(String(purchased))) != nil)
 
-        let json = try desk.support([orderId, "--data", desk.data.path, "--json"])
+        let json = try await desk.support([orderId, "--data", desk.data.path, "--json"])
         #expect(json.status == 0)
         let report = try CLI.json(json.stdout)
         let item = try #require((report["transactions"] as? [[String: Any]])?.first)
@@ -91,12 +93,12 @@ struct SupportCommandTests {
         let redeliver = [
             orderId, "--data", desk.data.path, "--json", "--redeliver", "--operator", "agent-7", "--ledger-only",
         ]
-        let first = try desk.support(redeliver)
+        let first = try await desk.support(redeliver)
         #expect(first.status == 0, "\(first.stderr)")
         let firstItem = try #require((try CLI.json(first.stdout)["transactions"] as? [[String: Any]])?.first)
         #expect(firstItem["redelivery"] as? String == "delivered")
         #expect(firstItem["delivered"] as? Bool == true)
-        let second = try desk.support(redeliver)
+        let second = try await desk.support(redeliver)
         #expect(second.status == 0, "\(second.stderr)")
         let secondItem = try #require((try CLI.json(second.stdout)["transactions"] as? [[String: Any]])?.first)
         #expect(secondItem["redelivery"] as? String == "alreadyDelivered")
@@ -117,11 +119,11 @@ struct SupportCommandTests {
         // The operator named on the command line and the OS user the tool ran as, both in every entry.
         #expect(lines.allSatisfy { $0["osUser"] as? String == SupportAuditChain.osUser })
         #expect(try desk.audit().map { $0["sequence"] as? Int } == [1, 2, 3, 4, 5, 6])
-        let verified = try CLI.iap(["support", "audit", "verify", desk.data.path])
+        let verified = try await CLI.iap(["support", "audit", "verify", desk.data.path])
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(verified.stdoutLines.first?.hasPrefix("ok: 6 entries, head ") == true)
 
-        let history = try CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "alice", "--json"])
+        let history = try await CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "alice", "--json"])
         #expect(history.status == 0)
         #expect(history.stdout.contains(lost.transactionId))
     }
@@ -148,7 +150,7 @@ struct SupportCommandTests {
         }
         defer { wallet.stop() }
         let token = "5d0a3c1e-2b4f-4e6a-8c7d-9e0f1a2b3c4d"
-        try desk.ingest(try await desk.buy("premium", token: token), user: "alice")
+        try await desk.ingest(try await desk.buy("premium", token: token), user: "alice")
         let lost = try await desk.buy("coins.100", token: token)
         let grant = [
             "--grant-url", wallet.url.appending(path: "iap/deliveries").absoluteString, "--grant-secret-file",
@@ -156,7 +158,9 @@ struct SupportCommandTests {
         ]
 
         for _ in 0..<2 {
-            let run = try desk.support([try #require(lost.orderId), "--data", desk.data.path, "--redeliver"] + grant)
+            let run = try await desk.support(
+                [try #require(lost.orderId), "--data", desk.data.path, "--redeliver"] + grant
+            )
             #expect(run.status == 0, "\(run.stderr)")
         }
 
@@ -178,20 +182,20 @@ struct SupportCommandTests {
     @Test func anOrderWaitingForItsOwnerGoesToTheUserSupportNames() async throws {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
-        try desk.ingest(try await desk.buy("premium", token: "0b9e7a5c-3d1f-4a2b-9c8d-7e6f5a4b3c2d"), user: "bob")
+        try await desk.ingest(try await desk.buy("premium", token: "0b9e7a5c-3d1f-4a2b-9c8d-7e6f5a4b3c2d"), user: "bob")
         // Bought without an appAccountToken: nobody can be named as its owner from the order alone.
         let orphan = try await desk.emulator.purchase("coins.100", account: "carol")
         let orderId = try #require(orphan.orderId)
 
-        let waiting = try desk.support([orderId, "--data", desk.data.path, "--redeliver", "--ledger-only"])
+        let waiting = try await desk.support([orderId, "--data", desk.data.path, "--redeliver", "--ledger-only"])
         #expect(waiting.status == 1)
         #expect(waiting.stderrLines.contains { $0.contains("waits for its owner") && $0.contains("--user") })
 
-        let named = try desk.support([
+        let named = try await desk.support([
             orderId, "--data", desk.data.path, "--redeliver", "--ledger-only", "--user", "carol",
         ])
         #expect(named.status == 0, "\(named.stderr)")
-        let history = try CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "carol", "--json"])
+        let history = try await CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "carol", "--json"])
         #expect(history.stdout.contains(orphan.transactionId))
         #expect(try desk.audit().last?["userId"] as? String == "carol")
     }
@@ -199,11 +203,14 @@ struct SupportCommandTests {
     @Test func signedDataThatDoesNotVerifyExitsOne() async throws {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
-        try desk.ingest(try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5"), user: "alice")
+        try await desk.ingest(
+            try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5"),
+            user: "alice"
+        )
         let order = try await desk.buy("coins.100", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
 
         // Without --root the emulator's signatures chain to no Apple root.
-        let run = try desk.support([try #require(order.orderId), "--data", desk.data.path], root: .some(nil))
+        let run = try await desk.support([try #require(order.orderId), "--data", desk.data.path], root: .some(nil))
         #expect(run.status == 1)
         #expect(run.stdoutLines.contains { $0.hasPrefix("rejected: untrustedRoot") })
         #expect(run.stderrLines.contains { $0.contains("untrustedRoot") })
@@ -212,39 +219,44 @@ struct SupportCommandTests {
     @Test func anUnknownOrderExitsOneAndBadUsageExitsTwo() async throws {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
-        try desk.ingest(try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5"), user: "alice")
+        try await desk.ingest(
+            try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5"),
+            user: "alice"
+        )
 
-        let unknown = try desk.support(["NOSUCHORDER", "--data", desk.data.path, "--json"])
+        let unknown = try await desk.support(["NOSUCHORDER", "--data", desk.data.path, "--json"])
         #expect(unknown.status == 1)
         #expect(try CLI.json(unknown.stdout)["found"] as? Bool == false)
         #expect(unknown.stderrLines.last?.hasPrefix("error: notFound: ") == true)
 
-        let noLedger = try desk.support(["MK5TTTVWJH"])
+        let noLedger = try await desk.support(["MK5TTTVWJH"])
         #expect(noLedger.status == 2)
         #expect(
             noLedger.stderrLines == [
                 "error: usage: one of --data DIR or --database URL is required (see iap support lookup-order --help)"
             ]
         )
-        let stray = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--user", "x"])
+        let stray = try await desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--user", "x"])
         #expect(stray.status == 2)
-        let strayGrant = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--ledger-only"])
+        let strayGrant = try await desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--ledger-only"])
         #expect(strayGrant.status == 2)
-        let twoIds = try desk.support(["A", "B", "--data", desk.data.path])
+        let twoIds = try await desk.support(["A", "B", "--data", desk.data.path])
         #expect(twoIds.status == 2)
         // A redelivery must say how grants reach the customer.
-        let noGrant = try desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--redeliver"])
+        let noGrant = try await desk.support(["MK5TTTVWJH", "--data", desk.data.path, "--redeliver"])
         #expect(noGrant.status == 2)
         #expect(noGrant.stderr.contains("--grant-url URL --grant-secret-file FILE"))
         #expect(noGrant.stderr.contains("--ledger-only"))
         // Look Up Order ID exists in Production only.
-        let sandbox = try CLI.iap(
+        let sandbox = try await CLI.iap(
             ["support", "lookup-order", "MK5TTTVWJH", "--data", desk.data.path]
                 + desk.emulator.commandOptions(root: desk.root).map { $0 == "Production" ? "Sandbox" : $0 }
         )
         #expect(sandbox.status == 2)
         #expect(sandbox.stderr.contains("exists in the Production App Store Server API only"))
-        let missing = try desk.support(["MK5TTTVWJH", "--data", desk.emulator.directory.appending(path: "nope").path])
+        let missing = try await desk.support([
+            "MK5TTTVWJH", "--data", desk.emulator.directory.appending(path: "nope").path,
+        ])
         #expect(missing.status == 1)
         #expect(missing.stderrLines.first?.hasPrefix("error: notFound: ") == true)
     }
@@ -253,30 +265,34 @@ struct SupportCommandTests {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
         let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
-        try desk.ingest(purchase, user: "alice")
+        try await desk.ingest(purchase, user: "alice")
         let orderId = try #require(purchase.orderId)
 
-        let quiet = try desk.support([orderId, "--data", desk.data.path, "--no-audit-lookups"])
+        let quiet = try await desk.support([orderId, "--data", desk.data.path, "--no-audit-lookups"])
         #expect(quiet.status == 0, "\(quiet.stderr)")
         #expect(!FileManager.default.fileExists(atPath: desk.data.appending(path: "support-audit.jsonl").path))
         for conflicting in [["--redeliver"], ["--operator", "agent-7"], ["--audit", "x.jsonl"]] {
-            let refused = try desk.support([orderId, "--data", desk.data.path, "--no-audit-lookups"] + conflicting)
+            let refused = try await desk.support(
+                [orderId, "--data", desk.data.path, "--no-audit-lookups"] + conflicting
+            )
             #expect(refused.status == 2, "\(conflicting)")
         }
 
         // --audit FILE: the entries go there, still anchored to this ledger.
         let elsewhere = desk.emulator.directory.appending(path: "desk-audit.jsonl")
-        let audited = try desk.support([
+        let audited = try await desk.support([
             orderId, "--data", desk.data.path, "--audit", elsewhere.path, "--operator", "agent-9",
         ])
         #expect(audited.status == 0, "\(audited.stderr)")
         #expect(try desk.audit(elsewhere).map { $0["actor"] as? String } == ["agent-9"])
         let permissions = try FileManager.default.attributesOfItem(atPath: elsewhere.path)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
-        let verified = try CLI.iap(["support", "audit", "verify", "--data", desk.data.path, "--audit", elsewhere.path])
+        let verified = try await CLI.iap([
+            "support", "audit", "verify", "--data", desk.data.path, "--audit", elsewhere.path,
+        ])
         #expect(verified.status == 0, "\(verified.stderr)")
         // Against the ledger's own (empty) audit, that file is another log.
-        let mine = try CLI.iap(["support", "audit", "verify", desk.data.path, "--json"])
+        let mine = try await CLI.iap(["support", "audit", "verify", desk.data.path, "--json"])
         #expect(mine.status == 0)
         #expect(try CLI.json(mine.stdout)["entries"] as? Int == 0)
     }
@@ -285,17 +301,17 @@ struct SupportCommandTests {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
         let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
-        try desk.ingest(purchase, user: "alice")
+        try await desk.ingest(purchase, user: "alice")
         let orderId = try #require(purchase.orderId)
         for _ in 0..<3 {
-            #expect(try desk.support([orderId, "--data", desk.data.path, "--operator", "agent-7"]).status == 0)
+            await #expect(try desk.support([orderId, "--data", desk.data.path, "--operator", "agent-7"]).status == 0)
         }
         let path = desk.data.appending(path: "support-audit.jsonl")
         var lines = try String(contentsOf: path, encoding: .utf8).split(separator: "\n").map(String.init)
         lines[0] = lines[0].replacingOccurrences(of: "agent-7", with: "agent-0")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: path)
 
-        let broken = try CLI.iap(["support", "audit", "verify", desk.data.path])
+        let broken = try await CLI.iap(["support", "audit", "verify", desk.data.path])
         #expect(broken.status == 1)
         #expect(
             broken.stderrLines == [
@@ -303,7 +319,7 @@ struct SupportCommandTests {
                     + "edited, or entries between were removed or moved"
             ]
         )
-        let json = try CLI.iap(["support", "audit", "verify", "--data", desk.data.path, "--json"])
+        let json = try await CLI.iap(["support", "audit", "verify", "--data", desk.data.path, "--json"])
         #expect(json.status == 1)
         let document = try CLI.json(json.stdout)
         #expect(document["ok"] as? Bool == false)
@@ -313,17 +329,19 @@ struct SupportCommandTests {
 
         // Emptied: the head still says 3.
         try Data().write(to: path)
-        let emptied = try CLI.iap(["support", "audit", "verify", desk.data.path])
+        let emptied = try await CLI.iap(["support", "audit", "verify", desk.data.path])
         #expect(emptied.status == 1)
         #expect(emptied.stderrLines.first?.contains("head records 3: the log was emptied or deleted") == true)
         // And support stops writing to it until someone looks.
-        let refused = try desk.support([orderId, "--data", desk.data.path])
+        let refused = try await desk.support([orderId, "--data", desk.data.path])
         #expect(refused.status == 1)
         #expect(refused.stderrLines.last?.hasPrefix("error: storageCorrupted: ") == true)
 
-        let usage = try CLI.iap(["support", "audit", "verify", desk.data.path, "--data", desk.data.path])
+        let usage = try await CLI.iap(["support", "audit", "verify", desk.data.path, "--data", desk.data.path])
         #expect(usage.status == 2)
-        let missing = try CLI.iap(["support", "audit", "verify", desk.emulator.directory.appending(path: "nope").path])
+        let missing = try await CLI.iap([
+            "support", "audit", "verify", desk.emulator.directory.appending(path: "nope").path,
+        ])
         #expect(missing.status == 1)
         #expect(missing.stderrLines.first?.hasPrefix("error: notFound: ") == true)
     }
@@ -338,7 +356,7 @@ struct SupportCommandTests {
         let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
         let orderId = try #require(purchase.orderId)
         let ledger = ["--database", url, "--schema", schema]
-        let ingest = try CLI.iap(
+        let ingest = try await CLI.iap(
             ["ledger", "ingest"] + ledger + [
                 "--root", desk.root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Production",
                 "--app-apple-id", String(EmulatorProcess.appAppleId), "--user", "alice", "--ledger-only",
@@ -347,20 +365,20 @@ struct SupportCommandTests {
         )
         #expect(ingest.status == 0, "\(ingest.stderr)")
 
-        #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
-        #expect(
+        await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
+        await #expect(
             try desk.support([orderId, "--operator", "agent-8", "--redeliver", "--ledger-only"] + ledger).status == 0
         )
         let rows = try PostgresTestServer.sql("SELECT entry FROM \(schema).iap_support_audit ORDER BY sequence")
         #expect(rows.count == 3)
         #expect(rows.first?.contains(#""actor":"agent-7""#) == true)
         #expect(rows.allSatisfy { $0.contains(#""osUser":"\#(SupportAuditChain.osUser)""#) })
-        let verified = try CLI.iap(["support", "audit", "verify", url, "--schema", schema])
+        let verified = try await CLI.iap(["support", "audit", "verify", url, "--schema", schema])
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(verified.stdoutLines.first?.hasPrefix("ok: 3 entries") == true)
 
         try PostgresTestServer.sql("DELETE FROM \(schema).iap_support_audit WHERE sequence = 2")
-        let broken = try CLI.iap(["support", "audit", "verify"] + ledger)
+        let broken = try await CLI.iap(["support", "audit", "verify"] + ledger)
         #expect(broken.status == 1)
         #expect(broken.stderrLines.first?.hasPrefix("error: storageCorrupted: entry 2 (row 3): is numbered 3") == true)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import IAPCrypto
 import Testing
 
@@ -14,9 +15,9 @@ struct VerifyBatchCommandTests {
         let tokens: [String]
         var root: String { directory.appending(path: "root.der").path }
 
-        init(count: Int) throws {
+        init(count: Int) async throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let generated = try CommandLineContractTests.iap([
+            let generated = try await CommandLineContractTests.iap([
                 "testdata", "transactions", "--count", String(count), "--root-out",
                 directory.appending(path: "root.der").path,
             ])
@@ -43,7 +44,11 @@ struct VerifyBatchCommandTests {
 
     /// Runs `iap` with `input` written from another thread while the output is read, so that neither pipe can fill
     /// up and stall the other.
-    static func run(_ arguments: [String], input: Data) throws -> (status: Int32, stdout: [String]) {
+    static func run(_ arguments: [String], input: Data) async throws -> (status: Int32, stdout: [String]) {
+        try await offPool { try blockingRun(arguments, input: input) }
+    }
+
+    private static func blockingRun(_ arguments: [String], input: Data) throws -> (status: Int32, stdout: [String]) {
         let (process, stdin, stdout) = try launch(arguments)
         let writer = Thread {
             stdin.fileHandleForWriting.write(input)
@@ -95,8 +100,8 @@ struct VerifyBatchCommandTests {
         return (answers, arrived)
     }
 
-    @Test func manyLinesAreAnsweredInInputOrderWithJSONEncodersBytes() throws {
-        let bench = try Workbench(count: 400)
+    @Test func manyLinesAreAnsweredInInputOrderWithJSONEncodersBytes() async throws {
+        let bench = try await Workbench(count: 400)
         defer { bench.remove() }
         let verifier = try bench.verifier()
         // Good tokens among rejected lines, some tokens wrapped as a client may send them.
@@ -112,7 +117,7 @@ struct VerifyBatchCommandTests {
                 lines += ["", "garbage", "a.b.c"]
             }
         }
-        let run = try Self.run(
+        let run = try await Self.run(
             ["verify", "--batch", "--root", bench.root],
             input: Data((lines.joined(separator: "\n") + "\n").utf8)
         )
@@ -139,8 +144,8 @@ struct VerifyBatchCommandTests {
         }
     }
 
-    @Test func aPipeIsAnsweredLineByLineAsTheLinesArrive() throws {
-        let bench = try Workbench(count: 3)
+    @Test func aPipeIsAnsweredLineByLineAsTheLinesArrive() async throws {
+        let bench = try await Workbench(count: 3)
         defer { bench.remove() }
         let (process, stdin, stdout) = try Self.launch(["verify", "--batch", "--root", bench.root])
         defer {
@@ -154,24 +159,24 @@ struct VerifyBatchCommandTests {
 
         for (index, line) in [bench.tokens[0], "garbage", bench.tokens[1], bench.tokens[2]].enumerated() {
             stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
-            let answered = arrived.wait(timeout: .now() + 30) == .success
+            let answered = await offPool { arrived.wait(timeout: .now() + 30) == .success }
             #expect(answered, "line \(index + 1) was not answered while the input stayed open")
             guard answered else { return }
             let answer = answers.withLock { $0.last } ?? ""
             #expect(answer.hasPrefix(index == 1 ? #"{"ok":false"# : #"{"ok":true"#), "\(answer)")
         }
         try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
+        await offPool { process.waitUntilExit() }
         #expect(process.terminationStatus == 0)
         #expect(answers.withLock { $0.count } == 4)
     }
 
-    @Test func aLineTooLongToBeSignedDataIsAnsweredWithoutBeingHeld() throws {
-        let bench = try Workbench(count: 2)
+    @Test func aLineTooLongToBeSignedDataIsAnsweredWithoutBeingHeld() async throws {
+        let bench = try await Workbench(count: 2)
         defer { bench.remove() }
         let long = String(repeating: "A", count: 3_000_000)
         let input = [bench.tokens[0], long, bench.tokens[1], long].joined(separator: "\n")
-        let run = try Self.run(["verify", "--batch", "--root", bench.root], input: Data(input.utf8))
+        let run = try await Self.run(["verify", "--batch", "--root", bench.root], input: Data(input.utf8))
         #expect(run.status == 0)
         #expect(run.stdout.count == 4)
         let tooLong =
