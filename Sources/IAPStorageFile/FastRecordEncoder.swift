@@ -191,38 +191,12 @@ private struct JSONWriter {
         raw(String(milliseconds))
     }
 
-    /// A JSON string: the runs of bytes that need no escape are copied whole (a signed transaction, the bulk of a
-    /// record, has none).
+    /// A JSON string, escaped as `JSONEncoder` escapes it (``AppStoreJSONWriter``, which copies the runs of bytes
+    /// that need no escape whole: a signed transaction, the bulk of a record, has none).
     mutating func string(_ value: String) {
-        var value = value
-        bytes.append(UInt8(ascii: "\""))
-        value.withUTF8 { utf8 in
-            var run = 0
-            for index in utf8.indices {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<index]))
-                escape(byte)
-                run = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// The escape of a byte JSON does not allow in a string as it is.
-    private mutating func escape(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-        default:
-            let hex = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: Array("\\u00".utf8))
-            bytes.append(hex[Int(byte >> 4)])
-            bytes.append(hex[Int(byte & 0x0F)])
-        }
+        var writer = AppStoreJSONWriter(capacity: 0)
+        swap(&writer.bytes, &bytes)
+        writer.appendString(value)
+        swap(&writer.bytes, &bytes)
     }
 }
