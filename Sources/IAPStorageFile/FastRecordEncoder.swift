@@ -191,24 +191,12 @@ private struct JSONWriter {
         raw(String(milliseconds))
     }
 
+    /// A JSON string, escaped as `JSONEncoder` escapes it (``AppStoreJSONWriter``, which copies the runs of bytes
+    /// that need no escape whole: a signed transaction, the bulk of a record, has none).
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0x0F)])
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        var writer = AppStoreJSONWriter(capacity: 0)
+        swap(&writer.bytes, &bytes)
+        writer.appendString(value)
+        swap(&writer.bytes, &bytes)
     }
 }

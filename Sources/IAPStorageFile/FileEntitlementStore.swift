@@ -68,8 +68,9 @@ public actor FileEntitlementStore: EntitlementStore {
     /// The directory's lock; `nil` for a read-only store, which takes none.
     private let lock: DirectoryLock?
     private let encoder = RecordEncoder()
-    /// Serial queue for journal writes and flushes, so blocking I/O never holds the actor or a task thread.
-    private let journalQueue = DispatchQueue(label: "swift-iap.file-store.journal")
+    /// The thread that writes and flushes the journal, so that a flush waiting for the disk holds neither the
+    /// actor nor a thread of the concurrency pool.
+    private let flusher = JournalFlusher()
     /// Serial queue for writing snapshots.
     private let compactionQueue = DispatchQueue(label: "swift-iap.file-store.compaction")
     /// Serial queue for writing the manifest, in the order the actor asks.
@@ -229,6 +230,11 @@ public actor FileEntitlementStore: EntitlementStore {
         }
         journal?.close()
         lock?.release()
+        flusher.stop()
+    }
+
+    deinit {
+        flusher.stop()
     }
 
     /// Writes a snapshot now and starts a new journal, then removes the older files.
@@ -609,7 +615,9 @@ public actor FileEntitlementStore: EntitlementStore {
             let breakFile = failNextFlush
             failNextFlush = false
             do {
-                try await Self.writeBatch(batch, to: file, sync: sync, breakingFile: breakFile)
+                try await flusher.run {
+                    try Self.writeBatch(batch, to: file, sync: sync, breakingFile: breakFile)
+                }
             } catch {
                 await failWrites(error, file: file, durableLength: startLength)
                 break
@@ -679,7 +687,7 @@ public actor FileEntitlementStore: EntitlementStore {
         let path = file.path
         let sync = options.fsync
         do {
-            try await Self.run(on: journalQueue) {
+            try await flusher.run {
                 let repair = try SystemFile.open(path, flags: O_WRONLY)
                 try repair.truncate(to: durableLength)
                 if sync {
@@ -778,7 +786,7 @@ public actor FileEntitlementStore: EntitlementStore {
             guard next <= SignedLocation.maximumGeneration else {
                 throw IAPError(.storageFailure, "the journal generation reached its limit (\(next))")
             }
-            let newJournal = try await Self.run(on: journalQueue) {
+            let newJournal = try await flusher.run {
                 try StoreLoader.createJournal(next, files: files, sync: sync)
             }
             // The manifest lists the new journal before any record goes to it.
@@ -982,18 +990,18 @@ public actor FileEntitlementStore: EntitlementStore {
         failNextFlush = true
     }
 
-    /// Appends a batch to the journal and flushes it, off the actor.
+    /// Appends a batch to the journal and flushes it; runs on the ``flusher``'s thread.
     ///
-    /// This blocks the task's thread for one `write` and one `fsync` (a fraction of a millisecond on an
-    /// SSD) instead of handing the work to a dispatch queue: on the machines measured, waking another
-    /// thread and back cost three times the `fsync` itself (see `Documentation/FileStore.md`). The
-    /// long-running work, writing snapshots, does go to a dispatch queue.
+    /// A flush blocks for as long as the disk takes to answer its `fsync`. On a thread of the concurrency pool (one
+    /// per core) it kept that core from verifying and encoding while the disk worked; handing it to the store's own
+    /// thread and back costs two thread wake-ups, a few microseconds next to the `fsync` (see
+    /// `Documentation/FileStore.md`).
     private nonisolated static func writeBatch(
         _ batch: [UInt8],
         to file: SystemFile,
         sync: Bool,
         breakingFile: Bool
-    ) async throws {
+    ) throws {
         try file.write(batch)
         if breakingFile {
             file.close()

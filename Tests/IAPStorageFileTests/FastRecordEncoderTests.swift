@@ -24,7 +24,8 @@ struct FastRecordEncoderTests {
 
         func text() -> String {
             let pieces = [
-                "a", "Z", "9", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "e\u{301}", "😀", " ", "{", "}",
+                "a", "Z", "9", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{08}", "\u{0C}", "\u{1F}", "é", "e\u{301}",
+                "😀", " ", "{", "}",
                 ",",
             ]
             return (0..<Int(next() % 12)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined()

@@ -115,7 +115,23 @@ struct LedgerIngestWindow: Sendable {
     /// (else renewal info's) key, else its `notificationUUID`. `nil` when the payload names none of these (an app
     /// transaction) or does not decode (the line is then rejected whatever runs beside it).
     static func orderKey(of token: String) -> String? {
-        guard let payload = payload(of: token) else { return nil }
+        var token = token
+        return token.withUTF8 { bytes in
+            let dot = UInt8(ascii: ".")
+            guard let first = bytes.firstIndex(of: dot),
+                let end = bytes[(first + 1)...].firstIndex(of: dot),
+                let payload = Base64.decodeURL(UnsafeBufferPointer(rebasing: bytes[(first + 1)..<end]))
+            else { return nil }
+            if let key = payload.withUnsafeBytes(flatOrderKey) {
+                return key
+            }
+            return orderKey(ofPayload: (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any])
+        }
+    }
+
+    /// The order key of a decoded payload object (see ``orderKey(of:)``).
+    private static func orderKey(ofPayload payload: [String: Any]?) -> String? {
+        guard let payload else { return nil }
         if let data = payload["data"] as? [String: Any] {
             for field in ["signedTransactionInfo", "signedRenewalInfo"] {
                 if let nested = data[field] as? String, let key = self.payload(of: nested).flatMap(purchaseKey) {
@@ -127,6 +143,37 @@ struct LedgerIngestWindow: Sendable {
             return key
         }
         return (payload["notificationUUID"] as? String).map { "notification " + $0 }
+    }
+
+    /// The order key of a payload that is one flat JSON object of plain values (a transaction's or a renewal
+    /// info's, as Apple signs them), read without building the object: the same key ``orderKey(ofPayload:)`` finds,
+    /// or `nil` when the payload is anything else (a nested object, an escape, a number with a fraction, a key of
+    /// interest that repeats or is not a string, or none of them) and needs the full parse.
+    private static func flatOrderKey(_ bytes: UnsafeRawBufferPointer) -> String? {
+        var scanner = JSONScanner(bytes)
+        var found: [String?] = [nil, nil, nil]
+        guard scanner.skipWhitespace(), scanner.consume(UInt8(ascii: "{")), scanner.skipWhitespace(),
+            !scanner.consume(UInt8(ascii: "}"))
+        else { return nil }
+        repeat {
+            guard scanner.skipWhitespace(), let key = scanner.string(), scanner.skipWhitespace(),
+                scanner.consume(UInt8(ascii: ":")), scanner.skipWhitespace(), let value = scanner.value(),
+                scanner.skipWhitespace()
+            else { return nil }
+            guard let slot = orderKeyFields.firstIndex(where: { $0.elementsEqual(key) }) else { continue }
+            guard found[slot] == nil, case .string(let text) = value else { return nil }
+            found[slot] = String(decoding: text, as: UTF8.self)
+        } while scanner.consume(UInt8(ascii: ","))
+        guard scanner.consume(UInt8(ascii: "}")), scanner.skipWhitespace(), scanner.isAtEnd else { return nil }
+        if let id = found[0] ?? found[1] {
+            return "purchase " + id
+        }
+        return found[2].map { "notification " + $0 }
+    }
+
+    /// The keys ``flatOrderKey(_:)`` reads, in the order they decide.
+    private static let orderKeyFields = ["originalTransactionId", "transactionId", "notificationUUID"].map {
+        Array($0.utf8)
     }
 
     /// The original transaction id of a transaction or renewal info payload, else its transaction id.
