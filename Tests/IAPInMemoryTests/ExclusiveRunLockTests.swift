@@ -33,6 +33,8 @@ final class FlawedRunLock: ExclusiveRunLock {
     final class Shared: Sendable {
         let holder = LockedValue<(grant: Int, instance: ObjectIdentifier)?>(nil)
         let grants = LockedValue(0)
+        /// How many tries have asked whether the lock is free (the non-atomic flaw's gap waits on it).
+        let asked = LockedValue(0)
     }
 
     final class Lease: ExclusiveRunLease {
@@ -78,7 +80,16 @@ final class FlawedRunLock: ExclusiveRunLock {
             return nil
         }
         if flaw == .nonAtomic {
-            await Task.yield()
+            // The gap between asking and taking, held open until another try has asked too (or 300 ms passed): the
+            // race is then certain whenever tries run concurrently, however the machine schedules them.
+            let asked = shared.asked.withLock {
+                $0 += 1
+                return $0
+            }
+            let deadline = ContinuousClock.now.advanced(by: .milliseconds(300))
+            while shared.asked.withLock({ $0 }) == asked, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
         }
         let grant = shared.grants.withLock {
             $0 += 1
