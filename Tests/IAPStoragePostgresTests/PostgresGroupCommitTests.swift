@@ -119,7 +119,11 @@ struct PostgresGroupCommitTests {
                             switch request {
                             case .insert(let id, let user):
                                 let (entry, delivery) = PostgresTransactionalFulfillmentTests.delivered(id, user: user)
-                                let outcome = try await ledger.insert(entry, signedTransaction: nil, fulfilling: delivery)
+                                let outcome = try await ledger.insert(
+                                    entry,
+                                    signedTransaction: nil,
+                                    fulfilling: delivery
+                                )
                                 if case .inserted = outcome {
                                     return (index, .inserted)
                                 }
@@ -206,7 +210,9 @@ struct PostgresGroupCommitTests {
 
         // The deliveries that ran a grant did so in one transaction, another than the first delivery's.
         let transactions = wallet.transactions.withLock { $0 }
-        let grouped = Set(["new-1", "new-2", "twice-1", "throw-1", "swallow-1", "due-1", "new-3"].map { transactions[$0] })
+        let grouped = Set(
+            ["new-1", "new-2", "twice-1", "throw-1", "swallow-1", "due-1", "new-3"].map { transactions[$0] }
+        )
         #expect(grouped.count == 1)
         #expect(!grouped.contains(transactions["gate-0"]))
 
@@ -274,10 +280,16 @@ struct PostgresGroupCommitTests {
             for index in 0..<400 {
                 let id = (index / 2) % 5 == 0 ? "throw-\(index / 2)" : "p-\(index / 2)"
                 group.addTask {
-                    let (entry, delivery) = PostgresTransactionalFulfillmentTests.delivered(id, user: "u-\(index / 2 % 7)")
+                    let (entry, delivery) = PostgresTransactionalFulfillmentTests.delivered(
+                        id,
+                        user: "u-\(index / 2 % 7)"
+                    )
                     do {
-                        if case .inserted = try await grouped.insert(entry, signedTransaction: nil, fulfilling: delivery)
-                        {
+                        if case .inserted = try await grouped.insert(
+                            entry,
+                            signedTransaction: nil,
+                            fulfilling: delivery
+                        ) {
                             return (id, .inserted)
                         }
                         return (id, .existing)

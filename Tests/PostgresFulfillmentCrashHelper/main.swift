@@ -19,7 +19,9 @@ guard arguments.count == 4 || arguments.count == 6,
     ["grant", "refund", "grouped-grant", "grouped-refund"].contains(arguments[3])
 else {
     FileHandle.standardError.write(
-        Data("usage: PostgresFulfillmentCrashHelper URL SCHEMA grant|refund|grouped-grant|grouped-refund [STEP N]\n".utf8)
+        Data(
+            "usage: PostgresFulfillmentCrashHelper URL SCHEMA grant|refund|grouped-grant|grouped-refund [STEP N]\n".utf8
+        )
     )
     exit(2)
 }
@@ -149,7 +151,11 @@ let code: Int32 = await {
         let wallet = Wallet(schema: schema, steps: steps)
         let ledger =
             grouped
-            ? try PostgresTransactionalFulfillmentStore(store: store, hook: wallet, groupCommit: .init(concurrentGroups: 2))
+            ? try PostgresTransactionalFulfillmentStore(
+                store: store,
+                hook: wallet,
+                groupCommit: .init(concurrentGroups: 2)
+            )
             : PostgresTransactionalFulfillmentStore(store: store, hook: wallet)
         let pipeline = DeliveryPipeline(
             verifier: NoSignedData(),

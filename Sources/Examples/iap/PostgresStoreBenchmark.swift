@@ -349,7 +349,8 @@ enum PostgresStoreBenchmark {
         claimed.deliveryAttempts = 1
         claimed.nextAttemptAt = StoreBenchmark.epoch.addingTimeInterval(120)
         claimed.grantAttempted = true
-        guard case .inserted(let recorded) = try await store.insert(claimed, signedTransaction: signedTransaction) else {
+        guard case .inserted(let recorded) = try await store.insert(claimed, signedTransaction: signedTransaction)
+        else {
             throw IAPError(.internalError, "transaction \(index) was already recorded")
         }
         var delivered = recorded
