@@ -85,12 +85,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         try Self.validateNew(entry)
         try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         return try await pool.run { connection in
-            if let stored = try Self.insert(
-                entry,
-                signedTransaction: signedTransaction,
-                on: connection,
-                beginning: false
-            ) {
+            if let stored = try Self.insert(entry, signedTransaction: signedTransaction, on: connection) {
                 return .inserted(stored)
             }
             return .existing(try Self.existing(entry.transactionId, on: connection))
@@ -482,7 +477,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         return try await pool.run { connection in
             try connection.transaction {
                 var inserted = 0
-                for entry in entries where try Self.insert(entry, on: connection, beginning: false) != nil {
+                for entry in entries where try Self.insert(entry, on: connection) != nil {
                     inserted += 1
                 }
                 return inserted
@@ -546,21 +541,30 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
-    /// Inserts a new entry with ``PostgresStatement/insertEntry``, alone or as the first statement of a transaction.
+    /// Inserts a new entry with ``PostgresStatement/insertEntry``.
     ///
     /// - Parameters:
     ///   - entry: The entry.
     ///   - signedTransaction: The compact JWS it was verified from, or `nil`.
     ///   - connection: The connection.
-    ///   - beginning: Whether to begin a transaction with the insert (in the same round trip) and leave it open.
-    /// - Returns: The stored entry (sequence assigned, revision 1), or `nil` when the id is taken (an open
-    ///   transaction was rolled back then).
+    /// - Returns: The stored entry (sequence assigned, revision 1), or `nil` when the id is taken.
     static func insert(
         _ entry: LedgerEntry,
         signedTransaction: String? = nil,
-        on connection: PostgresConnection,
-        beginning: Bool
+        on connection: PostgresConnection
     ) throws -> LedgerEntry? {
+        var (stored, parameters) = try insertion(entry, signedTransaction)
+        let inserted = try connection.execute(.insertEntry, parameters)
+        guard inserted.count == 1 else {
+            return nil
+        }
+        stored.sequence = try inserted.int64(0, 0)
+        return stored
+    }
+
+    /// The entry as ``PostgresStatement/insertEntry`` stores it (revision 1; the sequence comes from its result),
+    /// and the statement's parameters.
+    static func insertion(_ entry: LedgerEntry, _ signedTransaction: String?) throws -> (LedgerEntry, [String?]) {
         var stored = entry
         stored.revision = 1
         let json = try Self.json(stored)
@@ -570,17 +574,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
             milliseconds(entry.nextAttemptAt), milliseconds(entry.revokedAt), milliseconds(entry.recordedAt), json,
             signedTransaction,
         ]
-        let inserted =
-            beginning
-            ? try connection.begin(with: .insertEntry, parameters) : try connection.execute(.insertEntry, parameters)
-        guard inserted.count == 1 else {
-            if beginning {
-                connection.rollback()
-            }
-            return nil
-        }
-        stored.sequence = try inserted.int64(0, 0)
-        return stored
+        return (stored, parameters)
     }
 
     /// The entry stored under an id an insert found taken.

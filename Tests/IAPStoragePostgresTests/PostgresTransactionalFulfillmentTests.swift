@@ -62,7 +62,8 @@ struct PostgresTransactionalFulfillmentTests {
     static func ledger(
         schema: String = PostgresTestServer.freshSchema(),
         fault: Wallet.Fault = .none,
-        poolSize: Int = 4
+        poolSize: Int = 4,
+        groupCommit: PostgresGroupCommit? = nil
     ) async throws -> PostgresTransactionalFulfillmentStore {
         let store = try await PostgresTestServer.store(schema: schema, poolSize: poolSize)
         try PostgresTestServer.sql(
@@ -72,7 +73,11 @@ struct PostgresTransactionalFulfillmentTests {
                 user_id text REFERENCES \(schema).wallet (user_id) DEFERRABLE INITIALLY DEFERRED);
             """
         )
-        return PostgresTransactionalFulfillmentStore(store: store, hook: Wallet(schema: schema, fault: fault))
+        let wallet = Wallet(schema: schema, fault: fault)
+        if let groupCommit {
+            return try PostgresTransactionalFulfillmentStore(store: store, hook: wallet, groupCommit: groupCommit)
+        }
+        return PostgresTransactionalFulfillmentStore(store: store, hook: wallet)
     }
 
     static func coins(_ schema: String) throws -> [String: Int64] {
@@ -219,10 +224,14 @@ struct PostgresTransactionalFulfillmentTests {
         try await store.dropSchema()
     }
 
-    @Test func pipelinesOnTwoStoresDeliverEachPurchaseOnceAndTakeBackRefundsOnce() async throws {
-        let first = try await Self.ledger()
+    /// With and without group commit (two groups of up to 8 deliveries open at once in each store).
+    @Test(arguments: [nil, PostgresGroupCommit(maximumDeliveries: 8, concurrentGroups: 2)])
+    func pipelinesOnTwoStoresDeliverEachPurchaseOnceAndTakeBackRefundsOnce(groupCommit: PostgresGroupCommit?)
+        async throws
+    {
+        let first = try await Self.ledger(groupCommit: groupCommit)
         let schema = first.store.configuration.schema
-        let second = try await Self.ledger(schema: schema)
+        let second = try await Self.ledger(schema: schema, groupCommit: groupCommit)
         let clock = ManualClock(now: PostgresEntitlementStoreTests.epoch)
         // Verified payloads go straight to deliver(_:userId:); the verifier trusts a root nobody else has.
         let pki = try TestPKI.generate(

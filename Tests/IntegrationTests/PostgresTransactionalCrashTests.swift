@@ -85,17 +85,24 @@ struct PostgresTransactionalCrashTests {
         return (url, schema)
     }
 
-    @Test(arguments: ["written", "granted", "committed"])
-    func killedWhileGrantingTheWalletAndTheLedgerAgree(step: String) async throws {
+    /// The helper's phase: one purchase after another, or all at once with group commit (several deliveries in
+    /// each transaction).
+    static func phase(_ phase: String, grouped: Bool) -> String {
+        grouped ? "grouped-" + phase : phase
+    }
+
+    @Test(arguments: ["written", "granted", "committed"], [false, true])
+    func killedWhileGrantingTheWalletAndTheLedgerAgree(step: String, grouped: Bool) async throws {
         let (url, schema) = try Self.freshLedger()
+        let grant = Self.phase("grant", grouped: grouped)
         // Three crashes in a row, each a little further on (the first grant of every fourth purchase fails, so
         // some of them die while a retry is recorded or carried out).
         for occurrence in [1, 3, 5] {
-            let status = try await Self.run([url, schema, "grant", step, String(occurrence)])
+            let status = try await Self.run([url, schema, grant, step, String(occurrence)])
             #expect(status == -SIGKILL, "the helper was to die at \(step) #\(occurrence), it ended with \(status)")
             try Self.expectAgreement(schema, "killed at \(step) #\(occurrence)")
         }
-        #expect(try await Self.run([url, schema, "grant"]) == 0)
+        #expect(try await Self.run([url, schema, grant]) == 0)
         try Self.expectAgreement(schema, "after the restart")
         let coins = try Self.wallet(schema)
         #expect(coins.mapValues(\.wallet) == ["user-0": 400, "user-1": 400, "user-2": 400])
@@ -107,16 +114,17 @@ struct PostgresTransactionalCrashTests {
         try PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE")
     }
 
-    @Test(arguments: ["written", "granted", "committed"])
-    func killedWhileTakingBackRefundsTheWalletAndTheLedgerAgree(step: String) async throws {
+    @Test(arguments: ["written", "granted", "committed"], [false, true])
+    func killedWhileTakingBackRefundsTheWalletAndTheLedgerAgree(step: String, grouped: Bool) async throws {
         let (url, schema) = try Self.freshLedger()
-        #expect(try await Self.run([url, schema, "grant"]) == 0)
+        let refund = Self.phase("refund", grouped: grouped)
+        #expect(try await Self.run([url, schema, Self.phase("grant", grouped: grouped)]) == 0)
         for occurrence in [1, 3] {
-            let status = try await Self.run([url, schema, "refund", step, String(occurrence)])
+            let status = try await Self.run([url, schema, refund, step, String(occurrence)])
             #expect(status == -SIGKILL, "the helper was to die at \(step) #\(occurrence), it ended with \(status)")
             try Self.expectAgreement(schema, "killed at \(step) #\(occurrence) of the refunds")
         }
-        #expect(try await Self.run([url, schema, "refund"]) == 0)
+        #expect(try await Self.run([url, schema, refund]) == 0)
         try Self.expectAgreement(schema, "after the restart")
         // Purchases 0 to 5 were refunded: two of each user's four.
         #expect(try Self.wallet(schema).mapValues(\.wallet) == ["user-0": 200, "user-1": 200, "user-2": 200])

@@ -2,27 +2,33 @@
 // it delivers or refunds a fixed set of purchases through a DeliveryPipeline whose PostgreSQL ledger grants into a
 // wallet table in the same transaction, and kills itself with SIGKILL at a named step when told to.
 //
-//   PostgresFulfillmentCrashHelper URL SCHEMA grant|refund [STEP N]
+//   PostgresFulfillmentCrashHelper URL SCHEMA grant|refund|grouped-grant|grouped-refund [STEP N]
 //
 // Steps: `written` (the hook starts: the ledger's write is in the open transaction, the wallet's not yet),
 // `granted` (the hook's wallet statement ran, the transaction is not committed), `committed` (the pipeline
 // answered). With STEP and N, the process dies the N-th time it reaches STEP. The first attempt of every fourth
 // purchase's grant fails (the transaction rolls back and the pipeline records a retry), so retries cross the
-// crashes too. Exit status 0 when every purchase was answered, 1 otherwise.
+// crashes too. With `grouped-`, the purchases are delivered all at once through a store with group commit, so that
+// several of them share each transaction. Exit status 0 when every purchase was answered, 1 otherwise.
 import Foundation
 import IAPCore
 import IAPStoragePostgres
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 || arguments.count == 6, ["grant", "refund"].contains(arguments[3]) else {
+guard arguments.count == 4 || arguments.count == 6,
+    ["grant", "refund", "grouped-grant", "grouped-refund"].contains(arguments[3])
+else {
     FileHandle.standardError.write(
-        Data("usage: PostgresFulfillmentCrashHelper URL SCHEMA grant|refund [STEP N]\n".utf8)
+        Data(
+            "usage: PostgresFulfillmentCrashHelper URL SCHEMA grant|refund|grouped-grant|grouped-refund [STEP N]\n".utf8
+        )
     )
     exit(2)
 }
 let url = arguments[1]
 let schema = arguments[2]
-let phase = arguments[3]
+let grouped = arguments[3].hasPrefix("grouped-")
+let phase = grouped ? String(arguments[3].dropFirst("grouped-".count)) : arguments[3]
 let killStep = arguments.count == 6 ? arguments[4] : nil
 let killAt = arguments.count == 6 ? Int(arguments[5]) ?? 1 : 0
 
@@ -99,7 +105,7 @@ struct NoSignedData: Verifier {
 
 let epoch = Date(millisecondsSince1970: 1_767_225_600_000)
 
-func purchase(_ index: Int) -> TransactionPayload {
+@Sendable func purchase(_ index: Int) -> TransactionPayload {
     let id = String(9_000 + index)
     return TransactionPayload(
         originalTransactionId: id,
@@ -117,10 +123,40 @@ func purchase(_ index: Int) -> TransactionPayload {
 }
 
 let steps = Steps()
+
+/// Delivers (or refunds) purchase `index`; returns 1 when the pipeline rejected it.
+@Sendable func settle(_ index: Int, through pipeline: DeliveryPipeline) async -> Int {
+    let outcome: DeliveryOutcome?
+    if phase == "grant" {
+        outcome = await pipeline.deliver(purchase(index), userId: "user-\(index % 3)")
+    } else if index < 6 {
+        var refunded = purchase(index)
+        refunded.revocationDate = epoch.addingTimeInterval(60)
+        refunded.signedDate = epoch.addingTimeInterval(60)
+        outcome = await pipeline.apply(refunded)
+    } else {
+        return 0
+    }
+    steps.reach("committed")
+    if case .rejected(let error) = outcome {
+        FileHandle.standardError.write(Data("rejected: \(error)\n".utf8))
+        return 1
+    }
+    return 0
+}
+
 let code: Int32 = await {
     do {
         let store = try await PostgresEntitlementStore(configuration: .init(url: url, schema: schema, poolSize: 2))
-        let ledger = PostgresTransactionalFulfillmentStore(store: store, hook: Wallet(schema: schema, steps: steps))
+        let wallet = Wallet(schema: schema, steps: steps)
+        let ledger =
+            grouped
+            ? try PostgresTransactionalFulfillmentStore(
+                store: store,
+                hook: wallet,
+                groupCommit: .init(concurrentGroups: 2)
+            )
+            : PostgresTransactionalFulfillmentStore(store: store, hook: wallet)
         let pipeline = DeliveryPipeline(
             verifier: NoSignedData(),
             catalog: try StaticProductCatalog(products: [
@@ -130,22 +166,20 @@ let code: Int32 = await {
             retryPolicy: RetryPolicy(initialDelay: .zero, jitter: 0)
         )
         var failures = 0
-        for index in 0..<12 {
-            let outcome: DeliveryOutcome?
-            if phase == "grant" {
-                outcome = await pipeline.deliver(purchase(index), userId: "user-\(index % 3)")
-            } else if index < 6 {
-                var refunded = purchase(index)
-                refunded.revocationDate = epoch.addingTimeInterval(60)
-                refunded.signedDate = epoch.addingTimeInterval(60)
-                outcome = await pipeline.apply(refunded)
-            } else {
-                continue
+        if grouped {
+            failures = await withTaskGroup(of: Int.self) { group in
+                for index in 0..<12 {
+                    group.addTask { await settle(index, through: pipeline) }
+                }
+                var failures = 0
+                for await failed in group {
+                    failures += failed
+                }
+                return failures
             }
-            steps.reach("committed")
-            if case .rejected(let error) = outcome {
-                FileHandle.standardError.write(Data("rejected: \(error)\n".utf8))
-                failures += 1
+        } else {
+            for index in 0..<12 {
+                failures += await settle(index, through: pipeline)
             }
         }
         // What failed or what an earlier process left: delivered now.

@@ -15,8 +15,25 @@ enum PostgresStoreBenchmark {
         /// What the pipeline writes with transactional fulfillment: the entry inserted delivered and a wallet
         /// row granted, in one transaction: one commit.
         case transactional
+        /// Transactional fulfillment with group commit: the deliveries waiting at the same moment in one transaction,
+        /// each under a savepoint: one commit per group.
+        case grouped
 
         var commits: Int { self == .hook ? 2 : 1 }
+
+        var unit: String {
+            switch self {
+            case .hook:
+                "deliveries per second: insert of the entry claimed (with its signed transaction) + delivered mark "
+                    + "(compare-and-set), each committed: 2 commits"
+            case .transactional:
+                "deliveries per second: one transaction of the entry inserted delivered (with its signed "
+                    + "transaction) and a wallet row upserted: 1 commit"
+            case .grouped:
+                "deliveries per second: as transactional, each delivery under a savepoint in the transaction of the "
+                    + "deliveries waiting at the same moment (group commit): 1 commit per group"
+            }
+        }
     }
 
     static func run(_ parsed: Arguments) async throws {
@@ -31,18 +48,23 @@ enum PostgresStoreBenchmark {
         let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
         let writers = try parsed.value("writers").map { Int($0) } ?? 8
         let runs = try parsed.value("runs").map { Int($0) } ?? 3
+        let groups = try parsed.value("groups").map { Int($0) } ?? max(1, (writers ?? 2) / 2)
         guard let deliveries, (2...1_000_000).contains(deliveries), let writers, (2...64).contains(writers),
-            let runs, (1...100).contains(runs)
+            let runs, (1...100).contains(runs), let groups, (1...writers / 2).contains(groups)
         else {
-            throw Arguments.UsageError(message: "--deliveries 2...1000000, --writers 2...64, --runs 1...100")
+            throw Arguments.UsageError(
+                message: "--deliveries 2...1000000, --writers 2...64, --runs 1...100, --groups 1...W/2"
+            )
         }
+        let groupCommit = PostgresGroupCommit(concurrentGroups: groups)
         if let child = try parsed.value("child-deliveries") {
             let bounds = child.split(separator: ":").compactMap { Int($0) }
             guard bounds.count == 2, let schema = try parsed.value("schema"),
                 let kind = Kind(rawValue: try parsed.value("child-kind") ?? "hook")
             else {
                 throw Arguments.UsageError(
-                    message: "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|transactional"
+                    message:
+                        "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|transactional|grouped"
                 )
             }
             let window = try await deliver(
@@ -50,7 +72,8 @@ enum PostgresStoreBenchmark {
                 from: bounds[0],
                 count: bounds[1],
                 writers: writers,
-                configuration: .init(url: url, schema: schema, poolSize: writers)
+                configuration: .init(url: url, schema: schema, poolSize: writers),
+                groupCommit: groupCommit
             )
             try StoreBenchmark.emit(["start": window.start, "end": window.end])
             return
@@ -80,9 +103,14 @@ enum PostgresStoreBenchmark {
             for kind in Kind.allCases {
                 Output.error("run \(run)/\(runs): \(kind.rawValue) deliveries")
                 var figures = rates[kind] ?? ([], [], [])
-                figures.single.append(try await rate(kind, deliveries, writers: 1, url: url))
-                figures.parallel.append(try await rate(kind, deliveries, writers: writers, url: url))
-                figures.processes.append(try await twoProcessRate(kind, deliveries, writers: writers, url: url))
+                if kind != .grouped {
+                    // One writer never waits for another, so its groups hold one delivery: the transactional figure.
+                    figures.single.append(try await rate(kind, deliveries, writers: 1, url: url, groupCommit))
+                }
+                figures.parallel.append(try await rate(kind, deliveries, writers: writers, url: url, groupCommit))
+                figures.processes.append(
+                    try await twoProcessRate(kind, deliveries, writers: writers, url: url, groupCommit)
+                )
                 rates[kind] = figures
             }
         }
@@ -98,21 +126,25 @@ enum PostgresStoreBenchmark {
         var deliveryFigures: [String: Any] = [:]
         for kind in Kind.allCases {
             let samples = rates[kind] ?? ([], [], [])
-            deliveryFigures[kind.rawValue] = [
-                "unit": kind == .hook
-                    ? "deliveries per second: insert of the entry claimed + delivered mark (compare-and-set), "
-                        + "each committed: 2 commits"
-                    : "deliveries per second: one transaction of the entry inserted delivered and a wallet "
-                        + "row upserted: 1 commit",
-                "commitsPerDelivery": kind.commits,
-                "oneWriter": figures(samples.single).merging(["ceiling": (one / Double(kind.commits)).rounded()]) {
-                    $1
-                },
+            var figure: [String: Any] = [
+                "unit": kind.unit,
+                "commitsPerDelivery": kind == .grouped ? "1 per group" : kind.commits,
                 "concurrentWriters": figures(samples.parallel).merging([
                     "writers": writers, "ceiling": (many / Double(kind.commits)).rounded(),
                 ]) { $1 },
                 "twoProcesses": figures(samples.processes).merging(["writersPerProcess": writers / 2]) { $1 },
             ]
+            if kind == .grouped {
+                figure["groupCommit"] = [
+                    "maximumDeliveries": groupCommit.maximumDeliveries,
+                    "concurrentGroups": groupCommit.concurrentGroups ?? 0,
+                ]
+            } else {
+                figure["oneWriter"] = figures(samples.single).merging([
+                    "ceiling": (one / Double(kind.commits)).rounded()
+                ]) { $1 }
+            }
+            deliveryFigures[kind.rawValue] = figure
         }
         var flush: [String: Any] = [
             "fdatasyncPerSecond": figures(fsyncs),
@@ -186,23 +218,42 @@ enum PostgresStoreBenchmark {
     /// Creates a schema's ledger and, for transactional deliveries, its wallet table.
     private static func prepare(_ kind: Kind, configuration: PostgresEntitlementStore.Configuration) async throws {
         let store = try await PostgresEntitlementStore(configuration: configuration)
-        if kind == .transactional {
+        if kind != .hook {
             try await store.executeForBenchmark(BenchmarkWallet.createTable)
         }
         await store.close()
     }
 
     /// Deliveries per second into a fresh schema from this process.
-    private static func rate(_ kind: Kind, _ count: Int, writers: Int, url: String) async throws -> Double {
+    private static func rate(
+        _ kind: Kind,
+        _ count: Int,
+        writers: Int,
+        url: String,
+        _ groupCommit: PostgresGroupCommit
+    ) async throws -> Double {
         let configuration = PostgresEntitlementStore.Configuration(url: url, schema: freshSchema(), poolSize: writers)
         try await prepare(kind, configuration: configuration)
-        let window = try await deliver(kind, from: 0, count: count, writers: writers, configuration: configuration)
+        let window = try await deliver(
+            kind,
+            from: 0,
+            count: count,
+            writers: writers,
+            configuration: configuration,
+            groupCommit: groupCommit
+        )
         try await check(kind, count, configuration: configuration)
         return Double(count) / (Double(max(window.end - window.start, 1)) / 1_000)
     }
 
     /// Deliveries per second into a fresh schema from two processes started together.
-    private static func twoProcessRate(_ kind: Kind, _ count: Int, writers: Int, url: String) async throws -> Double {
+    private static func twoProcessRate(
+        _ kind: Kind,
+        _ count: Int,
+        writers: Int,
+        url: String,
+        _ groupCommit: PostgresGroupCommit
+    ) async throws -> Double {
         let schema = freshSchema()
         let configuration = PostgresEntitlementStore.Configuration(url: url, schema: schema, poolSize: 2)
         // Create the schema first, so the children measure deliveries rather than a migration.
@@ -215,6 +266,7 @@ enum PostgresStoreBenchmark {
             child.arguments = [
                 "bench", "store", "--database", url, "--schema", schema, "--writers", String(max(2, writers / 2)),
                 "--child-deliveries", "\(from):\(share)", "--child-kind", kind.rawValue,
+                "--groups", String(max(1, (groupCommit.concurrentGroups ?? 2) / 2)),
             ]
             let output = Pipe()
             child.standardOutput = output
@@ -245,10 +297,19 @@ enum PostgresStoreBenchmark {
         from: Int,
         count: Int,
         writers: Int,
-        configuration: PostgresEntitlementStore.Configuration
+        configuration: PostgresEntitlementStore.Configuration,
+        groupCommit: PostgresGroupCommit
     ) async throws -> (start: Int64, end: Int64) {
         let store = try await PostgresEntitlementStore(configuration: configuration)
-        let ledger = PostgresTransactionalFulfillmentStore(store: store, hook: BenchmarkWallet())
+        let ledger =
+            kind == .grouped
+            ? try PostgresTransactionalFulfillmentStore(store: store, hook: BenchmarkWallet(), groupCommit: groupCommit)
+            : PostgresTransactionalFulfillmentStore(store: store, hook: BenchmarkWallet())
+        // A server receives each signed transaction from Apple: they are made before the clock starts (up to
+        // 100000 of them, 6 KB each; beyond, each is made when its delivery starts).
+        let signed =
+            count <= 100_000
+            ? try (0..<count).map { try signedTransaction(from + $0) } : nil
         let clock = SystemClock()
         let began = ContinuousClock.now
         let start = clock.now.millisecondsSince1970
@@ -257,9 +318,10 @@ enum PostgresStoreBenchmark {
                 group.addTask {
                     var index = writer
                     while index < count {
+                        let jws = try signed?[index] ?? signedTransaction(from + index)
                         switch kind {
-                        case .hook: try await deliverClaimed(from + index, to: store)
-                        case .transactional: try await deliverTransactionally(from + index, to: ledger)
+                        case .hook: try await deliverClaimed(from + index, jws, to: store)
+                        case .transactional, .grouped: try await deliverTransactionally(from + index, jws, to: ledger)
                         }
                         index += writers
                     }
@@ -273,12 +335,22 @@ enum PostgresStoreBenchmark {
     }
 
     /// What the pipeline writes around a hook for a new purchase: the entry inserted claimed, then marked delivered.
-    private static func deliverClaimed(_ index: Int, to store: PostgresEntitlementStore) async throws {
+    /// The signed transaction of delivery `index`, of Apple's size.
+    private static func signedTransaction(_ index: Int) throws -> String {
+        try StoreBenchmark.signedTransaction(of: StoreBenchmark.entry(index, users: 1_000).transaction)
+    }
+
+    private static func deliverClaimed(
+        _ index: Int,
+        _ signedTransaction: String,
+        to store: PostgresEntitlementStore
+    ) async throws {
         var claimed = StoreBenchmark.entry(index, users: 1_000)
         claimed.deliveryAttempts = 1
         claimed.nextAttemptAt = StoreBenchmark.epoch.addingTimeInterval(120)
         claimed.grantAttempted = true
-        guard case .inserted(let recorded) = try await store.insert(claimed) else {
+        guard case .inserted(let recorded) = try await store.insert(claimed, signedTransaction: signedTransaction)
+        else {
             throw IAPError(.internalError, "transaction \(index) was already recorded")
         }
         var delivered = recorded
@@ -295,6 +367,7 @@ enum PostgresStoreBenchmark {
     /// What the pipeline writes with transactional fulfillment: the entry inserted delivered, the wallet granted.
     private static func deliverTransactionally(
         _ index: Int,
+        _ signedTransaction: String,
         to ledger: PostgresTransactionalFulfillmentStore
     ) async throws {
         var delivered = StoreBenchmark.entry(index, users: 1_000)
@@ -312,7 +385,13 @@ enum PostgresStoreBenchmark {
             units: 100,
             orderId: delivered.orderId
         )
-        guard case .inserted = try await ledger.insert(delivered, signedTransaction: nil, fulfilling: delivery) else {
+        guard
+            case .inserted = try await ledger.insert(
+                delivered,
+                signedTransaction: signedTransaction,
+                fulfilling: delivery
+            )
+        else {
             throw IAPError(.internalError, "transaction \(index) was already recorded")
         }
     }
@@ -326,12 +405,12 @@ enum PostgresStoreBenchmark {
         let store = try await PostgresEntitlementStore(configuration: configuration)
         let statistics = try await store.statistics()
         let granted =
-            kind == .transactional ? (try await store.queryForBenchmark(BenchmarkWallet.total).first ?? nil) : nil
+            kind != .hook ? (try await store.queryForBenchmark(BenchmarkWallet.total).first ?? nil) : nil
         try await store.dropSchema()
         guard statistics.delivered == count, statistics.transactions == count else {
             throw IAPError(.internalError, "delivered \(statistics.delivered) of \(count)")
         }
-        if kind == .transactional, granted != String(100 * count) {
+        if kind != .hook, granted != String(100 * count) {
             throw IAPError(.internalError, "the wallet holds \(granted ?? "nothing") coins for \(count) deliveries")
         }
     }

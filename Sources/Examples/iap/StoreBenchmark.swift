@@ -11,7 +11,7 @@ enum StoreBenchmark {
             "[--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]",
             "--open-only DIR",
             "--database URL [--database-password-file FILE] [--transactions N,N...] [--deliveries N] [--writers W]",
-            "  [--runs N] [--fsync-dir DIR]",
+            "  [--runs N] [--groups G] [--fsync-dir DIR]",
         ],
         discussion: """
             The file store: durable deliveries per second (insert with its signed transaction, claim, mark
@@ -29,7 +29,10 @@ enum StoreBenchmark {
             the pipeline writes them around a hook (the entry inserted claimed, then marked delivered: two commits)
             and with transactional fulfillment (the entry inserted delivered and a wallet row granted in one
             transaction: one commit), each with one writer, W writers (a pool of W connections) and two processes
-            of W/2 writers started together. Then, for each N (default 100000), the history page latency on N
+            of W/2 writers started together; every entry is inserted with a signed transaction of Apple's size.
+            Then transactional fulfillment with group commit (the deliveries waiting at the same moment in one
+            transaction, each under a savepoint; G group transactions open at once, G/2 in each of the two
+            processes), with W writers and two processes. Then, for each N (default 100000), the history page latency on N
             transactions loaded once into the schema iap_bench_<N>. Prints JSON with the server's settings
             (fsync, synchronous_commit, wal_sync_method, commit_delay, ...) and the load average; build with
             -c release for meaningful figures.
@@ -55,7 +58,16 @@ enum StoreBenchmark {
             ),
             .value("schema", "NAME", "the schema a --child-deliveries process writes to (set by the parent)"),
             .value("child-deliveries", "FROM:COUNT", "deliver COUNT from FROM as a child process (set by the parent)"),
-            .value("child-kind", "KIND", "hook or transactional deliveries in a child process (set by the parent)"),
+            .value(
+                "groups",
+                "G",
+                "with --database, group transactions open at once for the grouped deliveries (1 to W/2, default W/2)"
+            ),
+            .value(
+                "child-kind",
+                "KIND",
+                "hook, transactional or grouped deliveries in a child process (set by the parent)"
+            ),
         ],
         examples: [
             "swift run -c release iap bench store --transactions 100000 --runs 1",

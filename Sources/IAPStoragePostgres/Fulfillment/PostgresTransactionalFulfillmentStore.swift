@@ -28,9 +28,12 @@ public import IAPCore
 public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillmentStore {
     /// The ledger.
     public let store: PostgresEntitlementStore
+    /// How concurrent deliveries share commits, or `nil` when each delivery commits on its own.
+    public let groupCommit: PostgresGroupCommit?
     private let hook: any PostgresTransactionalFulfillmentHook
+    private let committer: PostgresGroupCommitter?
 
-    /// Wraps a store with the hook that grants and takes back in its transactions.
+    /// Wraps a store with the hook that grants and takes back in its transactions; each delivery commits on its own.
     ///
     /// - Parameters:
     ///   - store: The ledger, in the database that also holds what the hook writes.
@@ -38,11 +41,52 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
     public init(store: PostgresEntitlementStore, hook: some PostgresTransactionalFulfillmentHook) {
         self.store = store
         self.hook = hook
+        groupCommit = nil
+        committer = nil
+    }
+
+    /// Wraps a store with the hook, and writes concurrent deliveries in shared transactions (group commit): one
+    /// commit, one WAL flush, for the deliveries that wait for the database at the same moment.
+    ///
+    /// ```swift
+    /// let ledger = try await PostgresEntitlementStore(configuration: .init(url: url, schema: "iap", poolSize: 8))
+    /// let store = try PostgresTransactionalFulfillmentStore(store: ledger, hook: WalletGrants(), groupCommit: .init())
+    /// ```
+    ///
+    /// Each delivery runs in its own `SAVEPOINT`: one that fails is undone alone and gets its own answer. Every
+    /// caller returns after the commit that holds its write; if that commit fails, every delivery of the group
+    /// fails and none is kept. See ``PostgresGroupCommit`` for what it costs.
+    ///
+    /// - Parameters:
+    ///   - store: The ledger, in the database that also holds what the hook writes.
+    ///   - hook: The grant and take-back code.
+    ///   - groupCommit: How many deliveries a group holds, and how many groups may be open at once.
+    /// - Throws: ``IAPError`` with code `invalidConfiguration` when a limit is out of range (more groups than the
+    ///   store's pool has connections, or a group size outside 2 to 64).
+    public init(
+        store: PostgresEntitlementStore,
+        hook: some PostgresTransactionalFulfillmentHook,
+        groupCommit: PostgresGroupCommit
+    ) throws {
+        try groupCommit.validate(poolSize: store.configuration.poolSize)
+        self.store = store
+        self.hook = hook
+        self.groupCommit = groupCommit
+        committer = PostgresGroupCommitter(
+            pool: store.pool,
+            configuration: groupCommit,
+            poolSize: store.configuration.poolSize
+        )
     }
 
     /// Closes the wrapped store's connections.
     public func close() async {
         await store.close()
+    }
+
+    /// The deliveries waiting for the next group (0 without group commit).
+    package var queuedDeliveries: Int {
+        committer?.queued ?? 0
     }
 
     // MARK: Transactional writes
@@ -57,27 +101,25 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
     /// - Returns: `.inserted` once the entry and the hook's statements committed together; `.existing` with the
     ///   stored entry, the hook not called.
     /// - Throws: ``IAPError`` with code `fulfillmentFailed` when the hook threw, left a failed statement behind, or
-    ///   the commit was refused (all rolled back); `storageUnavailable` when the connection was lost (during the
-    ///   commit, whether it landed is unknown: the entry tells); otherwise as ``PostgresEntitlementStore/insert(_:)``.
+    ///   the commit was refused (all rolled back; with group commit, a refused commit fails its whole group);
+    ///   `storageUnavailable` when the connection was lost (during the commit, whether it landed is unknown: the
+    ///   entry tells); otherwise as ``PostgresEntitlementStore/insert(_:)``.
     public func insert(_ entry: LedgerEntry, signedTransaction: String?, fulfilling delivery: Delivery) async throws
         -> InsertOutcome
     {
         try PostgresEntitlementStore.validateNew(entry)
         try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         let hook = self.hook
-        return try await store.pool.run { connection in
-            guard
-                let stored = try PostgresEntitlementStore.insert(
-                    entry,
-                    signedTransaction: signedTransaction,
-                    on: connection,
-                    beginning: true
-                )
-            else {
-                return .existing(try PostgresEntitlementStore.existing(entry.transactionId, on: connection))
+        return try await deliver(order: entry) { transaction in
+            let (stored, parameters) = try PostgresEntitlementStore.insertion(entry, signedTransaction)
+            let inserted = try transaction.open(with: .insertEntry, parameters)
+            guard inserted.count == 1 else {
+                return .existing(try PostgresEntitlementStore.existing(entry.transactionId, on: transaction.connection))
             }
-            try Self.fulfill(delivery, with: hook, on: connection)
-            return .inserted(stored)
+            var recorded = stored
+            recorded.sequence = try inserted.int64(0, 0)
+            try Self.fulfill(delivery, with: hook, on: transaction.connection)
+            return .inserted(recorded)
         }
     }
 
@@ -99,20 +141,32 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
             return false
         }
         let hook = self.hook
-        return try await store.pool.run { connection in
+        return try await deliver(order: entry) { transaction in
             if !entry.userId.isEmpty {
                 let parameters = try PostgresEntitlementStore.replaceParameters(entry, revision)
-                if try connection.begin(with: .replaceEntry, parameters).count == 1 {
-                    try Self.fulfill(delivery, with: hook, on: connection)
+                if try transaction.open(with: .replaceEntry, parameters).count == 1 {
+                    try Self.fulfill(delivery, with: hook, on: transaction.connection)
                     return true
                 }
-                connection.rollback()
             }
-            return try PostgresEntitlementStore.refusal(of: entry, on: connection)
+            return try PostgresEntitlementStore.refusal(of: entry, on: transaction.connection)
         }
     }
 
-    /// Runs the hook in the open transaction and commits, or rolls everything back and says why.
+    /// Runs a delivery in a transaction of its own, or in the next group, and returns once it committed.
+    private func deliver<Value: Sendable>(
+        order entry: LedgerEntry,
+        _ body: @escaping @Sendable (PostgresDeliveryTransaction) throws -> Value
+    ) async throws -> Value {
+        if let committer {
+            return try await committer.submit(order: entry.userId + "\n" + entry.transactionId, body)
+        }
+        return try await store.pool.run { connection in
+            try PostgresGroupCommitter.commitAlone(on: connection, body)
+        }
+    }
+
+    /// Runs the hook in the open transaction; throws (the caller undoes the delivery) when it failed.
     private static func fulfill(
         _ delivery: Delivery,
         with hook: any PostgresTransactionalFulfillmentHook,
@@ -126,7 +180,6 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
             case .revoke: try hook.revoke(delivery, on: transaction)
             }
         } catch {
-            connection.rollback()
             throw IAPError(
                 .fulfillmentFailed,
                 "the transactional fulfillment hook failed to \(delivery.action.rawValue) "
@@ -135,24 +188,11 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
                 isRetryable: true
             )
         }
-        transaction.close()
         guard connection.isInTransaction else {
-            connection.rollback()
             throw IAPError(
                 .fulfillmentFailed,
                 "a statement of the transactional fulfillment hook failed, and the hook returned as if it had not "
                     + "(\(delivery.idempotencyKey)); the transaction was rolled back",
-                isRetryable: true
-            )
-        }
-        do {
-            try connection.commit()
-        } catch let error as IAPError where error.code != .storageUnavailable {
-            // The server rolled back: a deferred constraint, a serialization check, a statement the hook let fail.
-            throw IAPError(
-                .fulfillmentFailed,
-                "the transaction of \(delivery.idempotencyKey) could not commit: \(error.message)",
-                underlying: error,
                 isRetryable: true
             )
         }

@@ -114,15 +114,21 @@ final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Starts a transaction and runs a prepared statement in it, in one round trip: `BEGIN` and the statement
-    /// travel together in libpq's pipeline mode (libpq 14 or later).
+    /// Runs parameterless commands (`BEGIN`, `SAVEPOINT ...`) and then a prepared statement, in one round trip
+    /// (libpq's pipeline mode, libpq 14 or later).
     ///
     /// - Parameters:
-    ///   - statement: The first statement of the transaction.
+    ///   - commands: The commands, constants of this module, run in order before the statement.
+    ///   - statement: The statement.
     ///   - parameters: Its parameters.
-    /// - Returns: The statement's result. The transaction stays open: ``commit()`` or ``rollback()`` it.
-    /// - Throws: ``IAPError`` as ``execute(_:_:)``; the transaction is rolled back then.
-    func begin(with statement: PostgresStatement, _ parameters: [String?]) throws -> PostgresResult {
+    /// - Returns: The statement's result.
+    /// - Throws: ``IAPError`` as ``execute(_:_:)``, for the first command or statement that failed (the server
+    ///   skipped the rest). What was opened stays open: the caller rolls back.
+    func execute(
+        after commands: [StaticString],
+        _ statement: PostgresStatement,
+        _ parameters: [String?]
+    ) throws -> PostgresResult {
         try prepare(statement, parameterCount: parameters.count)
         let results = try withParameters(parameters) { values -> [PostgresResult] in
             guard PQenterPipelineMode(handle) == 1 else {
@@ -132,22 +138,23 @@ final class PostgresConnection: @unchecked Sendable {
                 )
             }
             defer { PQexitPipelineMode(handle) }
-            guard PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1,
-                PQsendQueryPrepared(handle, statement.name, Int32(values.count), values, nil, nil, 0) == 1,
+            for command in commands {
+                guard PQsendQueryParams(handle, command.description, 0, nil, nil, nil, nil, 0) == 1 else {
+                    throw lostOrFailed(command.description)
+                }
+            }
+            guard PQsendQueryPrepared(handle, statement.name, Int32(values.count), values, nil, nil, 0) == 1,
                 PQpipelineSync(handle) == 1
             else {
-                throw lostOrFailed("BEGIN; \(statement.name)")
+                throw lostOrFailed(statement.name)
             }
-            return try pipelineResults(count: 2)
+            return try pipelineResults(count: commands.count + 1)
         }
-        do {
-            try check(results[0], statement: "BEGIN")
-            try check(results[1], statement: statement.name)
-        } catch {
-            rollback()
-            throw error
+        for (command, result) in zip(commands, results) {
+            try check(result, statement: command.description)
         }
-        return results[1]
+        try check(results[commands.count], statement: statement.name)
+        return results[commands.count]
     }
 
     /// Commits the open transaction.
@@ -177,6 +184,16 @@ final class PostgresConnection: @unchecked Sendable {
     /// Whether a statement of the open transaction failed, so that it can only roll back.
     var isTransactionFailed: Bool {
         PQtransactionStatus(handle) == PQTRANS_INERROR
+    }
+
+    /// Whether the connection to the server still works.
+    var isOpen: Bool {
+        PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Whether no transaction is open.
+    var isIdle: Bool {
+        PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
     /// Whether a transaction is open and usable.
