@@ -39,6 +39,18 @@ struct SignedDataKindDetectorTests {
         #expect(try SignedDataKindDetector.detect(payload: payload) == .transaction)
     }
 
+    @Test func anotherKindsFieldNameOnlyAsAValueIsStillAPlainTransaction() throws {
+        // Every key is a transaction field: the name of a notification's field as a value decides nothing.
+        let value = Array(#"{"transactionId":"1","productId":"notificationType","storefront":"receiptType"}"#.utf8)
+        #expect(SignedDataKindDetector.plainTransaction(value)?.productId == "notificationType")
+        #expect(try SignedDataKindDetector.detectWithJSONDecoder(payload: value) == .transaction)
+        // As a key it goes to JSONDecoder, whatever its value; an unknown key that names no other kind does not.
+        let key = Array(#"{"transactionId":"1","notificationType":"TEST"}"#.utf8)
+        #expect(SignedDataKindDetector.plainTransaction(key) == nil)
+        let unknown = Array(#"{"transactionId":"1","somethingNew":"notificationTypes"}"#.utf8)
+        #expect(SignedDataKindDetector.plainTransaction(unknown)?.transactionId == "1")
+    }
+
     @Test func payloadsThatLookLikeTransactionsButAreNotAnswerAsJSONDecoderDoes() {
         let cases = [
             // A field of another kind, as a key or only as a value: the probe decides.

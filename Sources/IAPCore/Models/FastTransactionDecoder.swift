@@ -27,9 +27,28 @@ package enum FastTransactionDecoder {
         return payload
     }
 
+    /// Decodes `bytes` as ``decode(_:)`` does, and tells whether the object holds a key that is not a transaction
+    /// field (which ``decode(_:)`` ignores).
+    package static func decodeNotingUnknownKeys(
+        _ bytes: UnsafeRawBufferPointer
+    ) -> (payload: TransactionPayload, hasUnknownKeys: Bool)? {
+        var scanner = JSONScanner(bytes)
+        var unknownKeys = 0
+        guard scanner.skipWhitespace(), let payload = decodeObject(from: &scanner, unknownKeys: &unknownKeys),
+            scanner.skipWhitespace(), scanner.isAtEnd
+        else { return nil }
+        return (payload, unknownKeys > 0)
+    }
+
     /// Decodes the object that starts at the scanner's position and leaves the scanner after it, or returns `nil`
     /// to ask for the full decoder: how the file store reads the transaction inside a ledger record.
     package static func decodeObject(from scanner: inout JSONScanner) -> TransactionPayload? {
+        var unknownKeys = 0
+        return decodeObject(from: &scanner, unknownKeys: &unknownKeys)
+    }
+
+    /// ``decodeObject(from:)``, counting in `unknownKeys` the keys that are not transaction fields.
+    private static func decodeObject(from scanner: inout JSONScanner, unknownKeys: inout Int) -> TransactionPayload? {
         var payload = TransactionPayload()
         var seen: UInt64 = 0
         // Keys the decoder does not know, to refuse one that comes twice (rare: no allocation until the first).
@@ -48,6 +67,7 @@ package enum FastTransactionDecoder {
             } else {
                 guard !unknown.contains(where: { $0.elementsEqual(key) }) else { return nil }
                 unknown.append(key)
+                unknownKeys += 1
             }
             guard scanner.skipWhitespace(), scanner.consume(UInt8(ascii: ":")), scanner.skipWhitespace(),
                 let value = scanner.value(), scanner.skipWhitespace()

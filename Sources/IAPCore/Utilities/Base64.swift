@@ -63,38 +63,54 @@ package enum Base64 {
         let remainder = count % 4
         guard remainder != 1 else { return nil }
         if padded, input.count - count != (4 - remainder) % 4 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(count / 4 * 3 + 2)
-        return table.withUnsafeBufferPointer { table -> [UInt8]? in
-            var index = 0
-            let fullEnd = count - remainder
-            while index < fullEnd {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])]
-                let d = table[Int(input[index + 3])]
-                guard (a | b | c | d) & 0xC0 == 0 else { return nil }
-                let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                output.append(UInt8(truncatingIfNeeded: value >> 16))
-                output.append(UInt8(truncatingIfNeeded: value >> 8))
-                output.append(UInt8(truncatingIfNeeded: value))
-                index += 4
+        // Written in place into an array of the exact size: no per-byte append.
+        let fullEnd = count - remainder
+        let outputCount = fullEnd / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { output, initializedCount in
+            table.withUnsafeBufferPointer { table in
+                var index = 0
+                var at = 0
+                while index < fullEnd {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    let d = table[Int(input[index + 3])]
+                    guard (a | b | c | d) & 0xC0 == 0 else {
+                        valid = false
+                        return
+                    }
+                    let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    output[at] = UInt8(truncatingIfNeeded: value >> 16)
+                    output[at + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                    output[at + 2] = UInt8(truncatingIfNeeded: value)
+                    index += 4
+                    at += 3
+                }
+                if remainder == 2 {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else {
+                        valid = false
+                        return
+                    }
+                    output[at] = a << 2 | b >> 4
+                } else if remainder == 3 {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else {
+                        valid = false
+                        return
+                    }
+                    output[at] = a << 2 | b >> 4
+                    output[at + 1] = (b & 0x0F) << 4 | c >> 2
+                }
             }
-            if remainder == 2 {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { return nil }
-                output.append(a << 2 | b >> 4)
-            } else if remainder == 3 {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])]
-                guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { return nil }
-                output.append(a << 2 | b >> 4)
-                output.append((b & 0x0F) << 4 | c >> 2)
-            }
-            return output
+            // UInt8 needs no deinitialisation: a refused input's partly written bytes are simply dropped.
+            initializedCount = valid ? outputCount : 0
         }
+        return valid ? output : nil
     }
 
     /// Encodes as unpadded base64url.

@@ -277,7 +277,13 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     public func transaction(_ token: String) throws -> TransactionPayload {
-        let payload = try verifiedPayload(token, as: TransactionPayload.self) { transaction, bytes in
+        try withParsed(token) { try transaction($0, decoded: nil) }
+    }
+
+    /// Verifies a parsed signed transaction; `decoded` is its payload when the caller already decoded it with
+    /// `FastTransactionDecoder` (as `decodePayload(_:as:)` would).
+    private func transaction(_ jws: CompactJWS, decoded: TransactionPayload?) throws -> TransactionPayload {
+        let payload = try verifiedPayload(jws, decoded: decoded) { transaction, bytes in
             // Every App Store transaction names itself; only a payload without an id can be another kind.
             if transaction.transactionId?.isEmpty ?? true {
                 try Self.checkKind(bytes, expected: .transaction)
@@ -293,7 +299,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified renewal info.
     /// - Throws: ``IAPError`` naming the failed check.
     public func renewalInfo(_ token: String) throws -> RenewalInfoPayload {
-        let payload = try verifiedPayload(token, as: RenewalInfoPayload.self) { _, bytes in
+        try withParsed(token, renewalInfo)
+    }
+
+    private func renewalInfo(_ jws: CompactJWS) throws -> RenewalInfoPayload {
+        let payload = try verifiedPayload(jws, decoded: RenewalInfoPayload?.none) { _, bytes in
             try Self.checkKind(bytes, expected: .renewal)
         }
         // A renewal info carries no bundle id.
@@ -307,7 +317,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified app transaction.
     /// - Throws: ``IAPError`` naming the failed check.
     public func appTransaction(_ token: String) throws -> AppTransactionPayload {
-        let payload = try verifiedPayload(token, as: AppTransactionPayload.self) { _, bytes in
+        try withParsed(token, appTransaction)
+    }
+
+    private func appTransaction(_ jws: CompactJWS) throws -> AppTransactionPayload {
+        let payload = try verifiedPayload(jws, decoded: AppTransactionPayload?.none) { _, bytes in
             try Self.checkKind(bytes, expected: .appTransaction)
         }
         try checkIdentity(bundleId: payload.bundleId, environment: payload.receiptType)
@@ -321,7 +335,11 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified notification.
     /// - Throws: ``IAPError`` naming the failed check.
     public func notification(_ token: String) throws -> VerifiedNotification {
-        let payload = try verifiedPayload(token, as: NotificationPayload.self) { _, bytes in
+        try withParsed(token, notification)
+    }
+
+    private func notification(_ jws: CompactJWS) throws -> VerifiedNotification {
+        let payload = try verifiedPayload(jws, decoded: NotificationPayload?.none) { _, bytes in
             try Self.checkKind(bytes, expected: .notification)
         }
         let identity = Self.identity(of: payload)
@@ -373,12 +391,25 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The verified data.
     /// - Throws: ``IAPError`` naming the failed check.
     public func verify(_ token: String, as kind: SignedDataKind? = nil) throws -> VerifiedSignedData {
-        let resolved = try kind ?? detectKind(token)
-        switch resolved {
-        case .transaction: return .transaction(try transaction(token))
-        case .renewal: return .renewal(try renewalInfo(token))
-        case .notification: return .notification(try notification(token))
-        case .appTransaction: return .appTransaction(try appTransaction(token))
+        // The token is parsed once: the kind is told from the same decoded payload that is then verified, and a
+        // plain transaction's payload, decoded to tell its kind, is not decoded again.
+        try withParsed(token) { jws in
+            var decoded: TransactionPayload?
+            let resolved: SignedDataKind
+            if let kind {
+                resolved = kind
+            } else if let transaction = SignedDataKindDetector.plainTransaction(jws.payload) {
+                decoded = transaction
+                resolved = .transaction
+            } else {
+                resolved = try SignedDataKindDetector.detectWithJSONDecoder(payload: jws.payload)
+            }
+            switch resolved {
+            case .transaction: return .transaction(try transaction(jws, decoded: decoded))
+            case .renewal: return .renewal(try renewalInfo(jws))
+            case .notification: return .notification(try notification(jws))
+            case .appTransaction: return .appTransaction(try appTransaction(jws))
+            }
         }
     }
 
@@ -388,33 +419,35 @@ public final class AppStoreSignedDataVerifier: Verifier {
     /// - Returns: The kind the payload's fields show.
     /// - Throws: ``IAPError`` with code `malformedSignedData` or `unexpectedPayload`.
     public func detectKind(_ token: String) throws -> SignedDataKind {
-        var token = token
-        return try token.withUTF8 { bytes in
-            try SignedDataKindDetector.detect(payload: try CompactJWS(bytes).payload)
-        }
+        try withParsed(token) { try SignedDataKindDetector.detect(payload: $0.payload) }
     }
 
     // MARK: - The pipeline
 
-    /// Verifies a token and decodes its payload; `checkKind` sees the decoded payload and its bytes once the
-    /// signature held, and throws when the payload is another kind of signed data than the one asked for.
-    private func verifiedPayload<Payload: SignedPayload>(
-        _ token: String,
-        as type: Payload.Type,
-        checkKind: (Payload, [UInt8]) throws -> Void
-    ) throws -> Payload {
+    /// Parses a token's shape (``CompactJWS``) and hands it to `body`, which must not keep it.
+    private func withParsed<Result>(_ token: String, _ body: (CompactJWS) throws -> Result) throws -> Result {
         var token = token
         return try token.withUTF8 { bytes in
-            let jws = try CompactJWS(bytes)
-            // A header seen before already passed its checks; any other is checked before the payload is
-            // read, so a refused algorithm or a malformed header is reported as such whatever the payload holds.
-            let headerEntry = cache.entry(forHeader: jws.header)
-            let checkedHeader = headerEntry == nil ? try jws.decodeHeader() : nil
-            let payload = try decodePayload(jws.payload, as: type)
-            try verifySignedBytes(jws, payload: payload, headerEntry: headerEntry, checkedHeader: checkedHeader)
-            try checkKind(payload, jws.payload)
-            return payload
+            try body(CompactJWS(bytes))
         }
+    }
+
+    /// Verifies a parsed token and decodes its payload; `checkKind` sees the decoded payload and its bytes once the
+    /// signature held, and throws when the payload is another kind of signed data than the one asked for.
+    /// `decoded` is the payload when the caller already decoded it exactly as `decodePayload(_:as:)` would.
+    private func verifiedPayload<Payload: SignedPayload>(
+        _ jws: CompactJWS,
+        decoded: Payload?,
+        checkKind: (Payload, [UInt8]) throws -> Void
+    ) throws -> Payload {
+        // A header seen before already passed its checks; any other is checked before the payload is
+        // read, so a refused algorithm or a malformed header is reported as such whatever the payload holds.
+        let headerEntry = cache.entry(forHeader: jws.header)
+        let checkedHeader = headerEntry == nil ? try jws.decodeHeader() : nil
+        let payload = try decoded ?? decodePayload(jws.payload, as: Payload.self)
+        try verifySignedBytes(jws, payload: payload, headerEntry: headerEntry, checkedHeader: checkedHeader)
+        try checkKind(payload, jws.payload)
+        return payload
     }
 
     private func verifySignedBytes<Payload: SignedPayload>(

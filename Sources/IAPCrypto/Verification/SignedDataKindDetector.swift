@@ -47,20 +47,30 @@ enum SignedDataKindDetector {
     /// Whether the payload is a transaction without asking `JSONDecoder`: the fast transaction decoder reads it
     /// (so it is one flat JSON object of plain values, valid for `JSONDecoder` too, and every probed transaction
     /// field has the type the probe expects), it names the transaction, and none of the fields of the other kinds
-    /// appears anywhere in it, not even as a value. Anything else goes to ``detectWithJSONDecoder(payload:)``, so
-    /// both always answer the same.
+    /// is a key of it: either every key is a transaction field (the usual payload, told without a second pass), or
+    /// none of those names appears anywhere in the text, not even as a value. Anything else goes to
+    /// ``detectWithJSONDecoder(payload:)``, so both always answer the same.
     static func isPlainTransaction(_ payload: [UInt8]) -> Bool {
+        plainTransaction(payload) != nil
+    }
+
+    /// The transaction, decoded by ``FastTransactionDecoder``, when ``isPlainTransaction(_:)`` holds; `nil` otherwise.
+    static func plainTransaction(_ payload: [UInt8]) -> TransactionPayload? {
         payload.withUnsafeBytes { bytes in
-            guard let transaction = FastTransactionDecoder.decode(bytes),
-                transaction.transactionId != nil || transaction.bundleId != nil || transaction.purchaseDate != nil
+            guard let (transaction, hasUnknownKeys) = FastTransactionDecoder.decodeNotingUnknownKeys(bytes),
+                transaction.transactionId != nil || transaction.bundleId != nil || transaction.purchaseDate != nil,
+                // Every key a transaction field (none is a field of another kind), or none of the other kinds'
+                // fields anywhere in the text.
+                !hasUnknownKeys || !containsAny(otherKindsFields, in: bytes)
             else {
-                return false
+                return nil
             }
-            return !containsAny(otherKindsFields, in: bytes)
+            return transaction
         }
     }
 
-    /// Whether any of `names` occurs in `bytes`; each name starts with `"`, so only the positions of a `"` are tried.
+    /// Whether any of `names` occurs in `bytes`; each name is quoted (`"` first and last), so only the positions of a
+    /// `"` are tried, and only against the names whose first letter and closing quote are there.
     private static func containsAny(_ names: [[UInt8]], in bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return false }
         var position = 0
@@ -69,7 +79,8 @@ enum SignedDataKindDetector {
         {
             let offset = UnsafeRawPointer(quote) - base
             let found = names.contains { name in
-                name.count <= bytes.count - offset
+                name.count >= 2 && name.count <= bytes.count - offset
+                    && bytes[offset + 1] == name[1] && bytes[offset + name.count - 1] == name[name.count - 1]
                     && name.withUnsafeBytes { name in
                         name.baseAddress.map { memcmp($0, base + offset, name.count) == 0 } ?? false
                     }
