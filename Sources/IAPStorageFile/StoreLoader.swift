@@ -292,9 +292,11 @@ struct StoreLoader {
         var records = 0
         var ended = false
         let tail = try RecordFileReader.read(path: files.snapshot(generation)) { lines in
-            for line in lines {
+            for index in lines.indices {
+                let result = lines[index].takeResult()
+                let line = lines[index]
                 let record: JournalRecord.Decoded
-                switch line.result {
+                switch consume result {
                 case .success(let decoded):
                     record = decoded
                 case .failure(let problem):
@@ -646,25 +648,26 @@ struct StoreLoader {
     /// Appends an entry; a scan renumbers it when a record before it was dropped.
     @discardableResult
     private mutating func insert(
-        _ entry: LedgerEntry,
+        _ entry: consuming LedgerEntry,
         signed location: SignedLocation,
         file: String,
         line: RecordFileReader.Line
     ) throws -> Bool {
-        var entry = entry
         let recordedSequence = entry.sequence
         if mode == .scan, entry.sequence != state.lastSequence + 1,
             state.entry(transactionId: entry.transactionId) == nil
         {
             entry.sequence = state.lastSequence + 1
         }
-        guard state.insert(entry) != nil else {
+        let transactionId = entry.transactionId
+        let sequence = entry.sequence
+        guard state.insert(consume entry) != nil else {
             return try damaged(
                 file,
                 line,
-                "entry \(entry.transactionId) with sequence \(entry.sequence) does not follow sequence "
+                "entry \(transactionId) with sequence \(sequence) does not follow sequence "
                     + "\(state.lastSequence) or repeats an id",
-                transactionId: entry.transactionId
+                transactionId: transactionId
             )
         }
         signed.append(location)

@@ -134,18 +134,24 @@ package struct LedgerState: Sendable {
 
     /// Appends an entry whose `sequence` is ``lastSequence`` + 1 and whose id is new.
     ///
+    /// Takes the entry over: a caller that passes its last use moves it in without copying its fields.
+    ///
     /// - Returns: `nil` if the entry does not fit (a taken id or a sequence out of order).
-    package mutating func insert(_ entry: LedgerEntry) -> Undo? {
-        guard entry.sequence == lastSequence + 1, positionById[entry.transactionId] == nil else {
+    package mutating func insert(_ entry: consuming LedgerEntry) -> Undo? {
+        guard entry.sequence == lastSequence + 1 else {
             return nil
         }
         let position = entries.count
-        entries.append(entry)
-        positionById[entry.transactionId] = position
+        // One lookup of the id: a taken one is put back as it was.
+        if let taken = positionById.updateValue(position, forKey: entry.transactionId) {
+            positionById[entry.transactionId] = taken
+            return nil
+        }
         positionsByUser[entry.userId, default: []].append(position)
         Self.add(position, to: &positionsByOriginal, under: entry.originalTransactionId)
         counts.transactions += 1
         index(entry, at: position, by: 1)
+        entries.append(consume entry)
         return .insert
     }
 
@@ -248,8 +254,12 @@ package struct LedgerState: Sendable {
             counts.revoked += delta
         }
         if let environment = entry.transaction.environment?.rawValue {
-            let count = (counts.environments[environment] ?? 0) + delta
-            counts.environments[environment] = count > 0 ? count : nil
+            if delta > 0 {
+                counts.environments[environment, default: 0] += delta
+            } else {
+                let count = (counts.environments[environment] ?? 0) + delta
+                counts.environments[environment] = count > 0 ? count : nil
+            }
         }
         switch entry.deliveryState {
         case .pending, .retrying:
@@ -292,13 +302,26 @@ package struct LedgerState: Sendable {
     }
 
     private static func add(_ position: Int, to index: inout [String: Positions], under key: String) {
-        guard let existing = index.removeValue(forKey: key) else {
-            index[key] = .one(position)
-            return
+        // One lookup of the key: a new one starts as an empty list (never stored otherwise), changed in place.
+        insert(position, into: &index[key, default: .many([])])
+    }
+
+    private static func insert(_ position: Int, into positions: inout Positions) {
+        var list: [Int]
+        switch positions {
+        case .one(let only):
+            list = [only]
+        case .many(let existing):
+            guard !existing.isEmpty else {
+                positions = .one(position)
+                return
+            }
+            list = existing
         }
-        var positions = existing.list
-        positions.insert(position, at: firstIndex(in: positions, atLeast: position))
-        index[key] = .many(positions)
+        // Let go of the stored list first, so that the insertion changes it without a copy.
+        positions = .one(position)
+        list.insert(position, at: firstIndex(in: list, atLeast: position))
+        positions = .many(list)
     }
 
     private static func remove(_ position: Int, from index: inout [String: Positions], under key: String) {
