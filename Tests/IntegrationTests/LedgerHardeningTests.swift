@@ -231,16 +231,7 @@ struct LedgerHardeningTests {
             let secret = "a-shared-secret-of-32-bytes-long"
             let secretFile = ledger.directory.appending(path: "grant-secret")
             try Data((secret + "\n").utf8).write(to: secretFile)
-            let hmac = try HMACSHA256(key: Array(secret.utf8))
-            let wallet = try LoopbackServer { request in
-                guard let header = request.headers["x-iap-signature"],
-                    let signature = try? WebhookSignature(header: header),
-                    signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now)
-                else {
-                    return .respond(status: 401, headers: [:], body: Data())
-                }
-                return .respond(status: 200, headers: [:], body: Data())
-            }
+            let wallet = try LoopbackServer.wallet(secret: secret)
             defer { wallet.stop() }
             let again = try await CLI.iap(
                 [

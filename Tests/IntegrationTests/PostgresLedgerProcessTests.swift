@@ -40,16 +40,7 @@ struct PostgresLedgerProcessTests {
         // The wallet: a webhook receiver that checks every signature and keeps every idempotency key it was sent.
         let secret = "a-shared-secret-of-32-bytes-long"
         let secretFile = directory.appending(path: "grant-secret")
-        let hmac = try HMACSHA256(key: Array(secret.utf8))
-        let wallet = try LoopbackServer { request in
-            guard let header = request.headers["x-iap-signature"],
-                let signature = try? WebhookSignature(header: header),
-                signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now)
-            else {
-                return .respond(status: 401, headers: [:], body: Data())
-            }
-            return .respond(status: 200, headers: [:], body: Data())
-        }
+        let wallet = try LoopbackServer.wallet(secret: secret)
         defer { wallet.stop() }
         let count = 400
         let generated = try await CommandLineContractTests.iap([

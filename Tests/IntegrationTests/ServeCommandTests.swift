@@ -18,28 +18,15 @@ struct ServeCommandTests {
         private let refusedCount = LockedValue(0)
 
         init() throws {
-            let hmac = try HMACSHA256(key: Array(ServeProcess.grantSecret.utf8))
-            let refused = LockedValue(0)
-            server = try LoopbackServer { request in
-                guard request.method == "POST", request.target == "/iap/deliveries",
-                    let header = request.headers["x-iap-signature"],
-                    let signature = try? WebhookSignature(header: header),
-                    signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now),
-                    let delivery = try? JSONDecoder().decode(WebhookDelivery.self, from: request.body),
-                    request.headers["idempotency-key"] == delivery.idempotencyKey
-                else {
-                    refused.withLock { $0 += 1 }
-                    return .respond(status: 401, headers: [:], body: Data())
-                }
-                return .respond(status: 200, headers: [:], body: Data())
-            }
-            refusedCountAlias = refused
+            server = try LoopbackServer.wallet(
+                secret: ServeProcess.grantSecret,
+                path: "/iap/deliveries",
+                refused: refusedCount
+            )
         }
 
-        private let refusedCountAlias: LockedValue<Int>
-
         var url: URL { server.url.appending(path: "iap/deliveries") }
-        var refused: Int { refusedCountAlias.withLock { $0 } }
+        var refused: Int { refusedCount.withLock { $0 } }
 
         /// Every delivery received, in order.
         var deliveries: [WebhookDelivery] {

@@ -134,20 +134,7 @@ struct SupportCommandTests {
         let secret = "another-shared-secret-32-bytes!!"
         let secretFile = desk.emulator.directory.appending(path: "grant-secret")
         try Data((secret + "\n").utf8).write(to: secretFile)
-        let hmac = try HMACSHA256(key: Array(secret.utf8))
-        let wallet = try LoopbackServer { request in
-            guard request.method == "POST", request.target == "/iap/deliveries",
-                request.headers["content-type"] == "application/json",
-                let header = request.headers["x-iap-signature"],
-                let signature = try? WebhookSignature(header: header),
-                signature.isValid(for: Array(request.body), authenticator: hmac, now: SystemClock().now),
-                let delivery = try? JSONDecoder().decode(WebhookDelivery.self, from: request.body),
-                request.headers["idempotency-key"] == delivery.idempotencyKey
-            else {
-                return .respond(status: 401, headers: [:], body: Data())
-            }
-            return .respond(status: 200, headers: [:], body: Data())
-        }
+        let wallet = try LoopbackServer.wallet(secret: secret, path: "/iap/deliveries")
         defer { wallet.stop() }
         let token = "5d0a3c1e-2b4f-4e6a-8c7d-9e0f1a2b3c4d"
         try await desk.ingest(try await desk.buy("premium", token: token), user: "alice")
