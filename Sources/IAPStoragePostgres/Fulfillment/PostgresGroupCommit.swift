@@ -288,53 +288,47 @@ final class PostgresGroupCommitter: Sendable {
                 }
             }
         }
+        let outcome: (any Error)?
         if connection.isIdle {
             // No transaction is open: the deliveries that succeeded only read (an id taken, a revision changed).
-            for item in written {
-                item.finish(nil)
-            }
-            return []
-        }
-        guard connection.isInTransaction else {
+            outcome = nil
+        } else if !connection.isInTransaction {
             connection.rollback()
-            let failure = IAPError(
+            outcome = IAPError(
                 .storageFailure,
                 "the transaction failed before its commit, and nothing of it was kept",
                 isRetryable: true
             )
-            for item in written {
-                item.finish(failure)
+        } else {
+            do {
+                try connection.commit()
+                outcome = nil
+            } catch {
+                connection.rollback()
+                outcome = commitFailure(error, deliveries: items.count)
             }
-            return []
-        }
-        do {
-            try connection.commit()
-        } catch let error as IAPError {
-            connection.rollback()
-            let failure =
-                error.code == .storageUnavailable
-                ? error
-                : IAPError(
-                    .fulfillmentFailed,
-                    "the transaction of \(items.count == 1 ? "this delivery" : "a group of \(items.count) deliveries") "
-                        + "could not commit, and nothing of it was kept: \(error.message)",
-                    underlying: error,
-                    isRetryable: true
-                )
-            for item in written {
-                item.finish(failure)
-            }
-            return []
-        } catch {
-            connection.rollback()
-            for item in written {
-                item.finish(error)
-            }
-            return []
         }
         for item in written {
-            item.finish(nil)
+            item.finish(outcome)
         }
         return []
+    }
+
+    /// What every delivery of a transaction whose commit failed is told: nothing of it was kept, so it is retried;
+    /// a lost connection stays `storageUnavailable` (whether the commit landed is unknown).
+    private static func commitFailure(_ error: any Error, deliveries: Int) -> any Error {
+        guard let error = error as? IAPError else {
+            return error
+        }
+        guard error.code != .storageUnavailable else {
+            return error
+        }
+        return IAPError(
+            .fulfillmentFailed,
+            "the transaction of \(deliveries == 1 ? "this delivery" : "a group of \(deliveries) deliveries") "
+                + "could not commit, and nothing of it was kept: \(error.message)",
+            underlying: error,
+            isRetryable: true
+        )
     }
 }
