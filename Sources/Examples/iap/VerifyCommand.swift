@@ -142,7 +142,8 @@ enum VerifyCommand {
                 // A larger pipe (1 MiB, the unprivileged limit; F_SETPIPE_SZ) lets the writer get ahead by about 250
                 // tokens instead of 16, so neither side is woken for every few lines. Best effort: the default
                 // 64 KiB pipe works too.
-                _ = fcntl(descriptor, 1031, Int32(1 << 20))
+                let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ, which Glibc's module does not export
+                _ = fcntl(descriptor, setPipeSize, Int32(1 << 20))
             }
         #endif
         VerifyBatch(descriptor: descriptor, streaming: streaming, verifiers: verifiers, kind: settings.kind).run()

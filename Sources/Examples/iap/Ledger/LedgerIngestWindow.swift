@@ -115,18 +115,11 @@ struct LedgerIngestWindow: Sendable {
     /// (else renewal info's) key, else its `notificationUUID`. `nil` when the payload names none of these (an app
     /// transaction) or does not decode (the line is then rejected whatever runs beside it).
     static func orderKey(of token: String) -> String? {
-        var token = token
-        return token.withUTF8 { bytes in
-            let dot = UInt8(ascii: ".")
-            guard let first = bytes.firstIndex(of: dot),
-                let end = bytes[(first + 1)...].firstIndex(of: dot),
-                let payload = Base64.decodeURL(UnsafeBufferPointer(rebasing: bytes[(first + 1)..<end]))
-            else { return nil }
-            if let key = payload.withUnsafeBytes(flatOrderKey) {
-                return key
-            }
-            return orderKey(ofPayload: (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any])
+        guard let payload = payloadBytes(of: token) else { return nil }
+        if let key = payload.withUnsafeBytes(flatOrderKey) {
+            return key
         }
+        return orderKey(ofPayload: (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any])
     }
 
     /// The order key of a decoded payload object (see ``orderKey(of:)``).
@@ -188,14 +181,20 @@ struct LedgerIngestWindow: Sendable {
 
     /// The JSON object in a compact JWS's payload segment, unverified.
     private static func payload(of token: String) -> [String: Any]? {
-        let utf8 = token.utf8
-        let dot = UInt8(ascii: ".")
-        guard let first = utf8.firstIndex(of: dot) else { return nil }
-        let start = utf8.index(after: first)
-        guard let end = utf8[start...].firstIndex(of: dot), let bytes = Base64.decodeURL(token[start..<end]) else {
-            return nil
-        }
+        guard let bytes = payloadBytes(of: token) else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
+    }
+
+    /// The decoded (unverified) payload of a compact JWS: its second part, base64url-decoded.
+    private static func payloadBytes(of token: String) -> [UInt8]? {
+        var token = token
+        return token.withUTF8 { bytes in
+            let dot = UInt8(ascii: ".")
+            guard let first = bytes.firstIndex(of: dot), let end = bytes[(first + 1)...].firstIndex(of: dot) else {
+                return nil
+            }
+            return Base64.decodeURL(UnsafeBufferPointer(rebasing: bytes[(first + 1)..<end]))
+        }
     }
 
     // MARK: - Parts
