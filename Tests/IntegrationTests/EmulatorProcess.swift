@@ -83,22 +83,19 @@ final class EmulatorProcess: Sendable {
         self.logFile = logFile
     }
 
-    /// ``init(extraArguments:key:directory:environment:)``, waiting for the emulator's first lines on a thread of
-    /// its own rather than on the concurrency pool the suites share.
+    /// ``init(extraArguments:key:directory:environment:)``.
+    ///
+    /// It runs on the caller's thread, not through `offPool`: Foundation's `Process` tells `waitUntilExit()` (in
+    /// ``stop()``) that the child ended through the thread that launched it, and a thread that launched a child and
+    /// ended leaves that wait spinning for ever. The wait for the first lines is short; the child's whole run is not
+    /// waited for here.
     static func start(
         extraArguments: [String] = [],
         key: P256PrivateKey? = nil,
         directory: URL? = nil,
         environment: AppStoreEnvironment = .sandbox
     ) async throws -> EmulatorProcess {
-        try await offPool {
-            try EmulatorProcess(
-                extraArguments: extraArguments,
-                key: key,
-                directory: directory,
-                environment: environment
-            )
-        }
+        try EmulatorProcess(extraArguments: extraArguments, key: key, directory: directory, environment: environment)
     }
 
     /// Stops the emulator with SIGTERM and waits for it to exit.

@@ -60,10 +60,10 @@ final class ServeProcess: Sendable {
         self.logFile = logFile
     }
 
-    /// ``init(_:directory:)``, waiting for the server's first line on a thread of its own rather than on the
-    /// concurrency pool the suites share.
+    /// ``init(_:directory:)``, on the caller's thread for the reason `EmulatorProcess.start` gives (a child launched
+    /// from a thread that then ended is never seen to exit by `waitUntilExit()`).
     static func start(_ arguments: [String], directory: URL) async throws -> ServeProcess {
-        try await offPool { try ServeProcess(arguments, directory: directory) }
+        try ServeProcess(arguments, directory: directory)
     }
 
     /// Writes the grant secret file and returns the GRANT options for a webhook at `url`.
