@@ -75,21 +75,33 @@ final class FlawedRunLock: ExclusiveRunLock {
 
     func tryLock() async -> (any ExclusiveRunLease)? {
         let me = ObjectIdentifier(self)
-        let free = shared.holder.withLock { $0 == nil || (flaw == .reentrant && $0?.instance == me) }
-        guard free else {
+        guard flaw == .nonAtomic else {
+            // Every other flaw asks and takes in one atomic step, so only its own flaw can fail a check.
+            let grant: Int? = shared.holder.withLock { holder in
+                guard holder == nil || (flaw == .reentrant && holder?.instance == me) else {
+                    return nil
+                }
+                let grant = shared.grants.withLock {
+                    $0 += 1
+                    return $0
+                }
+                holder = (grant, me)
+                return grant
+            }
+            return grant.map { Lease(shared: shared, grant: $0, flaw: flaw) }
+        }
+        guard shared.holder.withLock({ $0 == nil }) else {
             return nil
         }
-        if flaw == .nonAtomic {
-            // The gap between asking and taking, held open until another try has asked too (or 300 ms passed): the
-            // race is then certain whenever tries run concurrently, however the machine schedules them.
-            let asked = shared.asked.withLock {
-                $0 += 1
-                return $0
-            }
-            let deadline = ContinuousClock.now.advanced(by: .milliseconds(300))
-            while shared.asked.withLock({ $0 }) == asked, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(1))
-            }
+        // The gap between asking and taking, held open until another try has asked too (or 300 ms passed): the race
+        // is then certain whenever tries run concurrently, however the machine schedules them.
+        let asked = shared.asked.withLock {
+            $0 += 1
+            return $0
+        }
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(300))
+        while shared.asked.withLock({ $0 }) == asked, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
         }
         let grant = shared.grants.withLock {
             $0 += 1
