@@ -34,8 +34,8 @@ enum FastRecordDecoder {
         }
     }
 
-    /// The second key of an entry record: `"signedTransaction":"…"|null` in a journal, `"signed":[offset,length]`
-    /// in a snapshot.
+    /// The second key of an entry record: `"signedTransaction":"…"|null|{"header":offset,"rest":"…"}` in a journal,
+    /// `"signed":[offset,length]` in a snapshot.
     private static func signedField(of kind: Kind, from scanner: inout JSONScanner) -> JournalOperation.SignedField? {
         guard let key = scanner.string(), scanner.consume(UInt8(ascii: ":")) else { return nil }
         if kind == .entry {
@@ -46,6 +46,14 @@ enum FastRecordDecoder {
             return .reference(.init(offset: offset, length: length))
         }
         guard key.elementsEqual("signedTransaction".utf8) else { return nil }
+        if scanner.consume(UInt8(ascii: "{")) {
+            guard let headerKey = scanner.string(), headerKey.elementsEqual("header".utf8),
+                scanner.consume(UInt8(ascii: ":")), let header = natural(&scanner), scanner.consume(UInt8(ascii: ",")),
+                let restKey = scanner.string(), restKey.elementsEqual("rest".utf8), scanner.consume(UInt8(ascii: ":")),
+                let rest = scanner.text(), scanner.consume(UInt8(ascii: "}"))
+            else { return nil }
+            return .split(header: header, rest: rest)
+        }
         switch scanner.optional({ $0.text() }) {
         case .some(.some(let jws)): return .jws(jws)
         case .some(.none): return .removed

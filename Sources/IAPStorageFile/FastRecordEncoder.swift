@@ -36,6 +36,10 @@ package enum FastRecordEncoder {
         case .jws(let jws):
             out.raw(",\"signedTransaction\":")
             out.string(jws)
+        case .split(let header, let rest):
+            out.raw(",\"signedTransaction\":{\"header\":\(header),\"rest\":")
+            out.string(rest)
+            out.raw("}")
         case .reference(let reference):
             out.raw(",\"signed\":[\(reference.offset),\(reference.length)]")
         }

@@ -87,6 +87,23 @@ public actor FileEntitlementStore: EntitlementStore {
     private var journal: SystemFile?
     private var generation: UInt64
     private var journalBytes: Int
+    /// Where in the journal the next record handed to ``pending`` will be: its durable size, plus the batch in flight
+    /// and what is pending.
+    private var journalEnd: Int
+    /// The protected headers the current journal holds as `header` records (durable, in flight or pending), by the
+    /// byte offset of their record: a signed transaction written to this journal refers to its header there.
+    /// A few at most (one per signing certificate in use), so a scan comparing bytes beats hashing 4 KB.
+    private var journalHeaders: [(header: String, offset: UInt64)]
+    /// A compaction waiting for the flush loop to start the new journal between two batches.
+    private var rotation: JournalRotation?
+
+    /// A new journal a compaction waits to switch to, and the compaction's continuation.
+    private struct JournalRotation {
+        var journal: SystemFile
+        var generation: UInt64
+        var bytes: Int
+        var done: CheckedContinuation<Void, any Error>
+    }
     /// The manifest as last written.
     private var manifest: StoreManifest
     /// Headers already in the signed-transaction file, by the offset of their record.
@@ -183,6 +200,8 @@ public actor FileEntitlementStore: EntitlementStore {
         journal = loaded.journal
         generation = loaded.generation
         journalBytes = loaded.journalBytes
+        journalEnd = loaded.journalBytes
+        journalHeaders = loaded.journalHeaders.sorted { $0.value < $1.value }.map { ($0.key, $0.value) }
         manifest = loaded.manifest
         lastLSN = loaded.lsn
         durableLSN = loaded.lsn
@@ -528,7 +547,10 @@ public actor FileEntitlementStore: EntitlementStore {
 
     /// Encodes a record, applies its mutation to the state, and queues the record for the next flush.
     ///
-    /// Nothing changes if encoding fails. The caller must then wait for the returned log sequence number.
+    /// A signed transaction goes to the journal without its protected header (Apple's certificate chain, 5 KB of
+    /// its 6), which the journal holds once as a `header` record that the entry record refers to: written before
+    /// it, in the same batch, the first time this journal needs it. Nothing changes if encoding fails. The caller
+    /// must then wait for the returned log sequence number.
     private func append(
         _ operation: JournalOperation,
         signed change: SignedChange = .keep,
@@ -537,10 +559,41 @@ public actor FileEntitlementStore: EntitlementStore {
     ) throws -> UInt64 {
         try checkWritable()
         let lsn = lastLSN + 1
+        var operation = operation
+        var headerLine: (header: String, line: [UInt8])?
+        switch operation {
+        case .insert(let entry, .jws(let jws)), .replace(let entry, .jws(let jws)):
+            var whole = jws
+            if let (header, rest) = whole.withUTF8({ Self.splitHeader($0) }) {
+                let offset: UInt64
+                if let known = journalHeaders.last(where: { $0.header == header }) {
+                    offset = known.offset
+                } else {
+                    offset = UInt64(journalEnd)
+                    headerLine = (header, try JournalRecord.line(.header(header), seq: 0, encoder: encoder))
+                }
+                let split = JournalOperation.SignedField.split(header: offset, rest: rest)
+                if case .insert = operation {
+                    operation = .insert(entry, signed: split)
+                } else {
+                    operation = .replace(entry, signed: split)
+                }
+            }
+        default:
+            break
+        }
         let line = try JournalRecord.line(operation, seq: lsn, encoder: encoder)
         let entryPosition = position ?? state.entries.count
         guard let undo = apply(&state) else {
             throw IAPError(.internalError, "the \(operation.kind) record does not fit the ledger; nothing was written")
+        }
+        if let headerLine {
+            if journalHeaders.count >= Self.journalHeaderLimit {
+                journalHeaders.removeFirst()
+            }
+            journalHeaders.append((headerLine.header, UInt64(journalEnd)))
+            pending += headerLine.line
+            journalEnd += headerLine.line.count
         }
         func location(of jws: String?) -> SignedLocation {
             guard let jws else { return .none }
@@ -560,8 +613,24 @@ public actor FileEntitlementStore: EntitlementStore {
         }
         lastLSN = lsn
         pending += line
+        journalEnd += line.count
         undoLog.append((undo, signedUndo))
         return lsn
+    }
+
+    /// How many protected headers the store remembers for its journal; past it, the oldest is written again when
+    /// needed.
+    static let journalHeaderLimit = 16
+
+    /// A compact JWS's protected header and the rest (`<payload>.<signature>`), or `nil` if it has no header.
+    private static func splitHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> (header: String, rest: String)? {
+        guard let dot = bytes.firstIndex(of: UInt8(ascii: ".")), dot > 0 else {
+            return nil
+        }
+        return (
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[..<dot]), as: UTF8.self),
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[(dot + 1)...]), as: UTF8.self)
+        )
     }
 
     /// Returns `value` once every write it may have seen is durable.
@@ -609,6 +678,13 @@ public actor FileEntitlementStore: EntitlementStore {
                 signed[item.position] = .journal(generation, offset: base + item.lineStart, length: item.lineLength)
             }
             pendingSigned.removeAll()
+            if let next = rotation {
+                // A compaction starts the new journal here, between two batches: what was encoded for this journal
+                // (its records refer to its header records by offset) goes to it whole.
+                rotation = nil
+                startJournal(next.journal, generation: next.generation, bytes: next.bytes)
+                next.done.resume()
+            }
             let upTo = lastLSN
             let startLength = journalBytes
             let sync = options.fsync
@@ -677,6 +753,9 @@ public actor FileEntitlementStore: EntitlementStore {
         pending.removeAll()
         pendingSigned.removeAll()
         lastLSN = durableLSN
+        // The store refuses writes from here on; nothing refers to these again until it is reopened.
+        journalEnd = journalBytes
+        journalHeaders.removeAll()
         var failure = IAPError(
             .storageFailure,
             "writing the journal \(file.path) failed, so the writes in flight were undone; the store refuses "
@@ -704,6 +783,10 @@ public actor FileEntitlementStore: EntitlementStore {
         waiters = []
         for waiter in waiting {
             waiter.continuation.resume(throwing: failure)
+        }
+        if let next = rotation {
+            rotation = nil
+            next.done.resume(throwing: failure)
         }
     }
 
@@ -789,16 +872,24 @@ public actor FileEntitlementStore: EntitlementStore {
             let newJournal = try await flusher.run {
                 try StoreLoader.createJournal(next, files: files, sync: sync)
             }
+            let bytes = try newJournal.size()
             // The manifest lists the new journal before any record goes to it.
-            try await writeManifest(.listJournal(generation: next, bytes: try newJournal.size()))
+            try await writeManifest(.listJournal(generation: next, bytes: bytes))
+            if pending.isEmpty {
+                startJournal(newJournal, generation: next, bytes: bytes)
+            } else {
+                // The records pending were encoded for the current journal: the flush loop switches after it took
+                // them.
+                try await withCheckedThrowingContinuation { continuation in
+                    rotation = JournalRotation(journal: newJournal, generation: next, bytes: bytes, done: continuation)
+                    startFlushing()
+                }
+            }
             // From here on, records go to the new journal; the snapshot holds everything up to `lastLSN`.
             let snapshot = state
             let locations = signed
             let pendingJWS = pendingSigned.map(\.jws)
             let lsn = lastLSN
-            journal = newJournal
-            generation = next
-            journalBytes = try newJournal.size()
             try await writeSnapshot(
                 snapshot,
                 locations: locations,
@@ -810,6 +901,15 @@ public actor FileEntitlementStore: EntitlementStore {
             compactionFailed(error)
         }
         compaction = nil
+    }
+
+    /// Makes `file`, just created with `bytes` bytes, the journal that records go to.
+    private func startJournal(_ file: SystemFile, generation next: UInt64, bytes: Int) {
+        journal = file
+        generation = next
+        journalBytes = bytes
+        journalEnd = bytes
+        journalHeaders.removeAll()
     }
 
     /// What a compaction moved into the signed-transaction file.

@@ -9,7 +9,10 @@ import IAPCore
 /// is exact.
 ///
 /// Encoded as a JSON object with one key that names the kind; an entry record may carry a second key with the
-/// entry's signed transaction (``SignedField``):
+/// entry's signed transaction (``SignedField``). In a journal, `signedTransaction` is the compact JWS, or (format
+/// version 3) `{"header": offset, "rest": "<payload>.<signature>"}` when the JWS's protected header, the certificate
+/// chain that nearly every signed transaction shares, is the `header` record at that byte offset of the same
+/// journal:
 ///
 /// | kind | value | in |
 /// |---|---|---|
@@ -22,7 +25,7 @@ import IAPCore
 /// | `snapshot` | `{"generation": G, "lsn": N, "lastSequence": S, "signedGeneration": s}`, the first record | snapshots |
 /// | `end` | `{"records": N}`, the last record of a snapshot, counting the ones before it | snapshots |
 /// | `journal` | `{"generation": G}`, the first line of a journal (record number 0) | journals |
-/// | `header` | a JWS protected header (base64url), that `signed` records refer to by its byte offset | signed files |
+/// | `header` | a JWS protected header (base64url), that `signed` records, or a journal's entry records, refer to by its byte offset | signed files, journals (record number 0) |
 /// | `signed` | `{"transactionId", "header": offset, "rest": "<payload>.<signature>"}` | signed files |
 enum JournalOperation: Sendable, Equatable {
     case insert(LedgerEntry, signed: SignedField)
@@ -45,6 +48,9 @@ enum JournalOperation: Sendable, Equatable {
         case removed
         /// `"signedTransaction":"<compact JWS>"`, in a journal.
         case jws(String)
+        /// `"signedTransaction":{"header":offset,"rest":"<payload>.<signature>"}`, in a journal: the protected header
+        /// is the `header` record at byte `header` of the same journal.
+        case split(header: UInt64, rest: String)
         /// `"signed":[offset,length]`, in a snapshot: the line of the signed-transaction file that holds it.
         case reference(SignedReference)
     }
@@ -81,6 +87,16 @@ enum JournalOperation: Sendable, Equatable {
         var header: UInt64
         /// The rest of the compact JWS: `<payload>.<signature>`.
         var rest: String
+    }
+
+    /// The format version a reader needs for this record: 3 for what only journals of version 3 hold (a `header`
+    /// record in a journal, a signed transaction split from its header), 2 for the rest.
+    var formatVersion: Int {
+        switch self {
+        case .insert(_, .split), .replace(_, .split): 3
+        case .header: 3
+        default: 2
+        }
     }
 
     /// The name of the kind, for messages.
@@ -121,6 +137,11 @@ extension JournalOperation: Codable {
         var records: Int
     }
 
+    private struct Split: Codable {
+        var header: UInt64
+        var rest: String
+    }
+
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         let keys = container.allKeys
@@ -150,10 +171,13 @@ extension JournalOperation: Codable {
             case nil:
                 return .unchanged
             case .signedTransaction?:
-                guard let jws = try container.decodeIfPresent(String.self, forKey: .signedTransaction) else {
+                if try container.decodeNil(forKey: .signedTransaction) {
                     return .removed
                 }
-                return .jws(jws)
+                if let split = try? container.decode(Split.self, forKey: .signedTransaction) {
+                    return .split(header: split.header, rest: split.rest)
+                }
+                return .jws(try container.decode(String.self, forKey: .signedTransaction))
             default:
                 let pair = try container.decode([UInt64].self, forKey: .signed)
                 guard pair.count == 2, let length = UInt32(exactly: pair[1]) else {
@@ -199,6 +223,8 @@ extension JournalOperation: Codable {
             case .unchanged: break
             case .removed: try container.encodeNil(forKey: .signedTransaction)
             case .jws(let jws): try container.encode(jws, forKey: .signedTransaction)
+            case .split(let header, let rest):
+                try container.encode(Split(header: header, rest: rest), forKey: .signedTransaction)
             case .reference(let reference):
                 try container.encode([reference.offset, UInt64(reference.length)], forKey: .signed)
             }

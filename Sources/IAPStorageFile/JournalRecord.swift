@@ -14,13 +14,16 @@ import IAPCore
 /// in this order, so a reader finds the checksummed bytes without parsing the operation first.
 ///
 /// Version 2 added the signed transactions (the `signedTransaction` and `signed` keys of entry records, the
-/// `journal`, `header` and `signed` records); this build writes 2 and reads 1 and 2, so a ledger written by an
-/// earlier version opens unchanged, and an earlier version refuses what this one wrote with a clear message.
+/// `journal`, `header` and `signed` records); version 3 the `header` records of a journal and the signed
+/// transactions that refer to them (``JournalOperation/SignedField/split(header:rest:)``). A line carries the
+/// lowest version that reads it (``JournalOperation/formatVersion``): 3 for those, 2 for the rest. This build reads
+/// 1 to 3, so a ledger written by an earlier version opens unchanged, and an earlier version refuses a journal this
+/// one wrote with a clear message rather than misreading it.
 enum JournalRecord {
-    /// The format version this build writes.
-    static let formatVersion = 2
+    /// The highest format version this build writes.
+    static let formatVersion = 3
     /// The format versions this build reads.
-    static let readableVersions: ClosedRange<UInt64> = 1...2
+    static let readableVersions: ClosedRange<UInt64> = 1...3
 
     /// A decoded line.
     struct Decoded: Sendable {
@@ -51,7 +54,7 @@ enum JournalRecord {
         let crc = CRC32C.hex(CRC32C.checksum(body))
         var line: [UInt8] = []
         line.reserveCapacity(body.count + 64)
-        line += Array("{\"v\":\(formatVersion),\"seq\":\(seq),\"crc\":\"".utf8)
+        line += Array("{\"v\":\(operation.formatVersion),\"seq\":\(seq),\"crc\":\"".utf8)
         line += crc
         line += Array("\",\"op\":".utf8)
         line += body

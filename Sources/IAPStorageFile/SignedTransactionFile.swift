@@ -7,8 +7,9 @@
 #endif
 import IAPCore
 
-/// Reads signed transactions back from where the file store keeps them: a journal's `insert` or `replace` record,
-/// or a `signed` record of the signed-transaction file and the `header` record it refers to.
+/// Reads signed transactions back from where the file store keeps them: a journal's `insert` or `replace` record
+/// (and the journal's `header` record it may refer to), or a `signed` record of the signed-transaction file and the
+/// `header` record it refers to.
 ///
 /// Every line read back is checked again (its checksum, its kind, its transaction id), so a damaged file is
 /// `storageCorrupted` naming it, never a wrong answer. One instance per thread or actor: it caches headers.
@@ -17,6 +18,8 @@ final class SignedTransactionReader {
     /// The signed-transaction file in use, if any.
     let signedGeneration: UInt64?
     private var headers: [UInt64: String] = [:]
+    /// Headers read from journals, by generation and offset.
+    private var journalHeaders: [JournalPlace: String] = [:]
     private let decoder = RecordDecoder()
 
     init(files: StoreFiles, signedGeneration: UInt64?) {
@@ -47,6 +50,9 @@ final class SignedTransactionReader {
                 case .insert(let entry, .jws(let jws)) where entry.transactionId == transactionId,
                     .replace(let entry, .jws(let jws)) where entry.transactionId == transactionId:
                     return jws
+                case .insert(let entry, .split(let header, let rest)) where entry.transactionId == transactionId,
+                    .replace(let entry, .split(let header, let rest)) where entry.transactionId == transactionId:
+                    return try journalHeader(at: header, generation: generation, before: offset) + "." + rest
                 default:
                     throw mismatch(name, offset, transactionId, "the record there is not its signed transaction")
                 }
@@ -71,6 +77,43 @@ final class SignedTransactionReader {
             }
             return try header(at: signed.header, in: path, name: name) + "." + signed.rest
         }
+    }
+
+    /// Where a record of a journal is.
+    private struct JournalPlace: Hashable {
+        var generation: UInt64
+        var offset: UInt64
+    }
+
+    /// The protected header of the `header` record at `offset` of journal `generation`, which must come before the
+    /// record that refers to it.
+    private func journalHeader(at offset: UInt64, generation: UInt64, before referrer: Int) throws -> String {
+        let place = JournalPlace(generation: generation, offset: offset)
+        if let cached = journalHeaders[place] {
+            return cached
+        }
+        let name = StoreFiles.journalName(generation)
+        guard offset < UInt64(referrer) else {
+            throw IAPError(
+                .storageCorrupted,
+                "\(name): the record at byte offset \(referrer) refers to a header at \(offset), which is not before "
+                    + "it, in \(files.directory)"
+            )
+        }
+        let line = try Self.line(of: files.journal(generation), at: Int(offset), length: nil)
+        guard case .success(let record) = JournalRecord.decode(line, decoder: decoder),
+            case .header(let header) = record.operation
+        else {
+            throw IAPError(
+                .storageCorrupted,
+                "\(name): the header record at byte offset \(offset) does not read back, in \(files.directory)"
+            )
+        }
+        if journalHeaders.count >= 64 {
+            journalHeaders.removeAll()
+        }
+        journalHeaders[place] = header
+        return header
     }
 
     /// The protected header of a `header` record.

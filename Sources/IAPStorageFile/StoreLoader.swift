@@ -43,6 +43,8 @@ struct StoreLoader {
         var findings: [FileEntitlementStore.Finding]
         /// The snapshot's signed references, for a scan's check of the signed-transaction file.
         var references: [(transactionId: String, reference: JournalOperation.SignedReference)]
+        /// The `header` records of the journal to append to: protected header → byte offset of its record.
+        var journalHeaders: [String: UInt64]
     }
 
     let files: StoreFiles
@@ -68,6 +70,10 @@ struct StoreLoader {
     /// Whether any file says it was written with a manifest (a journal header, a snapshot that names its signed
     /// file): then a missing manifest was deleted, not never written.
     private var sawManifestEra = false
+    /// The `header` records of each journal replayed: protected header → byte offset.
+    private var headersByGeneration: [UInt64: [String: UInt64]] = [:]
+    /// The byte offsets of the `header` records of the journal being replayed.
+    private var headerOffsets: Set<UInt64> = []
 
     init(files: StoreFiles, fsync: Bool, mode: Mode) {
         self.files = files
@@ -166,7 +172,8 @@ struct StoreLoader {
             manifest: current,
             recovery: recovery,
             findings: findings,
-            references: references
+            references: references,
+            journalHeaders: headersByGeneration[generation] ?? [:]
         )
     }
 
@@ -188,7 +195,8 @@ struct StoreLoader {
             manifest: manifest,
             recovery: recovery,
             findings: [],
-            references: []
+            references: [],
+            journalHeaders: [:]
         )
     }
 
@@ -358,7 +366,7 @@ struct StoreLoader {
                             location = .none
                         }
                     } else if field != .unchanged {
-                        try damaged(name, line, "an entry of a snapshot refers to its signed transaction by place only")
+                        try damaged(name, line, "an entry of a snapshot carries its signed transaction itself")
                     }
                     try insert(entry, signed: location, file: name, line: line)
                 case .bind(let token, let userId):
@@ -446,6 +454,9 @@ struct StoreLoader {
         let name = StoreFiles.journalName(generation)
         var previousSeq: UInt64?
         var held = false
+        var headers: [String: UInt64] = [:]
+        headerOffsets = []
+        defer { headersByGeneration[generation] = headers }
         let tail = try RecordFileReader.read(path: files.journal(generation)) { lines in
             for line in lines {
                 let record: JournalRecord.Decoded
@@ -455,6 +466,13 @@ struct StoreLoader {
                 case .failure(let problem):
                     held = true
                     try damaged(name, line, problem.reason, guessing: true)
+                    continue
+                }
+                if record.seq == 0, line.number > 1, case .header(let header) = record.operation {
+                    // A protected header the signed transactions after it refer to; not a change of the ledger.
+                    held = true
+                    headers[header] = headers[header] ?? UInt64(line.offset)
+                    headerOffsets.insert(UInt64(line.offset))
                     continue
                 }
                 if record.seq == 0 {
@@ -565,9 +583,36 @@ struct StoreLoader {
             switch field {
             case .unchanged: nil
             case .removed: SignedLocation.none
-            case .jws: .journal(generation, offset: line.offset, length: line.length)
+            case .jws, .split: .journal(generation, offset: line.offset, length: line.length)
             case .reference: nil
             }
+        }
+        var operation = operation
+        switch operation {
+        case .insert(let entry, .split(let header, _)) where !headerOffsets.contains(header),
+            .replace(let entry, .split(let header, _)) where !headerOffsets.contains(header):
+            let reason =
+                "the signed transaction of \(entry.transactionId) refers to a header record at byte \(header) that "
+                + "the journal does not hold before it"
+            guard mode == .scan else {
+                return try damaged(file, line, reason, transactionId: entry.transactionId)
+            }
+            // The entry itself is intact: a repair keeps it (and a signed transaction it had before), not this one.
+            report(
+                .damage,
+                file: file,
+                offset: line.offset,
+                line: line.number,
+                reason + "; a repair keeps the entry without this signed transaction",
+                transactionId: entry.transactionId
+            )
+            if case .insert = operation {
+                operation = .insert(entry, signed: .unchanged)
+            } else {
+                operation = .replace(entry, signed: .unchanged)
+            }
+        default:
+            break
         }
         switch operation {
         case .insert(let entry, let field):

@@ -38,6 +38,8 @@ import Testing
             .insert(entry, signed: .unchanged), .insert(entry, signed: .jws(jws)), .replace(entry, signed: .unchanged),
             .replace(entry, signed: .removed), .replace(entry, signed: .jws(jws)), .entry(entry, signed: .unchanged),
             .entry(entry, signed: .reference(.init(offset: 123_456_789, length: 1_500))),
+            .insert(entry, signed: .split(header: 58, rest: "eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2lnbmF0dXJl")),
+            .replace(entry, signed: .split(header: 9_876_543_210, rest: "eyJ0.c2ln")),
         ]
         for operation in operations {
             let bytes = try encoder.encode(operation)
@@ -73,6 +75,18 @@ import Testing
             String(text.dropLast()),
             text.replacingOccurrences(of: "\"signedTransaction\":\"a.b.c\"", with: "\"signed\":[1,2]"),
             text.replacingOccurrences(of: "\"signedTransaction\":\"a.b.c\"", with: "\"signedTransaction\":7"),
+            text.replacingOccurrences(
+                of: "\"signedTransaction\":\"a.b.c\"",
+                with: "\"signedTransaction\":{\"header\":-1,\"rest\":\"b.c\"}"
+            ),
+            text.replacingOccurrences(
+                of: "\"signedTransaction\":\"a.b.c\"",
+                with: "\"signedTransaction\":{\"rest\":\"b.c\",\"header\":1}"
+            ),
+            text.replacingOccurrences(
+                of: "\"signedTransaction\":\"a.b.c\"",
+                with: "\"signedTransaction\":{\"header\":1,\"rest\":\"b.c\",\"more\":2}"
+            ),
         ]
         for variant in damaged {
             #expect(variant != text)
@@ -85,7 +99,12 @@ import Testing
     @Test func agreesWithJSONDecoderOnMutatedRecords() throws {
         var generator = SplitMix64(seed: 0x5EED)
         let records = try Self.variants().enumerated().map { index, entry in
-            let signed: JournalOperation.SignedField = index % 2 == 0 ? .jws("eyJh.eyJ0.c2ln") : .removed
+            let signed: JournalOperation.SignedField =
+                switch index % 3 {
+                case 0: .jws("eyJh.eyJ0.c2ln")
+                case 1: .split(header: 1_234, rest: "eyJ0.c2ln")
+                default: .removed
+                }
             return try Array(RecordEncoder().encode(.replace(entry, signed: signed)))
         }
         let alphabet = Array(#"{}[]:,"\ -+.0123456789eEtrufalsn x"#.utf8)

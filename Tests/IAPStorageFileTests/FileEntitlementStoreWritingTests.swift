@@ -178,6 +178,71 @@ import Testing
         }
     }
 
+    @Test func signedTransactionsWrittenWhileCompactionsStartNewJournalsReadBackWhole() async throws {
+        try await withTemporaryDirectory { directory in
+            let options = FileEntitlementStore.Options(compactionThreshold: nil, fsync: true)
+            let store = try FileEntitlementStore(directory: directory.url, options: options)
+            // Two certificate chains, as when Apple's signing certificate changes: each journal holds each once.
+            func signed(_ id: String) -> String {
+                let jws = Fixture.signedTransaction(id, payloadBytes: 300)
+                return id.hasSuffix("1") ? "eyJ" + jws : jws
+            }
+            let ids = (0..<8).flatMap { writer in (0..<40).map { "w\(writer)-\($0)" } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<8 {
+                    group.addTask {
+                        for index in 0..<40 {
+                            let id = "w\(writer)-\(index)"
+                            let stored = try await Fixture.insert(
+                                Fixture.entry(id, user: "user-\(writer)"),
+                                signed: signed(id),
+                                into: store
+                            )
+                            if index.isMultiple(of: 3) {
+                                // A replace with newer signed data, split from its header too.
+                                var renewed = stored
+                                renewed.deliveryState = .delivered
+                                renewed.deliveredAt = Fixture.date(1)
+                                #expect(
+                                    try await store.replace(
+                                        renewed,
+                                        ifRevision: stored.revision,
+                                        signedTransaction: signed(id + "-renewed")
+                                    )
+                                )
+                            }
+                        }
+                    }
+                }
+                for _ in 0..<4 {
+                    group.addTask { try await store.compact() }
+                }
+                try await group.waitForAll()
+            }
+            func expected(_ id: String) -> String {
+                let index = Int(id.split(separator: "-").last ?? "") ?? 0
+                return signed(index.isMultiple(of: 3) ? id + "-renewed" : id)
+            }
+            for id in ids {
+                #expect(try await store.signedTransaction(transactionId: id) == expected(id))
+            }
+            await store.close()
+            let journals = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+                .filter { $0.hasPrefix("journal-") }
+            #expect(journals.count == 1)
+            #expect(try FileEntitlementStore.inspect(directory: directory.url).findings.isEmpty)
+            let reopened = try FileEntitlementStore(directory: directory.url, options: options)
+            for id in ids {
+                #expect(try await reopened.signedTransaction(transactionId: id) == expected(id))
+            }
+            try await reopened.compact()
+            for id in ids.prefix(20) {
+                #expect(try await reopened.signedTransaction(transactionId: id) == expected(id))
+            }
+            await reopened.close()
+        }
+    }
+
     @Test func aFailedFlushChangesNothingInMemoryOrOnDisk() async throws {
         try await withTemporaryDirectory { directory in
             let store = try FileEntitlementStore(directory: directory.url)

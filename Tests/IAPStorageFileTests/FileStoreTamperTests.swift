@@ -54,13 +54,14 @@ struct FileStoreTamperTests {
             let error = try openFails(directory)
             #expect(error.code == .storageCorrupted)
             #expect(error.message.contains("journal-1.jsonl"))
-            #expect(error.message.contains("(line 7)"))
+            // Line 1 is the journal's header, line 2 the certificate chain the signed transactions share.
+            #expect(error.message.contains("(line 8)"))
             // Nothing was cut: the delivered entry did not turn back into a pending one.
             #expect(try journal(directory) == bytes)
 
             let inspection = try FileEntitlementStore.inspect(directory: directory.url)
             #expect(!inspection.opens)
-            #expect(damage(inspection).contains { $0.line == 7 && $0.transactionId == "t-3" })
+            #expect(damage(inspection).contains { $0.line == 8 && $0.transactionId == "t-3" })
             #expect(try journal(directory) == bytes)
         }
     }
@@ -207,21 +208,52 @@ struct FileStoreTamperTests {
         }
     }
 
+    @Test func aDamagedSharedHeaderFailsTheOpenAndARepairKeepsEveryEntryWithoutItsSignedTransaction() async throws {
+        try await withTemporaryDirectory { directory in
+            try await writeThree(in: directory)
+            var bytes = try journal(directory)
+            // Line 2 is the certificate chain the three signed transactions share (a `header` record).
+            let lines = bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }
+            #expect(bytes[(lines[0] + 1)...].starts(with: Array(#"{"v":3,"seq":0,"crc":""#.utf8)))
+            bytes[lines[0] + 200] ^= 0x01
+            try Data(bytes).write(to: directory.file("journal-1.jsonl"))
+
+            let error = try openFails(directory)
+            #expect(error.code == .storageCorrupted)
+            #expect(error.message.contains("journal-1.jsonl"))
+            #expect(error.message.contains("(line 2)"))
+            #expect(try journal(directory) == bytes)
+
+            let report = try await FileEntitlementStore.repair(directory: directory.url)
+            #expect(report.repaired)
+            #expect(report.entries == 3)
+            #expect(report.signedTransactions == 0)
+            let store = try FileEntitlementStore(directory: directory.url)
+            for index in 1...3 {
+                #expect(try await store.entry(transactionId: "t-\(index)")?.deliveryState == .delivered)
+                #expect(try await store.signedTransaction(transactionId: "t-\(index)") == nil)
+            }
+            await store.close()
+            #expect(try FileEntitlementStore.inspect(directory: directory.url).findings.isEmpty)
+        }
+    }
+
     @Test func repairKeepsWhatVerifiesMovesTheDamagedFileAsideAndSaysWhatItDropped() async throws {
         try await withTemporaryDirectory { directory in
             try await writeThree(in: directory)
             var bytes = try journal(directory)
-            // Damage t-2's insert (line 4): its delivered record (line 5) depends on it and goes too.
+            // Damage t-2's insert (line 5, after the journal's header and the shared certificate chain): its
+            // delivered record (line 6) depends on it and goes too.
             let lines = bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }
-            bytes[lines[2] + 100] ^= 0x01
+            bytes[lines[3] + 100] ^= 0x01
             try Data(bytes).write(to: directory.file("journal-1.jsonl"))
 
             let report = try await FileEntitlementStore.repair(directory: directory.url)
             #expect(report.repaired)
             #expect(report.entries == 2)
             #expect(report.signedTransactions == 2)
-            #expect(report.dropped.contains { $0.line == 4 && $0.transactionId == "t-2" })
             #expect(report.dropped.contains { $0.line == 5 && $0.transactionId == "t-2" })
+            #expect(report.dropped.contains { $0.line == 6 && $0.transactionId == "t-2" })
             let aside = try #require(report.damagedDirectory)
             #expect(report.movedFiles.contains("journal-1.jsonl"))
             #expect(Array(try Data(contentsOf: URL(filePath: aside + "/journal-1.jsonl"))) == bytes)

@@ -89,7 +89,8 @@ struct LedgerHardeningTests {
         #expect(check.status == 1)
         #expect(
             check.stderrLines.contains {
-                $0.hasPrefix("error: storageCorrupted: journal-1.jsonl line 7 (byte \(lastLine))")
+                // Line 1 is the journal's header, line 2 the certificate chain the signed transactions share.
+                $0.hasPrefix("error: storageCorrupted: journal-1.jsonl line 8 (byte \(lastLine))")
             }
         )
         #expect(check.stdoutLines.contains { $0.hasPrefix("open: refuses this ledger") })
@@ -100,7 +101,7 @@ struct LedgerHardeningTests {
 
         let repair = try await CLI.iap(["ledger", "repair", ledger.data])
         #expect(repair.status == 0, "\(repair.stderr)")
-        #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 7") })
+        #expect(repair.stdoutLines.contains { $0.hasPrefix("dropped: journal-1.jsonl line 8") })
         #expect(
             repair.stdoutLines.contains { $0.hasPrefix("repaired: 3 entries kept (3 with their signed transaction)") }
         )
@@ -159,7 +160,16 @@ struct LedgerHardeningTests {
         if !keepingAnotherJWS, let signed = op.range(of: ",\"signedTransaction\":") {
             op = String(op[..<signed.lowerBound]) + "}"
         }
-        let forged = "{\"v\":2,\"seq\":\(lines.count),\"crc\":\"\(Self.crc32c(Array(op.utf8)))\",\"op\":\(op)}\n"
+        // The next record number, and the format version the copied record was written with.
+        let last = try #require(lines.last)
+        let lastSeq = try #require(
+            last.firstRange(of: "\"seq\":").map { Int(last[$0.upperBound...].prefix { $0.isNumber }) }
+        )
+        let version = try #require(
+            insert.firstRange(of: "{\"v\":").map { insert[$0.upperBound...].prefix { $0.isNumber } }
+        )
+        let seq = try #require(lastSeq) + 1
+        let forged = "{\"v\":\(version),\"seq\":\(seq),\"crc\":\"\(Self.crc32c(Array(op.utf8)))\",\"op\":\(op)}\n"
         try Data(bytes + Array(forged.utf8)).write(to: ledger.journal)
 
         // Appended after the last watermark, it looks like any record written since: the plain check opens it.
@@ -197,8 +207,9 @@ struct LedgerHardeningTests {
             )
             let lines = try Data(contentsOf: URL(filePath: probe).appending(path: "journal-1.jsonl"))
                 .split(separator: UInt8(ascii: "\n")).map(\.count)
-            #expect(lines.count == 3)  // header, the insert (already claimed), delivered
-            let limit = lines[0] + 1 + lines[1] + 1 + lines[2] / 2
+            // The journal's header, the certificate chain, the insert (already claimed), delivered.
+            #expect(lines.count == 4)
+            let limit = lines[0] + 1 + lines[1] + 1 + lines[2] + 1 + lines[3] / 2
             let data = ledger.data
             let catalog = ledger.catalog
             let root = ledger.root
