@@ -390,10 +390,11 @@ enum StoreBenchmark {
     /// signed (the store keeps what it is given), so the ledgers the benchmark builds do not pass `--reverify`.
     static func signedTransaction(of payload: TransactionPayload) throws -> String {
         let json = try AppStoreJSON.makeEncoder().encode(payload)
-        let encoded = json.base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return appleHeader + "." + encoded + "." + String(repeating: "A", count: 86)
+        return appleHeader + "." + Base64.encodeURL(json) + "." + signatureTail
     }
+
+    /// A signature's worth of base64url.
+    private static let signatureTail = String(repeating: "A", count: 86)
 
     /// The protected header of Apple's signed data: `{"alg":"ES256","x5c":[leaf, intermediate, root]}`.
     private static let appleHeader = String(
