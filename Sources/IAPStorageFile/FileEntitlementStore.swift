@@ -559,29 +559,7 @@ public actor FileEntitlementStore: EntitlementStore {
     ) throws -> UInt64 {
         try checkWritable()
         let lsn = lastLSN + 1
-        var operation = operation
-        var headerLine: (header: String, line: [UInt8])?
-        switch operation {
-        case .insert(let entry, .jws(let jws)), .replace(let entry, .jws(let jws)):
-            var whole = jws
-            if let (header, rest) = whole.withUTF8({ Self.splitHeader($0) }) {
-                let offset: UInt64
-                if let known = journalHeaders.last(where: { $0.header == header }) {
-                    offset = known.offset
-                } else {
-                    offset = UInt64(journalEnd)
-                    headerLine = (header, try JournalRecord.line(.header(header), seq: 0, encoder: encoder))
-                }
-                let split = JournalOperation.SignedField.split(header: offset, rest: rest)
-                if case .insert = operation {
-                    operation = .insert(entry, signed: split)
-                } else {
-                    operation = .replace(entry, signed: split)
-                }
-            }
-        default:
-            break
-        }
+        let (operation, headerLine) = try splittingHeader(of: operation)
         let line = try JournalRecord.line(operation, seq: lsn, encoder: encoder)
         let entryPosition = position ?? state.entries.count
         guard let undo = apply(&state) else {
@@ -621,6 +599,38 @@ public actor FileEntitlementStore: EntitlementStore {
     /// How many protected headers the store remembers for its journal; past it, the oldest is written again when
     /// needed.
     static let journalHeaderLimit = 16
+
+    /// `operation` with its signed transaction referring to its protected header in the journal, and the `header`
+    /// record to write first when the journal does not hold that header yet.
+    private func splittingHeader(
+        of operation: JournalOperation
+    ) throws -> (JournalOperation, (header: String, line: [UInt8])?) {
+        switch operation {
+        case .insert(let entry, .jws(let jws)):
+            return try splitting(jws) { .insert(entry, signed: $0) } ?? (operation, nil)
+        case .replace(let entry, .jws(let jws)):
+            return try splitting(jws) { .replace(entry, signed: $0) } ?? (operation, nil)
+        default:
+            return (operation, nil)
+        }
+    }
+
+    /// The record `record` makes of `jws` split from its header, and the `header` record to write first if any;
+    /// `nil` for a JWS without a header.
+    private func splitting(
+        _ jws: String,
+        into record: (JournalOperation.SignedField) -> JournalOperation
+    ) throws -> (JournalOperation, (header: String, line: [UInt8])?)? {
+        var whole = jws
+        guard let (header, rest) = whole.withUTF8({ Self.splitHeader($0) }) else {
+            return nil
+        }
+        if let known = journalHeaders.last(where: { $0.header == header }) {
+            return (record(.split(header: known.offset, rest: rest)), nil)
+        }
+        let line = try JournalRecord.line(.header(header), seq: 0, encoder: encoder)
+        return (record(.split(header: UInt64(journalEnd), rest: rest)), (header, line))
+    }
 
     /// A compact JWS's protected header and the rest (`<payload>.<signature>`), or `nil` if it has no header.
     private static func splitHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> (header: String, rest: String)? {
