@@ -17,9 +17,8 @@ final class SignedTransactionReader {
     let files: StoreFiles
     /// The signed-transaction file in use, if any.
     let signedGeneration: UInt64?
-    private var headers: [UInt64: String] = [:]
-    /// Headers read from journals, by generation and offset.
-    private var journalHeaders: [JournalPlace: String] = [:]
+    /// Headers already read, by file and offset.
+    private var headers: [HeaderPlace: String] = [:]
     private let decoder = RecordDecoder()
 
     init(files: StoreFiles, signedGeneration: UInt64?) {
@@ -79,19 +78,15 @@ final class SignedTransactionReader {
         }
     }
 
-    /// Where a record of a journal is.
-    private struct JournalPlace: Hashable {
-        var generation: UInt64
+    /// Where a `header` record is: its file and byte offset.
+    private struct HeaderPlace: Hashable {
+        var path: String
         var offset: UInt64
     }
 
     /// The protected header of the `header` record at `offset` of journal `generation`, which must come before the
     /// record that refers to it.
     private func journalHeader(at offset: UInt64, generation: UInt64, before referrer: Int) throws -> String {
-        let place = JournalPlace(generation: generation, offset: offset)
-        if let cached = journalHeaders[place] {
-            return cached
-        }
         let name = StoreFiles.journalName(generation)
         guard offset < UInt64(referrer) else {
             throw IAPError(
@@ -100,25 +95,13 @@ final class SignedTransactionReader {
                     + "it, in \(files.directory)"
             )
         }
-        let line = try Self.line(of: files.journal(generation), at: Int(offset), length: nil)
-        guard case .success(let record) = JournalRecord.decode(line, decoder: decoder),
-            case .header(let header) = record.operation
-        else {
-            throw IAPError(
-                .storageCorrupted,
-                "\(name): the header record at byte offset \(offset) does not read back, in \(files.directory)"
-            )
-        }
-        if journalHeaders.count >= 64 {
-            journalHeaders.removeAll()
-        }
-        journalHeaders[place] = header
-        return header
+        return try header(at: offset, in: files.journal(generation), name: name)
     }
 
-    /// The protected header of a `header` record.
+    /// The protected header of a `header` record, of the signed-transaction file or of a journal.
     private func header(at offset: UInt64, in path: String, name: String) throws -> String {
-        if let cached = headers[offset] {
+        let place = HeaderPlace(path: path, offset: offset)
+        if let cached = headers[place] {
             return cached
         }
         let line = try Self.line(of: path, at: Int(offset), length: nil)
@@ -133,7 +116,7 @@ final class SignedTransactionReader {
         if headers.count >= 64 {
             headers.removeAll()
         }
-        headers[offset] = header
+        headers[place] = header
         return header
     }
 
