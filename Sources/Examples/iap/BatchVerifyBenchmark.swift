@@ -210,6 +210,19 @@ enum BatchVerifyBenchmark {
         func figures(_ samples: [Double]) -> [String: Any] {
             ["perSecond": BenchCommand.median(samples).rounded(), "samples": samples.map { $0.rounded() }]
         }
+        /// A whole `iap verify --batch` process: its rate, the command, and what it cost in CPU.
+        func process(_ samples: [Double], redirection: String, perCPUSecond: [Double], cores: [Double]) -> [String: Any]
+        {
+            figures(samples).merging(
+                [
+                    "command": "iap " + verify.joined(separator: " ").replacingOccurrences(of: root, with: "root.der")
+                        + redirection,
+                    "perCPUSecond": BenchCommand.median(perCPUSecond).rounded(),
+                    "coresUsed": (BenchCommand.median(cores) * 100).rounded() / 100,
+                ],
+                uniquingKeysWith: { first, _ in first }
+            )
+        }
         var report: [String: Any] = [
             "benchmark": "verify-batch",
             "build": BenchCommand.isDebugBuild ? "debug" : "release",
@@ -217,23 +230,17 @@ enum BatchVerifyBenchmark {
             "transactions": options.transactions,
             "runs": options.runs,
             "unit": "transactions per second, median of runs",
-            "wholeProcess": figures(whole).merging(
-                [
-                    "command": "iap " + verify.joined(separator: " ").replacingOccurrences(of: root, with: "root.der")
-                        + " < tokens.txt (piped, output read)",
-                    "perCPUSecond": BenchCommand.median(wholePerCPUSecond).rounded(),
-                    "coresUsed": (BenchCommand.median(coresUsed) * 100).rounded() / 100,
-                ],
-                uniquingKeysWith: { first, _ in first }
+            "wholeProcess": process(
+                whole,
+                redirection: " < tokens.txt (piped, output read)",
+                perCPUSecond: wholePerCPUSecond,
+                cores: coresUsed
             ),
-            "wholeProcessBatchJob": figures(batch).merging(
-                [
-                    "command": "iap " + verify.joined(separator: " ").replacingOccurrences(of: root, with: "root.der")
-                        + " < tokens.txt > answers.jsonl",
-                    "perCPUSecond": BenchCommand.median(batchPerCPUSecond).rounded(),
-                    "coresUsed": (BenchCommand.median(batchCoresUsed) * 100).rounded() / 100,
-                ],
-                uniquingKeysWith: { first, _ in first }
+            "wholeProcessBatchJob": process(
+                batch,
+                redirection: " < tokens.txt > answers.jsonl",
+                perCPUSecond: batchPerCPUSecond,
+                cores: batchCoresUsed
             ),
             "opensslP256VerifyOneCore": figures(baseline).merging(
                 [
