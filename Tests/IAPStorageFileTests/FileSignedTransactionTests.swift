@@ -100,6 +100,55 @@ struct FileSignedTransactionTests {
         }
     }
 
+    @Test func aJournalKeepsEachCertificateChainOnceAndRefusesAReferenceToAnythingElse() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try FileEntitlementStore(directory: directory.url)
+            for id in ["t-1", "t-2"] {
+                try await Fixture.insert(
+                    Fixture.entry(id, user: "user-1"),
+                    signed: Fixture.signedTransaction(id),
+                    into: store
+                )
+            }
+            await store.close()
+            let path = directory.file("journal-1.jsonl")
+            let bytes = Array(try Data(contentsOf: path))
+            var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast().map(
+                Array.init
+            )
+            let operations = try lines.map { line in
+                guard case .success(let record) = JournalRecord.decode(line) else {
+                    throw IAPError(.internalError, "a line does not decode")
+                }
+                return record
+            }
+            // The journal's header line, the chain once, then both inserts referring to it at its offset.
+            #expect(operations.count == 4)
+            guard case .header = operations[1].operation,
+                case .insert(let entry, .split(let header, let rest)) = operations[3].operation,
+                case .insert(_, .split(header, _)) = operations[2].operation
+            else {
+                Issue.record("unexpected records: \(operations.map(\.operation.kind))")
+                return
+            }
+            #expect(header == UInt64(lines[0].count + 1))
+
+            // The last insert re-encoded to refer to the journal's first line, which is no header record.
+            lines[3] = try JournalRecord.line(
+                .insert(entry, signed: .split(header: 0, rest: rest)),
+                seq: operations[3].seq,
+                encoder: RecordEncoder()
+            ).dropLast()
+            let forged = Array(lines.joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
+            try Data(forged).write(to: path)
+            let error = try #require(throws: IAPError.self) { try FileEntitlementStore(directory: directory.url) }
+            #expect(error.code == .storageCorrupted)
+            #expect(error.message.contains("refers to a header record at byte 0"))
+            #expect(error.message.contains("(line 4)"))
+            #expect(Array(try Data(contentsOf: path)) == forged)
+        }
+    }
+
     @Test func aFailedFlushTakesBackTheSignedTransactionsItsWritesCarried() async throws {
         try await withTemporaryDirectory { directory in
             let store = try FileEntitlementStore(directory: directory.url)
