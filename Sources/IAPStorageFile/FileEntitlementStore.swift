@@ -439,6 +439,16 @@ public actor FileEntitlementStore: EntitlementStore {
         return try await answer(try state.due(at: instant, limit: limit))
     }
 
+    /// Entries parked for an unknown product, oldest first.
+    ///
+    /// - Parameter limit: The most entries to return (at least 1).
+    /// - Returns: The parked entries.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1, or `storageFailure` once closed.
+    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+        try checkOpen()
+        return try await answer(try state.parked(limit: limit))
+    }
+
     // MARK: Bindings
 
     /// Binds an appAccountToken to a user, once and for good.

@@ -242,6 +242,20 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Entries parked for an unknown product, by sequence.
+    ///
+    /// - Parameter limit: The most entries to return (at least 1).
+    /// - Returns: The parked entries, oldest first.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1, or if the database fails.
+    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+        guard limit >= 1 else {
+            throw IAPError(.invalidArgument, "parked entries need a limit of at least 1, got \(limit)")
+        }
+        return try await pool.run(retryingOnLostConnection: true) { connection in
+            try Self.entries(connection.execute(.parked, [String(limit)]))
+        }
+    }
+
     // MARK: Keys
 
     /// Binds an appAccountToken (lowercased) to a user, once and for good.
@@ -370,7 +384,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
                 deadLetters: Int(try row.int64(0, 3)),
                 revoked: Int(try row.int64(0, 4)),
                 users: Int(try row.int64(0, 5)),
-                environments: environments ?? [:]
+                environments: environments ?? [:],
+                unknownProduct: Int(try row.int64(0, 7))
             )
         }
     }

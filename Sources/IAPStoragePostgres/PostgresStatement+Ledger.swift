@@ -103,6 +103,16 @@ extension PostgresStatement {
             """
     )
 
+    /// $1 limit. Parked entries are few and looked for only when the catalog changes: no index of their own.
+    static let parked = PostgresStatement(
+        name: "iap_parked",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries
+            WHERE delivery_state = 'unknownProduct'
+            ORDER BY sequence LIMIT $1::bigint
+            """
+    )
+
     /// $1 after this sequence, $2 limit: every entry in sequence order, a page at a time.
     static let entriesAfter = PostgresStatement(
         name: "iap_entries_after",
@@ -179,13 +189,16 @@ extension PostgresStatement {
                 count(*) FILTER (WHERE delivery_state = 'retrying'),
                 count(*) FILTER (WHERE delivery_state = 'deadLettered'),
                 count(*) FILTER (WHERE revoked_at IS NOT NULL),
-                count(DISTINCT user_id),
+                count(DISTINCT user_id) FILTER (
+                    WHERE delivery_state <> 'awaitingOwner' AND user_id NOT LIKE 'unowned:%'
+                ),
                 (SELECT json_object_agg(environment, transactions) FROM (
                     SELECT entry->'transaction'->>'environment' AS environment, count(*) AS transactions
                     FROM iap_ledger_entries
                     WHERE entry->'transaction'->>'environment' IS NOT NULL
                     GROUP BY 1
-                ) AS per_environment)
+                ) AS per_environment),
+                count(*) FILTER (WHERE delivery_state = 'unknownProduct')
             FROM iap_ledger_entries
             """
     )

@@ -164,6 +164,10 @@ actor FlawedEntitlementStore: EntitlementStore {
         return LedgerPage(entries: page, nextCursor: next < all.count ? String(next) : nil)
     }
 
+    func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+        try await base.parkedEntries(limit: limit)
+    }
+
     func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
         guard flaw == .dueIgnoresClaims else {
             return try await base.dueDeliveries(at: instant, limit: limit)
@@ -284,7 +288,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 33)
+    #expect(names.count == 34)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

@@ -431,6 +431,9 @@ struct ReconcilerTests {
             func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
                 try await base.dueDeliveries(at: instant, limit: limit)
             }
+            func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+                try await base.parkedEntries(limit: limit)
+            }
             func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
                 try await base.bind(appAccountToken: appAccountToken, to: userId)
             }

@@ -92,7 +92,7 @@ extension DeliveryPipeline {
 
     /// What an entry still needs from the hook.
     static func pendingAction(_ entry: LedgerEntry) -> Delivery.Action? {
-        if entry.deliveryState == .awaitingOwner {
+        if entry.deliveryState == .awaitingOwner || entry.deliveryState == .unknownProduct {
             return nil
         }
         guard entry.revokedAt != nil else {
@@ -112,7 +112,8 @@ extension DeliveryPipeline {
 
     /// Sets the delivery fields from what the entry needs; a claim in progress is left alone.
     func normalize(_ entry: inout LedgerEntry, now: Date) {
-        if entry.deliveryState == .awaitingOwner || isClaimed(entry, at: now) {
+        if entry.deliveryState == .awaitingOwner || entry.deliveryState == .unknownProduct || isClaimed(entry, at: now)
+        {
             return
         }
         if Self.pendingAction(entry) == nil {
@@ -149,6 +150,9 @@ extension DeliveryPipeline {
                 )
             },
             change: { current in
+                if let conflict = Self.environmentConflict(transaction, current) {
+                    throw conflict
+                }
                 // A revocation counts unless it is older than what the ledger holds (a refund can be signed in
                 // the same millisecond as the purchase); anything else, a reversal above all, must be newer.
                 let revokes = transaction.revocationDate != nil && current.revokedAt == nil
@@ -189,6 +193,9 @@ extension DeliveryPipeline {
                 if current.deliveryState == .awaitingOwner {
                     return .done(.awaitingOwner(current))
                 }
+                if current.deliveryState == .unknownProduct {
+                    return .done(.deferred(current, Self.parkedError(current)))
+                }
                 guard let action = Self.pendingAction(current) else {
                     guard current.deliveryState != .delivered, !isClaimed(current, at: now) else {
                         return .done(Self.finished(current))
@@ -218,8 +225,23 @@ extension DeliveryPipeline {
                     if isClaimed(current, at: now) {
                         return .done(.pending(current))
                     }
-                case .delivered, .awaitingOwner:
+                case .delivered, .awaitingOwner, .unknownProduct:
                     break
+                }
+                if try await knownProduct(id: current.productId) == nil {
+                    // The catalog no longer (or not yet) names the product: park it rather than fail attempts.
+                    var parked = current
+                    parked.deliveryState = .unknownProduct
+                    parked.nextAttemptAt = nil
+                    return .write(parked) { stored in
+                        self.report(
+                            "delivery.unknownProduct",
+                            stored.transaction,
+                            userId: stored.userId,
+                            error: Self.parkedError(stored)
+                        )
+                        return .deferred(stored, Self.parkedError(stored))
+                    }
                 }
                 var claimed = current
                 if current.deliveryAttempts >= retryPolicy.maximumAttempts {
@@ -323,10 +345,20 @@ extension DeliveryPipeline {
 
     /// What the fulfillment is asked to do for an entry of a product.
     func delivery(for entry: LedgerEntry, action: Delivery.Action, product: CatalogProduct) -> Delivery {
-        let units =
-            action == .revoke
-            ? entry.grantedUnits ?? Self.units(of: entry, product: product)
-            : Self.units(of: entry, product: product)
+        var units = Self.units(of: entry, product: product)
+        var accessKept = false
+        if action == .revoke {
+            let granted = entry.grantedUnits ?? units
+            if product.kind == .consumable {
+                // A prorated refund takes back its share, rounded down; any other, everything granted.
+                units = entry.transaction.revocationDate == nil ? granted : entry.transaction.refundedUnits(of: granted)
+            } else if proratedRefunds == .keepAccess, entry.transaction.isPartlyRefunded {
+                units = 0
+                accessKept = true
+            } else {
+                units = granted
+            }
+        }
         let grantKey =
             entry.grantGeneration == 0 ? entry.transactionId : "\(entry.transactionId):grant:\(entry.grantGeneration)"
         return Delivery(
@@ -339,7 +371,8 @@ extension DeliveryPipeline {
             transaction: entry.transaction,
             units: units,
             orderId: entry.orderId,
-            isFlagged: isFlagged(entry)
+            isFlagged: isFlagged(entry),
+            accessKept: accessKept
         )
     }
 

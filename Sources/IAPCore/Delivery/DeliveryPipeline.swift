@@ -61,6 +61,8 @@ public final class DeliveryPipeline: Sendable {
     public let tokenOwnership: TokenOwnershipCheck?
     /// Whether the verifier accepts Production data (or does not say): the ``sandboxPolicy`` applies.
     public let isProductionServer: Bool
+    /// What a prorated refund of a non-consumable or a subscription does; a consumable's always takes back its share.
+    public let proratedRefunds: ProratedRefundPolicy
 
     /// Creates a pipeline.
     ///
@@ -77,6 +79,8 @@ public final class DeliveryPipeline: Sendable {
     ///     which App Review needs.
     ///   - tokenOwnership: Refuses an unclaimed appAccountToken to a user it cannot belong to (for apps that derive
     ///     their tokens from the user: ``TokenOwnershipCheck/derived(namespace:)``).
+    ///   - proratedRefunds: What a prorated refund of a non-consumable or a subscription does: by default
+    ///     (``ProratedRefundPolicy/keepAccess``) the hook is told of the refunded share and takes nothing back.
     ///   - events: Where the pipeline reports what an operator must see (flagged and refused sandbox purchases); the
     ///     ``TransactionSubmissionHandler`` reports there too.
     public convenience init(
@@ -89,6 +93,7 @@ public final class DeliveryPipeline: Sendable {
         unclaimedTokenPolicy: UnclaimedTokenPolicy = .awaitOwner,
         sandboxPolicy: SandboxPolicy = .grant,
         tokenOwnership: TokenOwnershipCheck? = nil,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess,
         events: some EventSink = DiscardingEventSink()
     ) {
         self.init(
@@ -101,6 +106,7 @@ public final class DeliveryPipeline: Sendable {
             unclaimedTokenPolicy: unclaimedTokenPolicy,
             sandboxPolicy: sandboxPolicy,
             tokenOwnership: tokenOwnership,
+            proratedRefunds: proratedRefunds,
             events: events
         )
     }
@@ -124,6 +130,7 @@ public final class DeliveryPipeline: Sendable {
     ///   - unclaimedTokenPolicy: Who owns a transaction whose appAccountToken no user has claimed.
     ///   - sandboxPolicy: What sandbox purchases get on a production server.
     ///   - tokenOwnership: Refuses an unclaimed appAccountToken to a user it cannot belong to.
+    ///   - proratedRefunds: What a prorated refund of a non-consumable or a subscription does.
     ///   - events: Where the pipeline reports what an operator must see.
     public convenience init(
         verifier: some Verifier,
@@ -134,6 +141,7 @@ public final class DeliveryPipeline: Sendable {
         unclaimedTokenPolicy: UnclaimedTokenPolicy = .awaitOwner,
         sandboxPolicy: SandboxPolicy = .grant,
         tokenOwnership: TokenOwnershipCheck? = nil,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess,
         events: some EventSink = DiscardingEventSink()
     ) {
         self.init(
@@ -146,6 +154,7 @@ public final class DeliveryPipeline: Sendable {
             unclaimedTokenPolicy: unclaimedTokenPolicy,
             sandboxPolicy: sandboxPolicy,
             tokenOwnership: tokenOwnership,
+            proratedRefunds: proratedRefunds,
             events: events
         )
     }
@@ -160,6 +169,7 @@ public final class DeliveryPipeline: Sendable {
         unclaimedTokenPolicy: UnclaimedTokenPolicy,
         sandboxPolicy: SandboxPolicy,
         tokenOwnership: TokenOwnershipCheck?,
+        proratedRefunds: ProratedRefundPolicy,
         events: any EventSink
     ) {
         self.verifier = verifier
@@ -172,6 +182,7 @@ public final class DeliveryPipeline: Sendable {
         self.unclaimedTokenPolicy = unclaimedTokenPolicy
         self.sandboxPolicy = sandboxPolicy
         self.tokenOwnership = tokenOwnership
+        self.proratedRefunds = proratedRefunds
         self.isProductionServer = verifier.acceptedEnvironments.map { $0.contains(.production) } ?? true
     }
 
@@ -240,6 +251,9 @@ public final class DeliveryPipeline: Sendable {
                 throw IAPError(.malformedSignedData, "the transaction has no transactionId")
             }
             let known = try await store.entry(transactionId: transactionId)
+            if let known {
+                try checkEnvironment(of: transaction, against: known)
+            }
             if let known, userId == nil, !Self.isPlaceholder(known) {
                 return try await settle(
                     try await reconcile(known, with: transaction, signedTransaction: signedTransaction)
@@ -278,6 +292,7 @@ public final class DeliveryPipeline: Sendable {
             else {
                 return nil
             }
+            try checkEnvironment(of: transaction, against: entry)
             return try await settle(
                 try await reconcile(entry, with: transaction, signedTransaction: signedTransaction)
             )
@@ -330,6 +345,73 @@ public final class DeliveryPipeline: Sendable {
         return report
     }
 
+    // MARK: - Unknown products
+
+    /// Delivers the purchases parked because the catalog did not know their product, once it does: run it after the
+    /// catalog changed (`iap serve` runs it at start and on `SIGHUP`).
+    ///
+    /// Each parked entry whose product the catalog now names is unparked by compare-and-set and settled (granted
+    /// through the hook, or settled without a call when it was refunded meanwhile); the others stay parked.
+    ///
+    /// - Parameter limit: The most parked entries to look at.
+    /// - Returns: What was done: `delivered` granted now, `skipped` still unknown (or settled by another deliverer),
+    ///   `deferred` whose grant failed and is in the retry queue.
+    public func releaseParked(limit: Int = 10_000) async -> DrainReport {
+        var report = DrainReport()
+        let parked: [LedgerEntry]
+        do {
+            parked = try await store.parkedEntries(limit: max(1, limit))
+        } catch {
+            report.errors.append(Self.classify(error))
+            return report
+        }
+        for entry in parked {
+            do {
+                guard try await knownProduct(id: entry.productId) != nil else {
+                    report.skipped += 1
+                    continue
+                }
+                let unparked = try await compareAndSet(entry, ifExhausted: { $0 }) { current in
+                    guard current.deliveryState == .unknownProduct else { return .done(current) }
+                    var next = current
+                    next.deliveryState = .pending
+                    next.nextAttemptAt = nil
+                    next.deliveryAttempts = 0
+                    next.lastError = nil
+                    normalize(&next, now: clock.now)
+                    return .write(next) { $0 }
+                }
+                switch try await settle(unparked) {
+                case .delivered, .revoked: report.delivered += 1
+                case .deferred: report.deferred += 1
+                case .alreadyDelivered, .pending, .awaitingOwner, .rejected: report.skipped += 1
+                }
+            } catch {
+                report.errors.append(Self.classify(error))
+            }
+        }
+        return report
+    }
+
+    /// The catalog's product, or `nil` when the catalog does not know it; any other failure of the catalog throws.
+    func knownProduct(id productId: String) async throws -> CatalogProduct? {
+        do {
+            return try await catalog.product(id: productId)
+        } catch let error as IAPError where error.code == .unknownProduct {
+            return nil
+        }
+    }
+
+    /// Why a parked entry waits.
+    static func parkedError(_ entry: LedgerEntry) -> IAPError {
+        IAPError(
+            .unknownProduct,
+            "transaction \(entry.transactionId) is recorded, but the catalog does not know its product "
+                + "'\(entry.productId)': nothing is granted until the catalog names it",
+            isRetryable: true
+        )
+    }
+
     // MARK: - Environments
 
     /// Whether the ``sandboxPolicy`` flags an entry: a purchase of a test environment on a production server under
@@ -345,6 +427,61 @@ public final class DeliveryPipeline: Sendable {
     func isTestPurchase(_ transaction: TransactionPayload) -> Bool {
         guard isProductionServer, let environment = transaction.environment else { return false }
         return environment != .production
+    }
+
+    /// Refuses signed data of one environment for a ledger entry of another.
+    ///
+    /// The environment is part of a purchase's identity: the App Store does not promise that transaction ids of the
+    /// sandbox and of production never meet, and any two test stores make them meet. So a transaction (or a
+    /// notification, a reconciliation, a support lookup) of the Sandbox never changes, revokes or relabels a
+    /// Production entry with the same id, nor the other way round: it is refused with `environmentMismatch` and the
+    /// event `delivery.environmentConflict`, and the entry is left as it was. Data that names no environment, or an
+    /// entry whose data named none, is not compared.
+    ///
+    /// - Parameters:
+    ///   - transaction: The incoming, verified transaction.
+    ///   - entry: The ledger's entry with the same transaction id (or original transaction id).
+    /// - Throws: ``IAPError`` `environmentMismatch` when the two name different environments.
+    func checkEnvironment(of transaction: TransactionPayload, against entry: LedgerEntry) throws {
+        guard let error = Self.environmentConflict(transaction, entry) else { return }
+        report("delivery.environmentConflict", transaction, error: error)
+        throw error
+    }
+
+    /// The error for signed data of another environment than the entry's, or `nil` when they agree.
+    static func environmentConflict(_ transaction: TransactionPayload, _ entry: LedgerEntry) -> IAPError? {
+        guard let incoming = transaction.environment, let recorded = entry.environment, incoming != recorded else {
+            return nil
+        }
+        return IAPError(
+            .environmentMismatch,
+            "transaction \(transaction.transactionId ?? entry.transactionId) of the \(incoming.rawValue) environment "
+                + "matches a ledger entry of the \(recorded.rawValue) environment (transaction \(entry.transactionId)); "
+                + "the entry is left as it was"
+        )
+    }
+
+    /// Refuses a renewal info of one environment for a purchase family the ledger holds in another (a Sandbox
+    /// notification about a Production subscription's original transaction id): see
+    /// ``checkEnvironment(of:against:)``.
+    ///
+    /// - Parameters:
+    ///   - renewalInfo: The incoming, verified renewal info.
+    /// - Throws: ``IAPError`` `environmentMismatch` when an entry of its original transaction names another
+    ///   environment; a store failure.
+    public func checkEnvironment(of renewalInfo: RenewalInfoPayload) async throws {
+        guard let incoming = renewalInfo.environment, let original = renewalInfo.originalTransactionId else { return }
+        let family = try await store.entries(originalTransactionId: original)
+        guard let other = family.first(where: { $0.environment.map { $0 != incoming } ?? false }),
+            let recorded = other.environment
+        else { return }
+        let error = IAPError(
+            .environmentMismatch,
+            "the renewal info of original transaction \(original) of the \(incoming.rawValue) environment matches "
+                + "ledger entries of the \(recorded.rawValue) environment; they are left as they were"
+        )
+        report("delivery.environmentConflict", other.transaction, error: error)
+        throw error
     }
 
     /// Lets a new transaction in, or refuses it by the sandbox policy.
@@ -415,7 +552,8 @@ public final class DeliveryPipeline: Sendable {
         guard let productId = transaction.productId, !productId.isEmpty else {
             throw IAPError(.malformedSignedData, "transaction \(transactionId) has no productId")
         }
-        let product = try await catalog.product(id: productId)
+        // A product the catalog does not know is never granted by guess: the purchase is recorded and parked.
+        let product = try await knownProduct(id: productId)
         let claim = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
         var candidate = LedgerEntry(
             transaction: transaction,
@@ -434,12 +572,14 @@ public final class DeliveryPipeline: Sendable {
             candidate.revokedAt = revoked
             candidate.deliveryState = .delivered
             candidate.revocationDelivered = true
+        } else if product == nil, !claim.awaitingOwner {
+            candidate.deliveryState = .unknownProduct
         }
         // The token is bound below once the ledger agreed the transaction is this user's; until then nothing may be
         // granted, since a binding that loses to another user hands the purchase to them.
         let needsBinding = claim.token.map { !claim.awaitingOwner && claim.owner != $0 && !claim.tokenBound } ?? false
         var entry: LedgerEntry
-        if !needsBinding, Self.pendingAction(candidate) == .grant {
+        if !needsBinding, let product, Self.pendingAction(candidate) == .grant {
             // The usual purchase: recorded and granted in one go (see `recordAndGrant`).
             let recorded = try await recordAndGrant(candidate, signedTransaction: signedTransaction, product: product) {
                 inserted in
@@ -451,6 +591,7 @@ public final class DeliveryPipeline: Sendable {
             case .settled(let outcome):
                 return outcome
             case .existing(let existing):
+                try checkEnvironment(of: transaction, against: existing)
                 entry = try await adopt(existing, by: claim, transactionId: transactionId)
             }
         } else {
@@ -460,7 +601,16 @@ public final class DeliveryPipeline: Sendable {
                 if isFlagged(inserted) {
                     report("delivery.sandboxFlagged", transaction, userId: claim.awaitingOwner ? nil : claim.owner)
                 }
+                if inserted.deliveryState == .unknownProduct {
+                    report(
+                        "delivery.unknownProduct",
+                        transaction,
+                        userId: claim.owner,
+                        error: Self.parkedError(inserted)
+                    )
+                }
             case .existing(let existing):
+                try checkEnvironment(of: transaction, against: existing)
                 entry = try await adopt(existing, by: claim, transactionId: transactionId)
             }
         }

@@ -27,8 +27,15 @@ public struct Delivery: Sendable, Hashable {
     public var product: CatalogProduct
     /// The verified transaction.
     public var transaction: TransactionPayload
-    /// For consumables, the units to add or remove: quantity × units per purchase; 1 otherwise.
+    /// For consumables, the units to add or remove: quantity × units per purchase; 1 otherwise. A prorated refund
+    /// (`transaction.revocationType` `REFUND_PRORATED`) of a consumable takes back its share, rounded down in the
+    /// customer's favour: granted units × `revocationPercentage` / 100000. A take-back whose ``accessKept`` is
+    /// `true` has 0 units.
     public var units: Int64
+    /// For a take-back: the refund was prorated and the pipeline's ``ProratedRefundPolicy`` keeps the purchase's
+    /// access (a non-consumable or a subscription): record the refunded share
+    /// (`transaction.revocationPercentage`, thousandths of a percent), take nothing back. `false` otherwise.
+    public var accessKept: Bool
     /// The business order id the app attached, if any.
     public var orderId: String?
     /// Whether the pipeline's ``SandboxPolicy/grantAndFlag`` flagged the purchase: a sandbox purchase (App Review,
@@ -52,7 +59,8 @@ public struct Delivery: Sendable, Hashable {
         transaction: TransactionPayload,
         units: Int64,
         orderId: String?,
-        isFlagged: Bool = false
+        isFlagged: Bool = false,
+        accessKept: Bool = false
     ) {
         self.action = action
         self.idempotencyKey = idempotencyKey
@@ -64,6 +72,7 @@ public struct Delivery: Sendable, Hashable {
         self.units = units
         self.orderId = orderId
         self.isFlagged = isFlagged
+        self.accessKept = accessKept
     }
 }
 

@@ -18,6 +18,11 @@ public enum OrderState: String, Codable, Sendable, Hashable, CaseIterable {
     case awaitingOwner
     /// Refunded or revoked by the App Store.
     case revoked
+    /// A share of the price was refunded (a prorated refund, ``OrderHistoryItem/revocationPercentage``); a consumable
+    /// lost that share of its units, anything else keeps its access unless the pipeline's policy revokes it.
+    case partlyRefunded
+    /// Recorded, but its product is not in the catalog: nothing is granted until the catalog names it.
+    case unknownProduct
 }
 
 /// One order in a user's history: no raw signed data, only what a person needs.
@@ -54,6 +59,10 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
     public var deliveredAt: Date?
     /// When the App Store revoked it.
     public var revokedAt: Date?
+    /// Why, when it was revoked: `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
+    public var revocationType: RevocationType?
+    /// For a prorated refund, the refunded share in thousandths of a percent (`25000` is 25 %).
+    public var revocationPercentage: Int32?
 
     /// The history item of a ledger entry.
     public init(_ entry: LedgerEntry) {
@@ -72,9 +81,11 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
         recordedAt = entry.recordedAt
         deliveredAt = entry.deliveredAt
         revokedAt = entry.revokedAt
+        revocationType = entry.revokedAt == nil ? nil : entry.transaction.revocationType
+        revocationPercentage = entry.revokedAt == nil ? nil : entry.transaction.revocationPercentage
         state =
             if entry.revokedAt != nil {
-                .revoked
+                entry.transaction.isPartlyRefunded ? .partlyRefunded : .revoked
             } else {
                 switch entry.deliveryState {
                 case .delivered: .delivered
@@ -82,6 +93,7 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
                 case .retrying: .retrying
                 case .deadLettered: .deadLettered
                 case .awaitingOwner: .awaitingOwner
+                case .unknownProduct: .unknownProduct
                 }
             }
     }

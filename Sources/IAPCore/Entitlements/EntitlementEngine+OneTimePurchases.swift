@@ -28,7 +28,17 @@ extension EntitlementEngine {
                 }
                 return entitlement(for: periods[index].purchase, state: .active, expiresDate: end)
             }
-            let last = periods.last { $0.start <= instant } ?? periods[0]
+            guard let last = periods.last(where: { $0.start <= instant }) else {
+                // Bought "after" now: the server's clock is behind the App Store's. Within the tolerance the access
+                // has begun; beyond it, it has not yet begun. Never expired.
+                let first = periods[0]
+                var end = first.end
+                for period in periods.dropFirst() where period.start == end {
+                    end = period.end
+                }
+                let started = first.start.timeIntervalSince(instant) <= clockSkewTolerance
+                return entitlement(for: first.purchase, state: started ? .active : .notStarted, expiresDate: end)
+            }
             return entitlement(for: last.purchase, state: .expired, expiresDate: last.end)
         }
     }
@@ -51,8 +61,16 @@ extension EntitlementEngine {
                 BalanceEvent(date: purchase.purchaseDate, order: 0, units: units, id: purchase.entry.transactionId)
             )
             if let revoked = purchase.revocationDate {
+                // A prorated refund takes back its share (rounded down); anything else, every unit.
+                var refund = purchase.entry.transaction
+                refund.revocationDate = refund.revocationDate ?? revoked
                 events[purchase.product.productId, default: []].append(
-                    BalanceEvent(date: revoked, order: 1, units: -units, id: purchase.entry.transactionId)
+                    BalanceEvent(
+                        date: revoked,
+                        order: 1,
+                        units: -refund.refundedUnits(of: units),
+                        id: purchase.entry.transactionId
+                    )
                 )
             }
         }

@@ -28,7 +28,10 @@
 ///   purchase date, or from the end of the access before it when it was bought before that ended. `active`
 ///   inside such a period, else `expired`; `revoked` when every purchase was revoked.
 ///
-/// An entry counts as revoked when `revokedAt ?? transaction.revocationDate` is set. Entries with the same
+/// An entry counts as revoked when `revokedAt ?? transaction.revocationDate` is set, except a prorated refund of a
+/// non-consumable or a subscription under ``ProratedRefundPolicy/keepAccess`` (the default); a consumable's prorated
+/// refund takes back its share of the units, rounded down. A non-renewing purchase whose purchase date is ahead of the
+/// instant by more than ``clockSkewTolerance`` is `notStarted`, never `expired`. Entries with the same
 /// `transactionId` count once (the highest `revision`). Entries whose product the catalog does not know are
 /// skipped and listed in ``EntitlementSnapshot/unknownProductIds``.
 public struct EntitlementEngine: Sendable {
@@ -37,15 +40,33 @@ public struct EntitlementEngine: Sendable {
     public let catalog: StaticProductCatalog
     /// What a consumable balance does below zero.
     public let refundPolicy: ConsumableRefundPolicy
+    /// What a prorated refund does to a non-consumable or a subscription.
+    public let proratedRefunds: ProratedRefundPolicy
+    /// How far a purchase date may be ahead of the instant asked about and still count as begun: the App Store's
+    /// clock and the server's disagree by a little. Five minutes by default.
+    public let clockSkewTolerance: TimeInterval
+
+    /// The default ``clockSkewTolerance``: five minutes.
+    public static let defaultClockSkewTolerance: TimeInterval = 300
 
     /// Creates an engine.
     ///
     /// - Parameters:
     ///   - catalog: What each product is and unlocks.
     ///   - refundPolicy: What a consumable balance does when refunds take back more than it holds.
-    public init(catalog: StaticProductCatalog, refundPolicy: ConsumableRefundPolicy = .allowNegativeBalance) {
+    ///   - proratedRefunds: What a prorated refund does to a non-consumable or a subscription; access is kept by
+    ///     default.
+    ///   - clockSkewTolerance: How far ahead of the instant a purchase may be and still count as begun.
+    public init(
+        catalog: StaticProductCatalog,
+        refundPolicy: ConsumableRefundPolicy = .allowNegativeBalance,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess,
+        clockSkewTolerance: TimeInterval = EntitlementEngine.defaultClockSkewTolerance
+    ) {
         self.catalog = catalog
         self.refundPolicy = refundPolicy
+        self.proratedRefunds = proratedRefunds
+        self.clockSkewTolerance = clockSkewTolerance
     }
 
     /// Creates an engine over a snapshot of any catalog: one in a database, a remote one, a static one.
@@ -56,12 +77,14 @@ public struct EntitlementEngine: Sendable {
     /// - Parameters:
     ///   - catalog: What each product is and unlocks.
     ///   - refundPolicy: What a consumable balance does when refunds take back more than it holds.
+    ///   - proratedRefunds: What a prorated refund does to a non-consumable or a subscription.
     /// - Throws: ``IAPError`` when the catalog cannot be read or lists an invalid product.
     public init(
         snapshotOf catalog: some ProductCatalog,
-        refundPolicy: ConsumableRefundPolicy = .allowNegativeBalance
+        refundPolicy: ConsumableRefundPolicy = .allowNegativeBalance,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess
     ) async throws {
-        self.init(catalog: try await catalog.snapshot(), refundPolicy: refundPolicy)
+        self.init(catalog: try await catalog.snapshot(), refundPolicy: refundPolicy, proratedRefunds: proratedRefunds)
     }
 
     /// Works out one user's entitlements at an instant.
@@ -86,7 +109,10 @@ public struct EntitlementEngine: Sendable {
                 unknown.insert(entry.productId)
                 continue
             }
-            purchasesByKind[product.kind, default: []].append(Purchase(entry: entry, product: product))
+            var purchase = Purchase(entry: entry, product: product)
+            purchase.accessKept =
+                product.kind != .consumable && proratedRefunds == .keepAccess && entry.transaction.isPartlyRefunded
+            purchasesByKind[product.kind, default: []].append(purchase)
         }
         var consumableUsage: [ConsumableUsage] = []
         for use in usage {
@@ -146,6 +172,8 @@ extension EntitlementEngine {
     struct Purchase {
         var entry: LedgerEntry
         var product: CatalogProduct
+        /// A prorated refund that the ``ProratedRefundPolicy`` lets keep its access.
+        var accessKept = false
 
         var transaction: TransactionPayload { entry.transaction }
 
@@ -155,7 +183,8 @@ extension EntitlementEngine {
         /// When it was revoked, or `nil`.
         var revocationDate: Date? { entry.revokedAt ?? entry.transaction.revocationDate }
 
-        var isRevoked: Bool { revocationDate != nil }
+        /// Whether the purchase lost its access to a revocation (a prorated refund that keeps its access did not).
+        var isRevoked: Bool { revocationDate != nil && !accessKept }
 
         var isFamilyShared: Bool { entry.transaction.inAppOwnershipType == .familyShared }
 

@@ -85,7 +85,8 @@ public struct EntitlementListing: Sendable, Hashable {
         for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
             let purchases = entries.filter { $0.productId == productId }.sorted { $0.sequence < $1.sequence }
             let standing = purchases.contains {
-                $0.revokedAt == nil && $0.transaction.revocationDate == nil && $0.deliveredAt != nil
+                ($0.revokedAt == nil && $0.transaction.revocationDate == nil || $0.transaction.isPartlyRefunded)
+                    && $0.deliveredAt != nil
             }
             rows.append(
                 Row(

@@ -1,7 +1,7 @@
 /// Where a product's entitlement stands at an instant.
 ///
 /// Auto-renewable subscriptions use every state; non-consumables are `active` or `revoked`; non-renewing
-/// subscriptions are `active`, `expired` or `revoked`. ``ProductEntitlement/hasAccess`` is `true` exactly for
+/// subscriptions are `active`, `notStarted`, `expired` or `revoked`. ``ProductEntitlement/hasAccess`` is `true` exactly for
 /// ``active``, ``willExpire`` and ``gracePeriod``.
 public enum EntitlementState: String, Codable, Sendable, Hashable, CaseIterable {
     /// Owned, or subscribed and set to renew.
@@ -16,12 +16,16 @@ public enum EntitlementState: String, Codable, Sendable, Hashable, CaseIterable 
     case expired
     /// The App Store refunded or revoked the purchase.
     case revoked
+    /// The purchase's access begins after the instant asked about: its purchase date is ahead of the server's clock
+    /// by more than ``EntitlementEngine/clockSkewTolerance`` (a clock that is behind). Never reported as `expired`;
+    /// no access until it starts.
+    case notStarted
 
     /// Whether the state gives access to the product: `active`, `willExpire` or `gracePeriod`.
     public var grantsAccess: Bool {
         switch self {
         case .active, .willExpire, .gracePeriod: true
-        case .billingRetry, .expired, .revoked: false
+        case .billingRetry, .expired, .revoked, .notStarted: false
         }
     }
 }

@@ -145,6 +145,14 @@ public protocol EntitlementStore: Sendable {
     /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1, or if the store fails.
     func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry]
 
+    /// Entries parked because the catalog did not know their product (``DeliveryState/unknownProduct``), by
+    /// ascending `sequence`: what ``DeliveryPipeline/releaseParked(limit:)`` looks at once the catalog changed.
+    ///
+    /// - Parameter limit: The most entries to return (at least 1).
+    /// - Returns: The parked entries, oldest first.
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1, or if the store fails.
+    func parkedEntries(limit: Int) async throws -> [LedgerEntry]
+
     /// Binds an appAccountToken to a user, once and for good.
     ///
     /// - Parameters:

@@ -18,6 +18,10 @@ public enum DeliveryState: String, Codable, Sendable, Hashable, CaseIterable {
     /// Recorded under its appAccountToken, which no user has claimed yet (the App Store told the server
     /// before the app did); nothing is granted until a user presents the transaction with that token.
     case awaitingOwner
+    /// Recorded, but parked: the catalog does not know its product, and a product is never granted by guess. Nothing
+    /// is granted until the catalog names it (``DeliveryPipeline/releaseParked(limit:)``, which `iap serve` runs at
+    /// start and on `SIGHUP`); never due for the retry queue.
+    case unknownProduct
 }
 
 /// One transaction in the ledger: the verified App Store transaction, whose it is, and how far its
@@ -169,6 +173,8 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
     public var pendingRetries: Int
     /// Transactions that failed too often.
     public var deadLetters: Int
+    /// Transactions parked because the catalog does not know their product (``DeliveryState/unknownProduct``).
+    public var unknownProduct: Int
     /// Revoked transactions.
     public var revoked: Int
     /// Distinct users.
@@ -186,7 +192,8 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         deadLetters: Int,
         revoked: Int,
         users: Int,
-        environments: [String: Int] = [:]
+        environments: [String: Int] = [:],
+        unknownProduct: Int = 0
     ) {
         self.transactions = transactions
         self.delivered = delivered
@@ -195,13 +202,14 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         self.revoked = revoked
         self.users = users
         self.environments = environments
+        self.unknownProduct = unknownProduct
     }
 
     private enum CodingKeys: String, CodingKey {
-        case transactions, delivered, pendingRetries, deadLetters, revoked, users, environments
+        case transactions, delivered, pendingRetries, deadLetters, revoked, users, environments, unknownProduct
     }
 
-    /// Decodes statistics; `environments`, added later, is empty when absent.
+    /// Decodes statistics; `environments` and `unknownProduct`, added later, are empty and 0 when absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         transactions = try container.decode(Int.self, forKey: .transactions)
@@ -211,5 +219,6 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         revoked = try container.decode(Int.self, forKey: .revoked)
         users = try container.decode(Int.self, forKey: .users)
         environments = try container.decodeIfPresent([String: Int].self, forKey: .environments) ?? [:]
+        unknownProduct = try container.decodeIfPresent(Int.self, forKey: .unknownProduct) ?? 0
     }
 }

@@ -190,6 +190,14 @@ extension LedgerState {
         return dueDeliveries(at: instant, limit: limit)
     }
 
+    /// The parked entries, after checking the limit.
+    package func parked(limit: Int) throws -> [LedgerEntry] {
+        guard limit >= 1 else {
+            throw IAPError(.invalidArgument, "parked entries need a limit of at least 1, got \(limit)")
+        }
+        return parkedEntries(limit: limit)
+    }
+
     /// A page of distinct original transaction ids, by the sequence of each family's first entry, with the cursor
     /// `f1:<sequence of the last entry examined>`.
     package func originalTransactionIdPage(cursor: String?, limit: Int) throws -> OriginalTransactionIdPage {

@@ -24,13 +24,18 @@ package struct LedgerState: Sendable {
     private var positionsByOriginal: [String: Positions] = [:]
     /// Positions of `pending` and `retrying` entries: the only ones that can be due.
     private var undelivered: Set<Int> = []
+    /// User id → how many of the user's entries have a real owner (not one waiting for its owner, not
+    /// `unowned:<id>`): the users that ``statistics`` counts.
+    private var ownedEntriesByUser: [String: Int] = [:]
+    /// Positions of `unknownProduct` entries: parked until the catalog names their product.
+    private var parked: Set<Int> = []
     /// appAccountToken (lowercased) → user id.
     package private(set) var bindings: [String: String] = [:]
     /// The latest renewal info per original transaction id.
     package private(set) var renewalInfos: [String: RenewalInfoPayload] = [:]
     /// Processed notification UUIDs and when they were processed.
     package private(set) var notifications: [String: Date] = [:]
-    /// Counts kept current on every write (`users` is computed on read).
+    /// Counts kept current on every write (`users` is computed on read, from `ownedEntriesByUser`).
     private var counts = LedgerStatistics(
         transactions: 0,
         delivered: 0,
@@ -103,6 +108,11 @@ package struct LedgerState: Sendable {
         return Array(ordered.prefix(limit))
     }
 
+    /// Up to `limit` entries parked for an unknown product, by sequence.
+    package func parkedEntries(limit: Int) -> [LedgerEntry] {
+        Array(parked.sorted().prefix(max(0, limit)).map { entries[$0] })
+    }
+
     /// The position of the first entry of a purchase family, or `nil` when the ledger has none.
     package func firstPosition(ofFamily originalTransactionId: String) -> Int? {
         switch positionsByOriginal[originalTransactionId] {
@@ -120,7 +130,7 @@ package struct LedgerState: Sendable {
     /// Counts over the whole ledger.
     package var statistics: LedgerStatistics {
         var statistics = counts
-        statistics.users = positionsByUser.count
+        statistics.users = ownedEntriesByUser.count
         return statistics
     }
 
@@ -247,11 +257,22 @@ package struct LedgerState: Sendable {
             counts.pendingRetries += delta
         case .deadLettered:
             counts.deadLetters += delta
+        case .unknownProduct:
+            counts.unknownProduct += delta
+            if delta > 0 {
+                parked.insert(position)
+            } else {
+                parked.remove(position)
+            }
         case .pending, .awaitingOwner:
             break
         }
         if entry.revokedAt != nil {
             counts.revoked += delta
+        }
+        if entry.deliveryState != .awaitingOwner, !entry.userId.hasPrefix("unowned:") {
+            let owned = (ownedEntriesByUser[entry.userId] ?? 0) + delta
+            ownedEntriesByUser[entry.userId] = owned > 0 ? owned : nil
         }
         if let environment = entry.transaction.environment?.rawValue {
             if delta > 0 {
@@ -268,7 +289,7 @@ package struct LedgerState: Sendable {
             } else {
                 undelivered.remove(position)
             }
-        case .delivered, .deadLettered, .awaitingOwner:
+        case .delivered, .deadLettered, .awaitingOwner, .unknownProduct:
             break
         }
     }
@@ -283,7 +304,7 @@ package struct LedgerState: Sendable {
                 return true
             }
             return next <= instant
-        case .delivered, .deadLettered, .awaitingOwner:
+        case .delivered, .deadLettered, .awaitingOwner, .unknownProduct:
             return false
         }
     }

@@ -249,6 +249,14 @@ public final class NotificationProcessor: Sendable {
                 return .duplicate(uuid)
             }
             if let renewal = notification.renewalInfo, renewal.originalTransactionId != nil {
+                do {
+                    try await pipeline.checkEnvironment(of: renewal)
+                } catch let conflict as IAPError where conflict.code == .environmentMismatch {
+                    // Another environment's purchase family: nothing of it is applied, and the App Store need not
+                    // send it again.
+                    try await markProcessed(notification)
+                    return .processed(type, .rejected(conflict))
+                }
                 _ = try await store.storeRenewalInfo(renewal)
             }
             var delivery: DeliveryOutcome?

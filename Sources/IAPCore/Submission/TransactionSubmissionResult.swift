@@ -144,7 +144,12 @@ extension TransactionSubmissionResult: Codable {
         try container.encode(finish, forKey: .finish)
         if let error {
             try container.encode(
-                WireError(code: error.code.rawValue, message: error.message, retryable: error.isRetryable),
+                // For a deferred (or pending) answer the question is whether submitting again can help: it can.
+                WireError(
+                    code: error.code.rawValue,
+                    message: error.message,
+                    retryable: outcome == .rejected ? error.isRetryable : isRetryable
+                ),
                 forKey: .error
             )
         }

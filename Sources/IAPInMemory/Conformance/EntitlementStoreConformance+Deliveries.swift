@@ -34,6 +34,14 @@ extension EntitlementStoreConformance {
                 + "IAPError(.invalidArgument) for a limit below 1",
             body: dueDeliveriesLimit
         ),
+        ConformanceCheck(
+            name: "parkedEntriesAreListedNeverDue",
+            requirement:
+                "unknownProduct entries are never due, are listed by parkedEntries by sequence (at most limit; "
+                + "IAPError(.invalidArgument) below 1), are counted in statistics().unknownProduct, and leave the list "
+                + "once replaced into another state",
+            body: parkedEntriesAreListedNeverDue
+        ),
     ]
 
     private typealias Fixtures = ConformanceFixtures
@@ -105,6 +113,46 @@ extension EntitlementStoreConformance {
                         + "expected [\(expectation.ids.joined(separator: ", "))]"
                 )
             }
+        }
+        if !problems.isEmpty {
+            throw ConformanceViolation(problems: problems)
+        }
+    }
+
+    @Sendable
+    private static func parkedEntriesAreListedNeverDue(_ store: any EntitlementStore) async throws {
+        try await insertEntry("parked-b", state: .unknownProduct, nextAttemptAt: nil, into: store)
+        try await insertEntry("pending-c", state: .pending, nextAttemptAt: nil, into: store)
+        let second = try await insertEntry("parked-a", state: .unknownProduct, nextAttemptAt: nil, into: store)
+        var problems: [String] = []
+        let due = try await store.dueDeliveries(at: Fixtures.date(86_400), limit: 100).map(\.transactionId)
+        if due != ["pending-c"] {
+            problems.append("dueDeliveries returned [\(due.joined(separator: ", "))]; parked entries must never be due")
+        }
+        let parked = try await store.parkedEntries(limit: 100).map(\.transactionId)
+        if parked != ["parked-b", "parked-a"] {
+            problems.append("parkedEntries returned [\(parked.joined(separator: ", "))]; expected [parked-b, parked-a]")
+        }
+        let first = try await store.parkedEntries(limit: 1).map(\.transactionId)
+        if first != ["parked-b"] {
+            problems.append("parkedEntries(limit: 1) returned [\(first.joined(separator: ", "))]; expected [parked-b]")
+        }
+        if try await store.statistics().unknownProduct != 2 {
+            problems.append("statistics().unknownProduct is not 2 with two parked entries")
+        }
+        var unparked = second
+        unparked.deliveryState = .pending
+        _ = try await Fixtures.replaceAccepted(unparked, ifRevision: second.revision, in: store)
+        let after = try await store.parkedEntries(limit: 100).map(\.transactionId)
+        if after != ["parked-b"] {
+            problems.append(
+                "after parked-a was replaced as pending, parkedEntries returned [\(after.joined(separator: ", "))]"
+            )
+        }
+        do {
+            _ = try await store.parkedEntries(limit: 0)
+            problems.append("parkedEntries(limit: 0) did not throw")
+        } catch let error as IAPError where error.code == .invalidArgument {
         }
         if !problems.isEmpty {
             throw ConformanceViolation(problems: problems)

@@ -19,7 +19,7 @@ public import IAPCore
 public final class FaultInjectingEntitlementStore: EntitlementStore {
     /// The store calls a fault can hit.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
-        case insert, entry, replace, entries, history, dueDeliveries, bind, user, storeRenewalInfo, renewalInfo
+        case insert, entry, replace, entries, history, dueDeliveries, parkedEntries, bind, user, storeRenewalInfo, renewalInfo
         case markNotificationProcessed, isNotificationProcessed, statistics, originalTransactionIds
         case signedTransaction
     }
@@ -138,6 +138,10 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
 
     public func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
         try await run(.dueDeliveries) { try await base.dueDeliveries(at: instant, limit: limit) }
+    }
+
+    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+        try await run(.parkedEntries) { try await base.parkedEntries(limit: limit) }
     }
 
     public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {

@@ -149,6 +149,11 @@ public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillme
         try await store.dueDeliveries(at: instant, limit: limit)
     }
 
+    /// The ledger's ``InMemoryEntitlementStore/parkedEntries(limit:)``.
+    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+        try await store.parkedEntries(limit: limit)
+    }
+
     /// The ledger's ``InMemoryEntitlementStore/bind(appAccountToken:to:)``.
     public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
         try await store.bind(appAccountToken: appAccountToken, to: userId)

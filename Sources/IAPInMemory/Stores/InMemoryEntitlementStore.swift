@@ -115,6 +115,13 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         try state.due(at: instant, limit: limit)
     }
 
+    /// Entries parked for an unknown product, oldest first.
+    ///
+    /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1.
+    public func parkedEntries(limit: Int) throws -> [LedgerEntry] {
+        try state.parked(limit: limit)
+    }
+
     /// Binds an appAccountToken (compared case-insensitively) to a user, once and for good.
     ///
     /// - Throws: ``IAPError`` with code `invalidArgument` for an empty token or user id.

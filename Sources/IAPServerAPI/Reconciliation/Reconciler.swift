@@ -836,6 +836,7 @@ public actor Reconciler {
             return
         }
         do {
+            try await pipeline.checkEnvironment(of: renewal)
             let before = try await store.renewalInfo(originalTransactionId: original)
             guard try await store.storeRenewalInfo(renewal), RenewalState(before) != RenewalState(renewal) else {
                 return

@@ -242,6 +242,11 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
         try await store.dueDeliveries(at: instant, limit: limit)
     }
 
+    /// The wrapped store's ``PostgresEntitlementStore/parkedEntries(limit:)``.
+    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
+        try await store.parkedEntries(limit: limit)
+    }
+
     /// The wrapped store's ``PostgresEntitlementStore/bind(appAccountToken:to:)``.
     public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
         try await store.bind(appAccountToken: appAccountToken, to: userId)

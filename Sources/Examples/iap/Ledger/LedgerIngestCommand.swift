@@ -233,6 +233,7 @@ enum LedgerIngestCommand {
                 return ack("\(outcome.entry?.transactionId ?? "-") \(outcome.name)", outcome.entry)
             case .renewal:
                 let renewal = try verifier.renewalInfo(token)
+                try await pipeline.checkEnvironment(of: renewal)
                 let stored = try await store.storeRenewalInfo(renewal)
                 return ack("- \(stored ? "stored" : "stale")")
             case .notification:
