@@ -371,16 +371,7 @@ public final class DeliveryPipeline: Sendable {
                     report.skipped += 1
                     continue
                 }
-                let unparked = try await compareAndSet(entry, ifExhausted: { $0 }) { current in
-                    guard current.deliveryState == .unknownProduct else { return .done(current) }
-                    var next = current
-                    next.deliveryState = .pending
-                    next.nextAttemptAt = nil
-                    next.deliveryAttempts = 0
-                    next.lastError = nil
-                    normalize(&next, now: clock.now)
-                    return .write(next) { $0 }
-                }
+                let unparked = try await compareAndSet(entry, ifExhausted: { $0 }, change: unpark)
                 switch try await settle(unparked) {
                 case .delivered, .revoked: report.delivered += 1
                 case .deferred: report.deferred += 1
@@ -391,6 +382,18 @@ public final class DeliveryPipeline: Sendable {
             }
         }
         return report
+    }
+
+    /// Puts a parked entry back on its way: pending, unclaimed, with its attempts reset.
+    private func unpark(_ current: LedgerEntry) -> Change<LedgerEntry> {
+        guard current.deliveryState == .unknownProduct else { return .done(current) }
+        var next = current
+        next.deliveryState = .pending
+        next.nextAttemptAt = nil
+        next.deliveryAttempts = 0
+        next.lastError = nil
+        normalize(&next, now: clock.now)
+        return .write(next) { $0 }
     }
 
     /// The catalog's product, or `nil` when the catalog does not know it; any other failure of the catalog throws.

@@ -19,7 +19,8 @@ public import IAPCore
 public final class FaultInjectingEntitlementStore: EntitlementStore {
     /// The store calls a fault can hit.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
-        case insert, entry, replace, entries, history, dueDeliveries, parkedEntries, bind, user, storeRenewalInfo, renewalInfo
+        case insert, entry, replace, entries, history, dueDeliveries, parkedEntries, bind, user, storeRenewalInfo,
+            renewalInfo
         case markNotificationProcessed, isNotificationProcessed, statistics, originalTransactionIds
         case signedTransaction
     }
