@@ -91,11 +91,8 @@ struct APISession {
             throw Arguments.UsageError(message: "--environment LocalTesting needs --\(baseURLOption)")
         }
 
-        let pem: String
-        do {
-            pem = try String(contentsOf: URL(fileURLWithPath: keyPath), encoding: .utf8)
-        } catch {
-            throw Arguments.UsageError(message: "cannot read --auth-key \(keyPath): \(error.localizedDescription)")
+        guard let pem = String(validating: try SecretFile.contents(keyPath, option: "--auth-key"), as: UTF8.self) else {
+            throw Arguments.UsageError(message: "--auth-key \(keyPath) is not UTF-8 text")
         }
         let tokens: AppStoreServerAPITokenProvider
         do {
