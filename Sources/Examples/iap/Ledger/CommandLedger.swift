@@ -29,8 +29,8 @@ struct CommandLedger {
     static let passwordFileOption = CommandSpec.Option.value(
         "database-password-file",
         "FILE",
-        "read the PostgreSQL password from FILE (its first line), rather than from the URL; PGPASSWORD and "
-            + "~/.pgpass (PGPASSFILE) work too"
+        "read the PostgreSQL password from FILE (its first line; mode 0600), rather than from the URL; PGPASSWORD "
+            + "and ~/.pgpass (PGPASSFILE) work too"
     )
 
     /// The option that names a catalog, for the commands that read one.
