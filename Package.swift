@@ -132,7 +132,9 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPTransportURLSessionTests",
-            dependencies: ["IAPCore", "IAPServerAPI", "IAPTransportURLSession", "IAPTestSupport"]
+            dependencies: [
+                "IAPCore", "IAPServerAPI", "IAPCrypto", "IAPTesting", "IAPTransportURLSession", "IAPTestSupport",
+            ]
         ),
         .testTarget(
             name: "IAPHTTPServerTests",

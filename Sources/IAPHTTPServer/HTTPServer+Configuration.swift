@@ -9,15 +9,16 @@ extension HTTPServer {
         /// The TCP port; `0` lets the system pick a free one, which ``HTTPServer/port`` then tells.
         public var port: UInt16
         /// The largest body accepted, in bytes: a larger `Content-Length` is answered `413` before the body is
-        /// read; a chunked body is read until it passes the limit, then answered `413` (what follows is read and
-        /// dropped, up to as much again, then the connection is closed). Never buffered beyond this.
+        /// read; a chunked body is answered `413` as soon as it passes the limit (what follows is read and dropped,
+        /// up to as much again, then the connection is closed). Never buffered beyond this.
         public var maximumBodySize: Int
         /// The most connections served at once. Beyond it, up to a quarter more (at least 16) are accepted only to
         /// be answered `503` with `Retry-After: 1` as soon as their request head arrives, and closed after
         /// ``overflowGracePeriod``; past that, new connections wait in the kernel's backlog until one closes.
         public var maximumConnections: Int
-        /// The most connections from one IP address, or `nil` for no such limit (behind a reverse proxy every
-        /// connection comes from the proxy). A connection beyond it is closed at once, unanswered.
+        /// The most connections from one IP address, or `nil` for no such limit. A connection beyond it is closed
+        /// at once, unanswered, so that one client cannot take ``maximumConnections`` from the others. Behind a
+        /// reverse proxy every connection comes from the proxy: leave it `nil` or set it to ``maximumConnections``.
         public var maximumConnectionsPerAddress: Int?
         /// The memory each connection may use for its request head and buffers, in bytes; a request line or head
         /// that does not fit is answered `414` or `431`.

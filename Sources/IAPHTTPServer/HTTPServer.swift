@@ -19,7 +19,9 @@ import IAPCore
 /// |---|---|
 /// | a malformed request line or head | `400` (libmicrohttpd), then close |
 /// | a request line or head larger than the connection's memory | `414` / `431`, then close |
-/// | a body larger than ``Configuration/maximumBodySize`` | `413`, then close |
+/// | a body larger than ``Configuration/maximumBodySize`` | `413` (for a chunked body, as soon as it passes the cap), then close |
+/// | a `Transfer-Encoding` other than exactly `chunked`, or two of them | `501` at once, then close |
+/// | `Transfer-Encoding` and `Content-Length` together | `400` at once, then close |
 /// | no route for the path / none for the method | `404` / `405` with `Allow` |
 /// | a connection beyond ``Configuration/maximumConnections`` | `503` with `Retry-After: 1` at once, then close |
 /// | a handler still running at ``Configuration/requestDeadline`` | `503`, then close; the handler is cancelled |

@@ -12,7 +12,9 @@ public import IAPCore
 ///   abandoned and ``IAPError/Code/timeout`` is thrown, however slowly the bytes trickle in.
 /// - Cancelling the calling task cancels the exchange and throws ``IAPError/Code/cancelled``.
 /// - A redirect is followed only within the same scheme, host and port; a redirect elsewhere is returned as
-///   the 3xx response it is, so that a bearer token never travels to another host.
+///   the 3xx response it is, so that a bearer token never travels to another host. With
+///   ``Redirects/none`` no redirect is followed at all: every 3xx is returned as it is (a signed webhook must
+///   reach the address it was configured with, or fail).
 /// - A body larger than ``maximumResponseSize`` is not read to its end: the exchange fails with
 ///   ``IAPError/Code/decodingFailure``.
 /// - Every other failure (DNS, connection refused, TLS, reset) is ``IAPError/Code/transportFailure``, with the
@@ -20,8 +22,18 @@ public import IAPCore
 ///
 /// Make one transport and share it; each has its own `URLSession`.
 public final class URLSessionTransport: Transport {
+    /// Which redirects the transport follows.
+    public enum Redirects: Sendable {
+        /// Those within the same scheme, host and port; the default.
+        case sameOrigin
+        /// None: a 3xx is the response.
+        case none
+    }
+
     /// The largest response body accepted, in bytes.
     public let maximumResponseSize: Int
+    /// Which redirects it follows.
+    public let redirects: Redirects
 
     private let session: URLSession
     private let delegate: URLSessionTransportDelegate
@@ -31,12 +43,15 @@ public final class URLSessionTransport: Transport {
     /// - Parameters:
     ///   - configuration: The session configuration; ephemeral (no cookies, no cache) by default.
     ///   - maximumResponseSize: The largest response body accepted; 4 MiB by default.
+    ///   - redirects: Which redirects to follow; same-origin ones by default, ``Redirects/none`` for none.
     public init(
         configuration: URLSessionConfiguration = .ephemeral,
-        maximumResponseSize: Int = 4 * 1024 * 1024
+        maximumResponseSize: Int = 4 * 1024 * 1024,
+        redirects: Redirects = .sameOrigin
     ) {
         self.maximumResponseSize = maximumResponseSize
-        self.delegate = URLSessionTransportDelegate()
+        self.redirects = redirects
+        self.delegate = URLSessionTransportDelegate(followsRedirects: redirects == .sameOrigin)
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 

@@ -7,9 +7,15 @@
 import IAPCore
 
 /// The session delegate of a ``URLSessionTransport``: routes each task's events to its exchange, caps bodies
-/// and refuses redirects to another origin.
+/// and refuses redirects to another origin (or every redirect).
 final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = LockedValue<[Int: URLSessionTransportExchange]>([:])
+    /// Whether a redirect to the same origin is followed; none is when `false`.
+    private let followsRedirects: Bool
+
+    init(followsRedirects: Bool) {
+        self.followsRedirects = followsRedirects
+    }
 
     func register(_ exchange: URLSessionTransportExchange, for task: URLSessionTask) {
         let id = task.taskIdentifier
@@ -50,7 +56,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         let from = task.originalRequest?.url
         let to = request.url
         let sameOrigin =
-            from?.scheme?.lowercased() == to?.scheme?.lowercased()
+            followsRedirects
+            && from?.scheme?.lowercased() == to?.scheme?.lowercased()
             && from?.host?.lowercased() == to?.host?.lowercased()
             && from?.port == to?.port
         completionHandler(sameOrigin ? request : nil)

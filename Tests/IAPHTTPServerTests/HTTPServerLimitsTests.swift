@@ -37,7 +37,7 @@ struct HTTPServerLimitsTests {
             #expect(RawHTTPConnection.parse(bytes)?.status == 413)
             #expect(closed)
 
-            // Chunked: read until it passes the cap, then answered 413 once it ends.
+            // Chunked: answered 413 as soon as it passes the cap.
             let chunk = String(repeating: "b", count: 600)
             let chunked = try await RawHTTPConnection.exchange(
                 port: server.port,
@@ -51,13 +51,54 @@ struct HTTPServerLimitsTests {
             )
             #expect(small?.body == Data("ping".utf8))
 
-            // A chunked body that goes on far past the cap is cut off (long before the idle timeout).
+            // A chunked body that goes on far past the cap is answered 413, then cut off (long before the idle
+            // timeout).
             let endless = try RawHTTPConnection(port: server.port)
             endless.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
             for _ in 0..<500 where endless.send("258\r\n\(chunk)\r\n") {}
             let cutOff = await endless.readUntilClosed(timeout: .seconds(30))
             #expect(cutOff.closed)
-            #expect(RawHTTPConnection.parse(cutOff.bytes) == nil)
+            #expect(RawHTTPConnection.parse(cutOff.bytes)?.status == 413)
+        }
+    }
+
+    @Test("transfer codings and chunk sizes the server cannot take are answered at once, long before the idle timeout")
+    func transferCodingEdges() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.maximumBodySize = 1000
+        configuration.idleTimeout = .seconds(30)
+        configuration.requestDeadline = .seconds(60)
+        try await withServer(configuration, router: Self.echo()) { server in
+            // Each is sent, and the connection held open: a 4xx/5xx must come without the client closing.
+            let filler = String(repeating: "c", count: 1500)
+            let cases: [(name: String, request: String, status: Int)] = [
+                ("xchunked", "Transfer-Encoding: xchunked\r\n\r\n4\r\nping\r\n", 501),
+                ("chunked, identity", "Transfer-Encoding: chunked, identity\r\n\r\n4\r\nping\r\n", 501),
+                ("gzip, chunked", "Transfer-Encoding: gzip, chunked\r\n\r\n4\r\nping\r\n", 501),
+                ("identity", "Transfer-Encoding: identity\r\n\r\nping", 501),
+                ("two headers", "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n4\r\nping\r\n", 501),
+                ("with Content-Length", "Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n4\r\nping\r\n", 400),
+                ("size over 64 bits", "Transfer-Encoding: chunked\r\n\r\n1ffffffffffffffff\r\nping", 413),
+                (
+                    "size 2^63-1, body past the cap", "Transfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\n\(filler)",
+                    413
+                ),
+                ("size over the cap, body past it", "Transfer-Encoding: chunked\r\n\r\n5dc\r\n\(filler)", 413),
+            ]
+            for item in cases {
+                let connection = try RawHTTPConnection(port: server.port)
+                let started = ContinuousClock.now
+                connection.send("POST /echo HTTP/1.1\r\nHost: x\r\n" + item.request)
+                let answer = await connection.readAnswer(timeout: .seconds(20))
+                let elapsed = ContinuousClock.now - started
+                #expect(answer?.status == item.status, "\(item.name)")
+                #expect(elapsed < .seconds(15), "\(item.name): \(elapsed)")
+                let closed = await connection.readUntilClosed(timeout: .seconds(20))
+                #expect(closed.closed, "\(item.name): the connection is closed after the answer")
+            }
+            // The server goes on serving.
+            let ping = try await RawHTTPConnection.exchange(port: server.port, "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(ping?.status == 200)
         }
     }
 

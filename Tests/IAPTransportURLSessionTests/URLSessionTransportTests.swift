@@ -153,6 +153,28 @@ struct URLSessionTransportTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "new")
     }
 
+    @Test func aTransportThatFollowsNoRedirectReturnsEvenASameOriginOne() async throws {
+        for status in [301, 302, 303, 307, 308] {
+            let server = try LoopbackServer { request in
+                request.target == "/old"
+                    ? .respond(status: status, headers: ["Location": "/new"], body: Data())
+                    : .respond(status: 200, headers: [:], body: Data("new".utf8))
+            }
+            defer { server.stop() }
+            let response = try await URLSessionTransport(redirects: .none).send(
+                HTTPRequest(
+                    method: "POST",
+                    url: try #require(URL(string: "\(server.url)/old")),
+                    headers: ["Idempotency-Key": "k1"],
+                    body: Data("{}".utf8)
+                )
+            )
+            #expect(response.status == status)
+            #expect(response.header("location") == "/new")
+            #expect(server.requests.map(\.target) == ["/old"], "HTTP \(status)")
+        }
+    }
+
     @Test func theClientWorksOverTheRealTransport() async throws {
         let server = try LoopbackServer { request in
             request.target == "/inApps/v1/transactions/1234"

@@ -46,6 +46,7 @@ final class EmulatorProcess: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let keyFile = directory.appending(path: "AuthKey_\(Self.keyId).p8")
         try Data(key.pemRepresentation.utf8).write(to: keyFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
 
         let process = Process()
         process.executableURL = try Self.binary()

@@ -242,6 +242,7 @@ struct LedgerHardeningTests {
             let secret = "a-shared-secret-of-32-bytes-long"
             let secretFile = ledger.directory.appending(path: "grant-secret")
             try Data((secret + "\n").utf8).write(to: secretFile)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
             let wallet = try LoopbackServer.wallet(secret: secret)
             defer { wallet.stop() }
             let again = try await CLI.iap(

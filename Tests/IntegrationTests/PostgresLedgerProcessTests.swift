@@ -50,6 +50,7 @@ struct PostgresLedgerProcessTests {
         #expect(generated.status == 0)
         try Data(generated.stdout.utf8).write(to: input)
         try Data((secret + "\n").utf8).write(to: secretFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
 
         let ledger = ["--database", url, "--schema", schema]
         let ingest =

@@ -406,7 +406,7 @@ struct ServeCommandTests {
         #expect(secret.stderr.contains("secrets are never in the configuration"))
         #expect(!secret.stderr.contains("hunter2"))
         let short = directory.appending(path: "short.secret")
-        try Data("short\n".utf8).write(to: short)
+        try ServeProcess.writePrivate("short\n", to: short)
         let run = try await CLI.iap([
             "serve", "--port", "0", "--data", directory.appending(path: "ledger").path, "--bundle-id",
             "com.example.app",

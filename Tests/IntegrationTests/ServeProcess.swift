@@ -33,8 +33,8 @@ final class ServeProcess: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let userFile = directory.appending(path: "user-jwt.secret")
         let tokenFile = directory.appending(path: "service.token")
-        try Data((Self.userSecret + "\n").utf8).write(to: userFile)
-        try Data((Self.serviceToken + "\n").utf8).write(to: tokenFile)
+        try Self.writePrivate(Self.userSecret + "\n", to: userFile)
+        try Self.writePrivate(Self.serviceToken + "\n", to: tokenFile)
         let process = Process()
         process.executableURL = try EmulatorProcess.binary()
         process.arguments =
@@ -66,11 +66,17 @@ final class ServeProcess: Sendable {
         try ServeProcess(arguments, directory: directory)
     }
 
+    /// Writes a secret file as the tool requires it: 0600.
+    static func writePrivate(_ text: String, to file: URL) throws {
+        try Data(text.utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+    }
+
     /// Writes the grant secret file and returns the GRANT options for a webhook at `url`.
     static func grantOptions(_ url: URL, directory: URL) throws -> [String] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appending(path: "grant.secret")
-        try Data((grantSecret + "\n").utf8).write(to: file)
+        try writePrivate(grantSecret + "\n", to: file)
         return ["--grant-url", url.absoluteString, "--grant-secret-file", file.path]
     }
 
@@ -187,13 +193,21 @@ final class ServeProcess: Sendable {
         return response
     }
 
-    /// Sends raw bytes on a new connection and returns everything the server answers before it closes (or 10 s).
-    func raw(_ bytes: [UInt8]) throws -> String {
+    /// A new connection to the server from a loopback address (any of 127.0.0.0/8, so that a test can be several
+    /// clients), its reads timing out after 10 s; the caller closes the descriptor.
+    func connection(from source: String = "127.0.0.1") throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(baseURL.port ?? 0).bigEndian
@@ -203,7 +217,20 @@ final class ServeProcess: Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard bound == 0, connected == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return fd
+    }
+
+    /// Sends raw bytes on a new connection from `source` and returns everything the server answers before it closes
+    /// (or 10 s). With `halfClose`, the sending side is shut after the bytes; without it, the request should ask
+    /// for `Connection: close` (libmicrohttpd answers no request whose handler was still running when the client
+    /// half-closed).
+    func raw(_ bytes: [UInt8], from source: String = "127.0.0.1", halfClose: Bool = true) throws -> String {
+        let fd = try connection(from: source)
+        defer { close(fd) }
         var sent = 0
         while sent < bytes.count {
             let written = bytes[sent...].withUnsafeBytes {
@@ -212,7 +239,9 @@ final class ServeProcess: Sendable {
             if written <= 0 { break }
             sent += written
         }
-        shutdown(fd, Int32(SHUT_WR))
+        if halfClose {
+            shutdown(fd, Int32(SHUT_WR))
+        }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {

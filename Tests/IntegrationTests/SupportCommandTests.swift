@@ -134,6 +134,7 @@ struct SupportCommandTests {
         let secret = "another-shared-secret-32-bytes!!"
         let secretFile = desk.emulator.directory.appending(path: "grant-secret")
         try Data((secret + "\n").utf8).write(to: secretFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
         let wallet = try LoopbackServer.wallet(secret: secret, path: "/iap/deliveries")
         defer { wallet.stop() }
         let token = "5d0a3c1e-2b4f-4e6a-8c7d-9e0f1a2b3c4d"

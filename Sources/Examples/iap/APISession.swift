@@ -11,7 +11,11 @@ struct APISession {
     static let options: [CommandSpec.Option] = [
         .value("issuer-id", "ID", "the issuer id of the App Store Connect API key (required)"),
         .value("key-id", "ID", "the key id of the API key (required)"),
-        .value("auth-key", "FILE.p8", "the API key's private key, as downloaded from App Store Connect (required)"),
+        .value(
+            "auth-key",
+            "FILE.p8",
+            "the API key's private key, as downloaded from App Store Connect, mode 0600 (required)"
+        ),
         .value("bundle-id", "ID", "the app's bundle id (required)"),
         .value("environment", "ENV", "Production, Sandbox or LocalTesting (required; LocalTesting needs --base-url)"),
         .value("base-url", "URL", "another server than Apple's, such as 'iap emulate' (http or https)"),
@@ -91,11 +95,8 @@ struct APISession {
             throw Arguments.UsageError(message: "--environment LocalTesting needs --\(baseURLOption)")
         }
 
-        let pem: String
-        do {
-            pem = try String(contentsOf: URL(fileURLWithPath: keyPath), encoding: .utf8)
-        } catch {
-            throw Arguments.UsageError(message: "cannot read --auth-key \(keyPath): \(error.localizedDescription)")
+        guard let pem = String(validating: try SecretFile.contents(keyPath, option: "--auth-key"), as: UTF8.self) else {
+            throw Arguments.UsageError(message: "--auth-key \(keyPath) is not UTF-8 text")
         }
         let tokens: AppStoreServerAPITokenProvider
         do {

@@ -24,11 +24,17 @@ enum GrantOptions {
 
     /// The options, as a usage lists them.
     static let options: [CommandSpec.Option] = [
-        .value("grant-url", "URL", "POST each grant and take-back there, signed (WebhookFulfillmentHook)"),
+        .value(
+            "grant-url",
+            "URL",
+            "POST each grant and take-back there, signed (WebhookFulfillmentHook); a redirect is never followed, and "
+                + "no user:password@ is accepted"
+        ),
         .value(
             "grant-secret-file",
             "FILE",
-            "the webhook's HMAC-SHA256 secret: the file's bytes without a trailing newline (with --grant-url)"
+            "the webhook's HMAC-SHA256 secret: the file's bytes without a trailing newline (with --grant-url); "
+                + "mode 0600: a file its group or others may open is refused"
         ),
         .flag("ledger-only", "the ledger is the entitlement source: recording a purchase is delivering it"),
     ]
@@ -76,6 +82,14 @@ enum GrantOptions {
                 scheme == "http" || scheme == "https", url.host?.isEmpty == false
             else {
                 throw .init(message: "--grant-url must be an http or https URL, not '\(text)'")
+            }
+            guard url.user == nil, url.password == nil else {
+                // Not echoed: it holds a password, which a command line shows to every user of the machine.
+                throw .init(
+                    message: "--grant-url must not hold a user or password (user:password@): the command line is "
+                        + "visible to every user of the machine; the webhook is authenticated by its signature, keyed "
+                        + "by --grant-secret-file"
+                )
             }
             switch (secretFile, variableSecret) {
             case (let path?, nil):
@@ -128,7 +142,8 @@ enum GrantOptions {
             let hook = WebhookFulfillmentHook(
                 url: url,
                 authenticator: try HMACSHA256(key: secret),
-                transport: URLSessionTransport()
+                // A signed grant goes to the configured address or fails: a 3xx is a failed attempt, never followed.
+                transport: URLSessionTransport(redirects: .none)
             )
             return (hook, "webhook \(url.host ?? url.absoluteString)")
         }

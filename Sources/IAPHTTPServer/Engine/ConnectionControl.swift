@@ -10,4 +10,9 @@ protocol ConnectionControl: Sendable {
     func resume()
     /// Cuts the connection off: its socket is shut down, and libmicrohttpd closes it on its own thread.
     func abort()
+    /// Writes a whole answer on the socket itself and shuts its sending side: for an answer the library cannot
+    /// queue any more (its body is being read), on the connection's thread, inside the request callback.
+    ///
+    /// - Returns: Whether every byte was written.
+    func answerDirectly(_ bytes: [UInt8]) -> Bool
 }

@@ -172,6 +172,21 @@ final class ServerCore: Sendable {
             busy.headers.add(name: "Retry-After", value: "1")
             return answerNow(request, busy, event: "http.overloaded")
         }
+        let codings = headers.values(for: "Transfer-Encoding")
+        if !codings.isEmpty {
+            // libmicrohttpd 0.9.75 reads the first Transfer-Encoding only, and a body in any coding but `chunked`
+            // as one that never ends: anything else is refused here, before a byte of the body is read.
+            guard codings.count == 1, Self.isChunked(codings[0]) else {
+                return answerNow(request, .error(501, "the transfer coding is not supported"), close: true)
+            }
+            guard headers["Content-Length"] == nil else {
+                return answerNow(
+                    request,
+                    .error(400, "Content-Length and Transfer-Encoding together are refused"),
+                    close: true
+                )
+            }
+        }
         if let length = headers["Content-Length"], let declared = UInt64(length),
             declared > UInt64(configuration.maximumBodySize)
         {
@@ -180,7 +195,18 @@ final class ServerCore: Sendable {
         return .proceed
     }
 
+    /// Whether a `Transfer-Encoding` value is exactly the `chunked` coding (in any case, without surrounding spaces).
+    private static func isChunked(_ value: String) -> Bool {
+        let trimmed = value.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
+        return String(decoding: trimmed.reversed(), as: UTF8.self).lowercased() == "chunked"
+    }
+
     /// A piece of the body arrived.
+    ///
+    /// A body that passes the limit (a chunked one: a declared length over it was answered with the head) is
+    /// answered `413` at once, written on the socket by the engine since libmicrohttpd cannot queue an answer while
+    /// it reads a body; what follows is read and dropped, up to as much again, so that the client reads the answer
+    /// before the connection closes.
     ///
     /// - Returns: `.proceed`, or `.abort` once far more than the limit was sent.
     func bodyReceived(_ request: RequestContext, _ bytes: UnsafeRawBufferPointer) -> Decision {
@@ -193,7 +219,7 @@ final class ServerCore: Sendable {
             request.bodyTooLarge = true
             request.droppedBytes = request.body.count + bytes.count
             request.body = []
-            return .proceed
+            return answerDirectly(request, Self.tooLarge(limit))
         }
         request.body.append(contentsOf: bytes)
         return .proceed
@@ -289,11 +315,15 @@ final class ServerCore: Sendable {
     }
 
     /// An answer given without running a handler.
-    private func answerNow(_ request: RequestContext, _ response: HTTPServerResponse, event: String? = nil) -> Decision
-    {
+    private func answerNow(
+        _ request: RequestContext,
+        _ response: HTTPServerResponse,
+        event: String? = nil,
+        close forced: Bool = false
+    ) -> Decision {
         let close = state.withLock { state -> Bool in
             request.phase = .queued
-            return state.quiescing || !configuration.keepAlive || request.connection.overflow
+            return forced || state.quiescing || !configuration.keepAlive || request.connection.overflow
                 || response.status == 413
         }
         report(request, status: response.status)
@@ -301,6 +331,18 @@ final class ServerCore: Sendable {
             record(event, outcome: String(response.status), message: request.connection.remoteAddress)
         }
         return .respond(response, close: close)
+    }
+
+    /// An answer written on the socket while the body is still arriving; the connection closes after it.
+    ///
+    /// - Returns: `.proceed` to read and drop what follows, or `.abort` when the answer could not be written whole.
+    private func answerDirectly(_ request: RequestContext, _ response: HTTPServerResponse) -> Decision {
+        state.withLock { _ in request.phase = .queued }
+        report(request, status: response.status)
+        let written = request.connection.control.answerDirectly(
+            HTTPRawResponse.bytes(of: response, date: configuration.clock.now)
+        )
+        return written ? .proceed : .abort
     }
 
     // MARK: - Deadlines

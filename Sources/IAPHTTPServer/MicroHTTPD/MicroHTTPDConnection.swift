@@ -29,4 +29,14 @@ struct MicroHTTPDConnection: ConnectionControl, @unchecked Sendable {
         // it down makes the next read fail, and the library closes it on its own thread.
         _ = shutdown(socket, Int32(SHUT_RDWR))
     }
+
+    func answerDirectly(_ bytes: [UInt8]) -> Bool {
+        // libmicrohttpd writes nothing while it reads a body: the answer cannot interleave with its own. The socket
+        // is non-blocking; an answer this small fits the empty send buffer of a connection whose body is arriving.
+        let sent = bytes.withUnsafeBytes { buffer in
+            send(socket, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+        }
+        _ = shutdown(socket, Int32(SHUT_WR))
+        return sent == bytes.count
+    }
 }

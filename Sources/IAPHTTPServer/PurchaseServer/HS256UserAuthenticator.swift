@@ -11,12 +11,15 @@ public import IAPCore
 /// A token is accepted only when all of these hold; anything else is `unauthenticated`:
 /// - one `Authorization` header, scheme `Bearer`, a compact JWS of three base64url segments (no padding), at most
 ///   ``maximumTokenLength`` bytes;
-/// - the header is a JSON object whose `alg` is exactly `HS256` and that has no `crit`;
+/// - the header is a JSON object whose `alg` is exactly `HS256` and that has no `crit`; neither it nor the payload
+///   names a member twice (JSON parsers disagree on which of two `sub` wins, so such a token is refused);
 /// - the signature is HMAC-SHA256 of `header.payload` under the secret, compared in constant time
 ///   (``MessageAuthenticator/isValid(_:for:)``);
 /// - the payload is a JSON object with a numeric `exp` later than now (the ``WallClock``; ``leeway`` allows for clock
 ///   skew), a numeric `nbf`, when present, not later than now, and a string `sub` that is a valid user id (1 to 256
-///   characters, no control characters, not in the pipeline's reserved `unowned:` namespace).
+///   characters, no control characters, not in the pipeline's reserved `unowned:` namespace);
+/// - the token lives no longer than ``maximumLifetime``: `exp − iat` when it has a numeric `iat`, else `exp − now`
+///   (24 hours by default, so that an `exp` a century ahead, or `1e308`, is refused).
 ///
 /// ```swift
 /// let users = HS256UserAuthenticator(secret: try HMACSHA256(key: secretBytes))  // HMACSHA256 of IAPCrypto
@@ -35,6 +38,10 @@ public struct HS256UserAuthenticator: UserAuthenticator {
     private let clock: any WallClock
     /// How far `exp` and `nbf` may be off the clock, for skew between the machines; zero by default.
     public let leeway: Duration
+    /// The longest a token may live: `exp − iat`, or `exp − now` for a token without `iat`.
+    public let maximumLifetime: Duration
+    /// ``maximumLifetime`` by default: 24 hours.
+    public static let defaultMaximumLifetime: Duration = .seconds(86_400)
 
     /// Creates the authenticator.
     ///
@@ -42,10 +49,18 @@ public struct HS256UserAuthenticator: UserAuthenticator {
     ///   - secret: HMAC-SHA256 keyed with the shared secret (`HMACSHA256` of `IAPCrypto`).
     ///   - clock: The clock `exp` and `nbf` are checked against.
     ///   - leeway: How far `exp` and `nbf` may be off the clock.
-    public init(secret: some MessageAuthenticator, clock: some WallClock = SystemClock(), leeway: Duration = .zero) {
+    ///   - maximumLifetime: The longest a token may live (`exp − iat`, or `exp − now` without `iat`); 24 hours by
+    ///     default.
+    public init(
+        secret: some MessageAuthenticator,
+        clock: some WallClock = SystemClock(),
+        leeway: Duration = .zero,
+        maximumLifetime: Duration = defaultMaximumLifetime
+    ) {
         self.secret = secret
         self.clock = clock
         self.leeway = max(.zero, leeway)
+        self.maximumLifetime = max(.zero, maximumLifetime)
     }
 
     public func authenticate(_ request: HTTPServerRequest) async throws -> String {
@@ -77,6 +92,9 @@ public struct HS256UserAuthenticator: UserAuthenticator {
         guard let header = try? JSONDecoder().decode(Fields.self, from: Data(headerBytes)) else {
             throw refuse("its header is not a JSON object")
         }
+        guard !JSONMemberNames.hasDuplicate(headerBytes) else {
+            throw refuse("its header names a member twice")
+        }
         guard case .string(let algorithm)? = header.values["alg"], algorithm == "HS256" else {
             throw refuse("its alg is not HS256")
         }
@@ -90,6 +108,9 @@ public struct HS256UserAuthenticator: UserAuthenticator {
         guard let claims = try? JSONDecoder().decode(Fields.self, from: Data(payloadBytes)) else {
             throw refuse("its payload is not a JSON object")
         }
+        guard !JSONMemberNames.hasDuplicate(payloadBytes) else {
+            throw refuse("its payload names a claim twice")
+        }
         let now = clock.now.timeIntervalSince1970
         let slack = leeway.timeInterval
         guard case .number(let expiry)? = claims.values["exp"] else {
@@ -97,6 +118,18 @@ public struct HS256UserAuthenticator: UserAuthenticator {
         }
         guard now < expiry + slack else {
             throw refuse("it expired")
+        }
+        let lifetime: Double
+        switch claims.values["iat"] {
+        case nil:
+            lifetime = expiry - now
+        case .number(let issuedAt)?:
+            lifetime = expiry - issuedAt
+        default:
+            throw refuse("its iat is not numeric")
+        }
+        guard lifetime <= maximumLifetime.timeInterval + slack else {
+            throw refuse("it lives longer than \(maximumLifetime) (exp - iat, or exp - now without iat)")
         }
         if let notBefore = claims.values["nbf"] {
             guard case .number(let notBefore) = notBefore else {

@@ -104,6 +104,15 @@ public struct WebhookFulfillmentHook: FulfillmentHook {
         switch response.status {
         case 200...299, 409:
             return
+        case 300...399:
+            var failure = IAPError(
+                .fulfillmentFailed,
+                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) answered a redirect, HTTP "
+                    + "\(response.status), which is never followed: configure the address it redirects to",
+                isRetryable: true
+            )
+            failure.httpStatus = response.status
+            throw failure
         case 400...499:
             var failure = IAPError(
                 .fulfillmentFailed,

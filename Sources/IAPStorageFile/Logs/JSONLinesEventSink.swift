@@ -23,7 +23,8 @@ public import IAPCore
 /// {"durationMs":12,"environment":"Sandbox","event":"reconciliation.customer","outcome":"clean","time":1767603600000}
 /// ```
 ///
-/// The file is created private (0600) and opened for appending without following a symbolic link; several processes
+/// The file is created private (0600), an existing one that its group or others could open is narrowed to 0600
+/// (refused when that cannot be done), and opened for appending without following a symbolic link; several processes
 /// may append to one file (each line is one `write`). ``record(_:)`` never throws and never waits for the disk to
 /// flush: a line that cannot be written is counted in ``droppedEvents``, as the ``EventSink`` contract asks.
 public final class JSONLinesEventSink: EventSink {
@@ -35,9 +36,10 @@ public final class JSONLinesEventSink: EventSink {
 
     /// Opens (creating) the file for appending.
     ///
-    /// - Parameter path: The file; created with mode 0600 when missing.
+    /// - Parameter path: The file; created with mode 0600 when missing, narrowed to 0600 when its group or others
+    ///   could open it.
     /// - Throws: ``IAPError`` `storageFailure` when the file cannot be opened (a missing directory, no permission, a
-    ///   symbolic link in its place).
+    ///   symbolic link in its place) or narrowed (another user's file).
     public init(path: String) throws {
         self.path = path
         let flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW
@@ -45,6 +47,15 @@ public final class JSONLinesEventSink: EventSink {
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
             throw IAPError(.storageFailure, "cannot open the event log \(path): \(reason)")
+        }
+        // A file that was already there is narrowed to 0600 too: the events name users and transactions.
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0,
+            fchmod(descriptor, 0o600) != 0
+        {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw IAPError(.storageFailure, "cannot make the event log \(path) private (chmod 600): \(reason)")
         }
         self.descriptor = descriptor
         self.ownsDescriptor = true

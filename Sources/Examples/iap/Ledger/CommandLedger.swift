@@ -29,8 +29,8 @@ struct CommandLedger {
     static let passwordFileOption = CommandSpec.Option.value(
         "database-password-file",
         "FILE",
-        "read the PostgreSQL password from FILE (its first line), rather than from the URL; PGPASSWORD and "
-            + "~/.pgpass (PGPASSFILE) work too"
+        "read the PostgreSQL password from FILE (its first line; mode 0600), rather than from the URL; PGPASSWORD "
+            + "and ~/.pgpass (PGPASSFILE) work too"
     )
 
     /// The option that names a catalog, for the commands that read one.
@@ -86,12 +86,7 @@ struct CommandLedger {
 
     /// The password in a file: its first line, without the line break.
     static func readPassword(from path: String) throws -> String {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw Arguments.UsageError(message: "cannot read the password file \(path)")
-        }
+        let data = Data(try SecretFile.contents(path, option: "--database-password-file"))
         let firstLine = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first ?? Data()
         let line = firstLine.last == UInt8(ascii: "\r") ? firstLine.dropLast() : firstLine
         guard !line.isEmpty, let password = String(data: Data(line), encoding: .utf8) else {

@@ -17,10 +17,10 @@ enum ServeCommand {
         name: "serve",
         summary: "run the purchase server: app submissions, App Store notifications, entitlements, support, metrics",
         synopsis: [
-            "--port N [--host 127.0.0.1] \(CommandLedger.synopsis)",
+            "--port N [--host 127.0.0.1] [--max-connections-per-address N] \(CommandLedger.synopsis)",
             "  --bundle-id ID --environment LIST [--app-apple-id N] [--root FILE.der]... [--catalog FILE]",
             "  \(GrantOptions.synopsis)",
-            "  --user-jwt-secret-file FILE --service-token-file FILE",
+            "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
             "  [--events FILE] [--config FILE.json]",
         ],
@@ -51,7 +51,9 @@ enum ServeCommand {
 
             Secrets come only from files (a trailing newline is not part of the secret) or the environment:
             IAP_USER_JWT_SECRET, IAP_SERVICE_TOKEN and IAP_GRANT_SECRET stand for the three secret files; the JWT
-            secret and the service token are at least 16 bytes. No secret is ever printed. --config FILE.json holds
+            secret and the service token are at least 16 bytes; a secret file (--auth-key and
+            --database-password-file too) that its group or others may open is refused: chmod 600 FILE. No secret is
+            ever printed. --config FILE.json holds
             the same settings as one JSON object whose keys are the option names without dashes ("bundle-id",
             "ledger-only": true, "root": [...]); options given on the command line win; unknown keys are refused.
 
@@ -62,6 +64,12 @@ enum ServeCommand {
         options: [
             .value("port", "N", "the TCP port; 0 picks a free one (required)"),
             .value("host", "ADDRESS", "the address to listen on (default 127.0.0.1; 0.0.0.0 or :: for every one)"),
+            .value(
+                "max-connections-per-address",
+                "N",
+                "the most connections from one IP address, 1...256 (default 32; beyond it closed at once); behind a "
+                    + "reverse proxy every client has the proxy's address: raise it, up to 256"
+            ),
         ] + CommandLedger.options + [
             .value("bundle-id", "ID", "the app whose signed data is accepted (required)"),
             .value(
@@ -80,6 +88,12 @@ enum ServeCommand {
                 "the HS256 secret of the app's user tokens, at least 16 bytes (or IAP_USER_JWT_SECRET) (required)"
             ),
             .value(
+                "user-jwt-max-lifetime",
+                "DURATION",
+                "refuse a user token that lives longer (exp - iat, or exp - now without iat): 3600, 90m, 24h "
+                    + "(default 24h)"
+            ),
+            .value(
                 "service-token-file",
                 "FILE",
                 "the bearer token of the user and support endpoints, at least 16 bytes (or IAP_SERVICE_TOKEN) "
@@ -88,7 +102,7 @@ enum ServeCommand {
             .value("api-url", "URL", "the App Store Server API at another address than Apple's, such as 'iap emulate'"),
             .value("issuer-id", "ID", "the issuer id of the App Store Connect API key"),
             .value("key-id", "ID", "the key id of the API key"),
-            .value("auth-key", "FILE.p8", "the API key's private key, as downloaded from App Store Connect"),
+            .value("auth-key", "FILE.p8", "the API key's private key, as downloaded from App Store Connect, mode 0600"),
             .value(
                 "reconcile-every",
                 "DURATION",

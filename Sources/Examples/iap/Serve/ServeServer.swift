@@ -18,12 +18,21 @@ struct ServeServer {
     /// that what a killed server was delivering is picked up again soon after it restarts.
     static let claimDuration: Duration = .seconds(30)
 
-    /// The HTTP limits: a body as large as a notification, 256 connections (503 at once beyond), a client idle for
-    /// 10 seconds dropped, 30 seconds for a whole request, 10 seconds for the requests in flight at a stop.
+    /// The most connections served at once.
+    static let maximumConnections = 256
+    /// The most connections from one IP address by default: an eighth of ``maximumConnections``, so that one client
+    /// cannot take the server from the others. Behind a reverse proxy every client has the proxy's address: raise it
+    /// (`--max-connections-per-address 256`).
+    static let defaultConnectionsPerAddress = maximumConnections / 8
+
+    /// The HTTP limits: a body as large as a notification, 256 connections (503 at once beyond), 32 from one address
+    /// (`--max-connections-per-address`; beyond it closed at once), a client idle for 10 seconds dropped, 30 seconds
+    /// for a whole request, 10 seconds for the requests in flight at a stop.
     static func httpConfiguration(_ settings: ServeSettings, events: any EventSink) -> HTTPServer.Configuration {
         var configuration = HTTPServer.Configuration(host: settings.host, port: settings.port)
         configuration.maximumBodySize = PurchaseServerRoutes.maximumBodySize
-        configuration.maximumConnections = 256
+        configuration.maximumConnections = maximumConnections
+        configuration.maximumConnectionsPerAddress = settings.connectionsPerAddress
         configuration.idleTimeout = .seconds(10)
         configuration.requestDeadline = .seconds(30)
         configuration.shutdownGracePeriod = .seconds(10)

@@ -19,6 +19,8 @@ struct ServeSettings {
     var api: APISession?
     var reconcileEvery: Duration?
     var events: any EventSink
+    /// `--max-connections-per-address`: the most connections from one IP address.
+    var connectionsPerAddress = ServeServer.defaultConnectionsPerAddress
 
     /// The options of the App Store Server API; any of them asks for the API.
     static let apiOptions = ["api-url", "issuer-id", "key-id", "auth-key", "reconcile-every"]
@@ -32,6 +34,15 @@ struct ServeSettings {
         self.port = port
         if let host = try parsed.value("host") {
             self.host = host
+        }
+        if let text = try parsed.value("max-connections-per-address") {
+            guard let limit = Int(text), (1...ServeServer.maximumConnections).contains(limit) else {
+                throw .init(
+                    message:
+                        "--max-connections-per-address must be 1...\(ServeServer.maximumConnections), not '\(text)'"
+                )
+            }
+            connectionsPerAddress = limit
         }
         do {
             _ = try CommandLedger.location(parsed)
@@ -56,8 +67,12 @@ struct ServeSettings {
             variable: ServeCommand.userSecretVariable,
             what: "the secret that signs the app's user tokens (HS256)"
         )
+        let lifetime =
+            try parsed.value("user-jwt-max-lifetime").map { text throws(Arguments.UsageError) in
+                try ServeDuration.parse(text, option: "--user-jwt-max-lifetime", range: 1...(366 * 86_400))
+            } ?? HS256UserAuthenticator.defaultMaximumLifetime
         do {
-            users = HS256UserAuthenticator(secret: try HMACSHA256(key: userSecret))
+            users = HS256UserAuthenticator(secret: try HMACSHA256(key: userSecret), maximumLifetime: lifetime)
         } catch {
             throw .init(message: "the user token secret: \((error as? IAPError)?.message ?? "\(error)")")
         }

@@ -1,0 +1,52 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The member names of a JSON object's top level, read from its text: `JSONDecoder` keeps one of two members of the
+/// same name without saying so, and parsers disagree on which.
+enum JSONMemberNames {
+    /// Whether the top-level object of valid JSON text names a member twice (after unescaping: `"sub"` and
+    /// `"s\u0075b"` are the same name).
+    ///
+    /// - Parameter text: JSON text that decoded as an object.
+    /// - Returns: `true` when a name occurs twice; `false` otherwise, and for text that is not an object.
+    static func hasDuplicate(_ text: [UInt8]) -> Bool {
+        var seen: Set<String> = []
+        var depth = 0
+        var expectingName = false
+        var index = 0
+        while index < text.count {
+            let byte = text[index]
+            switch byte {
+            case UInt8(ascii: "{"):
+                depth += 1
+                expectingName = depth == 1
+            case UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ","):
+                expectingName = depth == 1
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < text.count, text[index] != UInt8(ascii: "\"") {
+                    index += text[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                guard index < text.count else { return false }
+                if depth == 1, expectingName {
+                    expectingName = false
+                    let quoted = Data(text[start...index])
+                    guard let name = try? JSONDecoder().decode(String.self, from: quoted) else { return false }
+                    guard seen.insert(name).inserted else { return true }
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return false
+    }
+}
