@@ -99,12 +99,46 @@ enum SupportCommand {
         examples: ["iap support audit verify ./ledger", "iap support audit verify --data ./ledger --json"]
     )
 
+    static let auditResealSpec = CommandSpec(
+        name: "support audit reseal",
+        summary: "let support write to an audit that does not match the ledger's head again, with an entry saying why",
+        synopsis: ["(LEDGER | \(CommandLedger.synopsis.dropFirst()) --reason TEXT [--operator NAME] [--json]"],
+        discussion: """
+            The ledger keeps its support audit's head (how many entries, the last one's SHA-256) itself: in its
+            journal and snapshots (a file ledger) or its iap_ledger_identity row (a PostgreSQL ledger). An audit
+            that does not reach that head — its last entries, or the whole log, deleted along with the head beside
+            it; a log without its head; an edited entry — is refused: 'iap serve' and 'iap support lookup-order'
+            refuse every support action (purchases go on), until an operator looks at it ('iap support audit
+            verify'), keeps the log as evidence, and runs this command.
+
+            It appends an 'audit.reseal' entry after what the log holds now — with --operator (default: the OS user),
+            --reason, the ledger's head and the log's head as found, and every problem found — and sets the head
+            beside the log and the ledger's head to it. Breaks before the entry stay for 'verify' to name: move a log
+            with edited entries aside first (DIR/support-audit.jsonl and its .head) to start a new one from the
+            reseal entry. An audit that matches the ledger's head is left as it is ('ok: nothing to reseal').
+
+            A file ledger is opened for writing: stop 'iap serve' on it first. A PostgreSQL ledger may be resealed
+            while servers run; they take support actions again at the next one.
+
+            Exit status: 0 resealed, or nothing to reseal; 1 an error; 2 usage error (no --reason).
+            """,
+        options: CommandLedger.options + [
+            .value("reason", "TEXT", "why the audit is resealed, for the reseal entry (required)"),
+            .value("operator", "NAME", "who reseals, for the reseal entry (default: the OS user the tool runs as)"),
+            .flag("json", "print one JSON object {\"resealed\", \"entries\", \"head\", ...}"),
+        ],
+        examples: [
+            "iap support audit reseal ./ledger --operator ops-1 --reason \"INC-42: support-audit.jsonl lost in a disk "
+                + "swap\""
+        ]
+    )
+
     static let auditSpec = CommandSpec(
         name: "support audit",
-        summary: "the support audit: verify its hash chain",
+        summary: "the support audit: verify its hash chain, reseal it after tampering was looked at",
         discussion: "The support audit, kept with the ledger: every lookup and redelivery, chained by SHA-256.",
-        subcommands: [auditVerifySpec],
-        examples: auditVerifySpec.examples
+        subcommands: [auditVerifySpec, auditResealSpec],
+        examples: auditVerifySpec.examples + auditResealSpec.examples
     )
 
     static let spec = CommandSpec(
@@ -118,8 +152,11 @@ enum SupportCommand {
     static func run(_ arguments: [String]) async -> Never {
         let (command, rest) = spec.subcommand(arguments)
         if command.word == "audit" {
-            let (verify, verifyArguments) = auditSpec.subcommand(rest)
-            await SupportAuditCommand.run(verifyArguments, spec: verify)
+            let (subcommand, subcommandArguments) = auditSpec.subcommand(rest)
+            if subcommand.word == "reseal" {
+                await SupportAuditCommand.runReseal(subcommandArguments, spec: subcommand)
+            }
+            await SupportAuditCommand.run(subcommandArguments, spec: subcommand)
         }
         let parsed = command.parse(rest)
         let orderId: String
