@@ -2,7 +2,7 @@ import IAPCore
 public import IAPServerAPI
 
 /// The file store keeps its support audit's head in its journal: an `auditHead` record after every append to the
-/// audit (``JournalOperation``, format version 4), carried into each snapshot. A ledger written before it has none.
+/// audit (journal format version 4), carried into each snapshot. A ledger written before it has none.
 extension FileEntitlementStore: SupportAuditHeadKeeper {
     /// The head the journal last recorded, or `nil`.
     ///

@@ -30,7 +30,10 @@ enum SupportCommand {
             (DIR/support-audit.jsonl, or the iap_support_audit table of the --database schema): who asked
             (--operator, and the OS user the tool runs as), when, which order, and what was shown or delivered.
             Each entry carries the SHA-256 of the one before, the first the ledger's identity; 'iap support audit
-            verify' checks the chain. --no-audit-lookups leaves a lookup out of it; a redelivery is always audited.
+            verify' checks the chain. The ledger keeps the audit's head too: an audit that does not reach it (its
+            last entries, or all of it, deleted with its head) is refused before Apple is asked, until an operator
+            runs 'iap support audit reseal'. --no-audit-lookups leaves a lookup out of it; a redelivery is always
+            audited. An audit written with --audit FILE is not compared with the ledger's head.
 
             --redeliver delivers what the order holds and the ledger lacks to its owner (idempotent: a second run
             delivers nothing), with an audit entry before and after that names what was granted and the path it
@@ -84,11 +87,13 @@ enum SupportCommand {
             Reads the support audit of a ledger — DIR/support-audit.jsonl and its head DIR/support-audit.jsonl.head
             for a file ledger (LEDGER a directory), the iap_support_audit table and its head for a PostgreSQL ledger
             (LEDGER a postgres:// URL), or FILE with --audit — and checks that the first entry starts from the
-            ledger's identity, that each entry carries the SHA-256 of the one before and its own number, and that
-            the log reaches the head recorded beside it. It writes nothing and takes no lock, so it may run while
-            another process holds the ledger. Prints 'ok: N entries, head HASH' (keep the hash elsewhere to make
-            even a rewrite of log and head evident), or each problem as 'error: storageCorrupted: entry N (line N):
-            what is wrong' on standard error. With --json, prints {"ok", "entries", "head", "problems", "notes"}.
+            ledger's identity, that each entry carries the SHA-256 of the one before and its own number, that the
+            log reaches the head recorded beside it, and that it reaches the head the ledger keeps (a log deleted or
+            cut together with its head: 'the ledger records N entries with head H, the log holds M'). It writes
+            nothing and takes no lock, so it may run while another process holds the ledger. Prints 'ok: N entries,
+            head HASH' (keep the hash elsewhere to make even a rewrite of log, head and ledger evident), or each
+            problem as 'error: storageCorrupted: entry N (line N): what is wrong' on standard error. With --json,
+            prints {"ok", "entries", "head", "recordedHead", "ledgerHead", "problems", "notes"}.
 
             Exit status: 0 the chain is intact, 1 it is not (or the ledger cannot be read), 2 usage error.
             """,
