@@ -27,6 +27,7 @@ import IAPCore
 /// | `journal` | `{"generation": G}`, the first line of a journal (record number 0) | journals |
 /// | `header` | a JWS protected header (base64url), that `signed` records, or a journal's entry records, refer to by its byte offset | signed files, journals (record number 0) |
 /// | `signed` | `{"transactionId", "header": offset, "rest": "<payload>.<signature>"}` | signed files |
+/// | `auditHead` | `{"entries": N, "lastHash": H}`: the support audit's head after an append (format version 4) | journals, snapshots |
 enum JournalOperation: Sendable, Equatable {
     case insert(LedgerEntry, signed: SignedField)
     case replace(LedgerEntry, signed: SignedField)
@@ -39,6 +40,7 @@ enum JournalOperation: Sendable, Equatable {
     case journal(JournalHeader)
     case header(String)
     case signed(SignedRecord)
+    case auditHead(LedgerState.AuditHead)
 
     /// What an entry record says of the entry's signed transaction.
     enum SignedField: Sendable, Equatable {
@@ -89,10 +91,12 @@ enum JournalOperation: Sendable, Equatable {
         var rest: String
     }
 
-    /// The format version a reader needs for this record: 3 for what only journals of version 3 hold (a `header`
-    /// record in a journal, a signed transaction split from its header), 2 for the rest.
+    /// The format version a reader needs for this record: 4 for the support audit's head, 3 for what only
+    /// journals of version 3 hold (a `header` record in a journal, a signed transaction split from its header), 2
+    /// for the rest.
     var formatVersion: Int {
         switch self {
+        case .auditHead: 4
         case .insert(_, .split), .replace(_, .split): 3
         case .header: 3
         default: 2
@@ -113,6 +117,7 @@ enum JournalOperation: Sendable, Equatable {
         case .journal: "journal"
         case .header: "header"
         case .signed: "signed"
+        case .auditHead: "auditHead"
         }
     }
 }
@@ -120,6 +125,7 @@ enum JournalOperation: Sendable, Equatable {
 extension JournalOperation: Codable {
     private enum Key: String, CodingKey {
         case insert, replace, entry, bind, renewal, notification, snapshot, end, journal, header, signed
+        case auditHead
         case signedTransaction
     }
 
@@ -211,6 +217,8 @@ extension JournalOperation: Codable {
             self = .header(try container.decode(String.self, forKey: key))
         case .signed:
             self = .signed(try container.decode(SignedRecord.self, forKey: key))
+        case .auditHead:
+            self = .auditHead(try container.decode(LedgerState.AuditHead.self, forKey: key))
         case .signedTransaction:
             throw refuse("a signed transaction belongs to an entry record")
         }
@@ -255,6 +263,8 @@ extension JournalOperation: Codable {
             try container.encode(header, forKey: .header)
         case .signed(let record):
             try container.encode(record, forKey: .signed)
+        case .auditHead(let head):
+            try container.encode(head, forKey: .auditHead)
         }
     }
 }

@@ -15,15 +15,16 @@ import IAPCore
 ///
 /// Version 2 added the signed transactions (the `signedTransaction` and `signed` keys of entry records, the
 /// `journal`, `header` and `signed` records); version 3 the `header` records of a journal and the signed
-/// transactions that refer to them (``JournalOperation/SignedField/split(header:rest:)``). A line carries the
-/// lowest version that reads it (``JournalOperation/formatVersion``): 3 for those, 2 for the rest. This build reads
-/// 1 to 3, so a ledger written by an earlier version opens unchanged, and an earlier version refuses a journal this
-/// one wrote with a clear message rather than misreading it.
+/// transactions that refer to them (``JournalOperation/SignedField/split(header:rest:)``); version 4 the support
+/// audit's head (`auditHead` records). A line carries the lowest version that reads it
+/// (``JournalOperation/formatVersion``): 4 for an `auditHead` record, 3 for the others of version 3, 2 for the rest.
+/// This build reads 1 to 4, so a ledger written by an earlier version opens unchanged, and an earlier version refuses
+/// a journal this one wrote with a clear message rather than misreading it.
 enum JournalRecord {
     /// The highest format version this build writes.
-    static let formatVersion = 3
+    static let formatVersion = 4
     /// The format versions this build reads.
-    static let readableVersions: ClosedRange<UInt64> = 1...3
+    static let readableVersions: ClosedRange<UInt64> = 1...4
 
     /// A decoded line.
     struct Decoded: Sendable {

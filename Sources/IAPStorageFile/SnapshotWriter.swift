@@ -13,8 +13,8 @@
 import IAPCore
 
 /// Writes a snapshot file: a header record, every entry by sequence, the bindings, renewal infos and
-/// processed notifications (each sorted by key, so equal ledgers give equal files), and an end record that
-/// counts the records before it.
+/// processed notifications (each sorted by key, so equal ledgers give equal files), the support audit's head when
+/// the ledger recorded one, and an end record that counts the records before it.
 enum SnapshotWriter {
     /// Writes `state` as snapshot `generation` to `path` and flushes it to the device.
     ///
@@ -71,6 +71,9 @@ enum SnapshotWriter {
         }
         for (uuid, at) in state.notifications.sorted(by: { $0.key < $1.key }) {
             try append(.notification(uuid: uuid, at: at))
+        }
+        if let head = state.auditHead {
+            try append(.auditHead(head))
         }
         try append(.end(records: Int(seq)))
         try file.write(buffer)

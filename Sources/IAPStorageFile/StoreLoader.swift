@@ -383,6 +383,8 @@ struct StoreLoader {
                     if state.markNotification(uuid, at: at) == nil {
                         try damaged(name, line, "notification \(uuid) recorded twice")
                     }
+                case .auditHead(let head):
+                    _ = state.recordAuditHead(head)
                 case .end(let count):
                     if count != records {
                         try damaged(name, line, "the end record counts \(count) records, the file has \(records)")
@@ -684,6 +686,8 @@ struct StoreLoader {
             guard state.markNotification(uuid, at: at) != nil else {
                 return try damaged(file, line, "notification \(uuid) recorded twice")
             }
+        case .auditHead(let head):
+            _ = state.recordAuditHead(head)
         case .entry, .snapshot, .end, .journal, .header, .signed:
             return try damaged(file, line, "a \(operation.kind) record does not belong in a journal")
         }

@@ -187,6 +187,27 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        // Reads and changes only tables of version 2, and may run again (a schema whose record of it was lost). The
+        // ledger's copy of the support audit's head, in the row of its identity (which the ledger needs to open), so
+        // that deleting the audit's rows with its head row does not take it along; a schema with an audit already
+        // starts from that audit's head.
+        Migration(
+            version: 6,
+            description: "the support audit's head kept by the ledger, in iap_ledger_identity",
+            statements: [
+                """
+                ALTER TABLE iap_ledger_identity
+                    ADD COLUMN IF NOT EXISTS audit_entries bigint,
+                    ADD COLUMN IF NOT EXISTS audit_last_hash text COLLATE "C"
+                """,
+                """
+                UPDATE iap_ledger_identity
+                SET audit_entries = head.entries, audit_last_hash = head.last_hash
+                FROM iap_support_audit_head head
+                WHERE iap_ledger_identity.id = 1 AND head.id = 1 AND iap_ledger_identity.audit_entries IS NULL
+                """,
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(

@@ -44,4 +44,25 @@ extension PostgresStatement {
         name: "iap_audit_all",
         sql: "SELECT sequence, entry FROM iap_support_audit ORDER BY sequence"
     )
+
+    /// The support audit's head the ledger keeps (``PostgresEntitlementStore`` as a `SupportAuditHeadKeeper`).
+    static let auditLedgerHead = PostgresStatement(
+        name: "iap_audit_ledger_head",
+        sql: "SELECT audit_entries, audit_last_hash FROM iap_ledger_identity WHERE id = 1"
+    )
+
+    /// Moves the ledger's head forward only. $1 entries, $2 the last entry's hash.
+    static let auditAdvanceLedgerHead = PostgresStatement(
+        name: "iap_audit_advance_ledger_head",
+        sql: """
+            UPDATE iap_ledger_identity SET audit_entries = $1::bigint, audit_last_hash = $2
+            WHERE id = 1 AND (audit_entries IS NULL OR audit_entries < $1::bigint)
+            """
+    )
+
+    /// Sets the ledger's head whatever it was (a reseal). $1 entries, $2 the last entry's hash.
+    static let auditResealLedgerHead = PostgresStatement(
+        name: "iap_audit_reseal_ledger_head",
+        sql: "UPDATE iap_ledger_identity SET audit_entries = $1::bigint, audit_last_hash = $2 WHERE id = 1"
+    )
 }

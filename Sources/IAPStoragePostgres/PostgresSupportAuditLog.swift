@@ -84,6 +84,38 @@ public final class PostgresSupportAuditLog: SupportAuditLog {
         return SupportAuditChain.verify(records, ledgerId: ledgerId, recordedHead: head)
     }
 
+    /// Appends an operator's reseal entry after whatever rows the audit holds now, and sets the head row to it, in
+    /// one transaction under the audit's lock: what lets support write again to an audit that does not match its
+    /// head (`iap support audit reseal`). The entry is sealed after the last row as it is, so the chain goes on from
+    /// what is left; breaks before it stay for ``verify()`` to name.
+    ///
+    /// - Parameter entry: The reseal entry.
+    /// - Returns: The entry as sealed and stored.
+    /// - Throws: ``IAPError`` as the database fails; nothing was written then.
+    public func reseal(_ entry: SupportAuditEntry) async throws -> SupportAuditEntry {
+        let ledgerId = ledgerId
+        let lock = "swift-iap support audit " + store.configuration.schema
+        return try await store.pool.run { connection in
+            try connection.transaction {
+                try connection.execute(.auditLock, [lock])
+                let last = try connection.execute(.auditLast)
+                let lastRow = last.count == 1 ? try last.int64(0, 0) : 0
+                let rows = last.count == 1 ? try last.int64(0, 2) : 0
+                let after =
+                    last.data(0, 1).map {
+                        SupportAuditHead(entries: Int(rows), lastHash: SupportAuditChain.hash(of: $0))
+                    } ?? .empty(ledgerId: ledgerId)
+                let sealed = try SupportAuditChain.seal(entry, after: after)
+                try connection.execute(
+                    .auditAppend,
+                    [String(max(lastRow, rows) + 1), String(decoding: sealed.record, as: UTF8.self)]
+                )
+                try connection.execute(.auditMoveHead, [String(sealed.head.entries), sealed.head.lastHash])
+                return sealed.entry
+            }
+        }
+    }
+
     private func read() async throws -> (records: [SupportAuditRecord], head: SupportAuditHead?) {
         try await store.pool.run(retryingOnLostConnection: true) { connection in
             try connection.transaction {
@@ -104,6 +136,32 @@ public final class PostgresSupportAuditLog: SupportAuditLog {
         let row = try connection.execute(.auditHead)
         guard row.count == 1 else { return nil }
         return SupportAuditHead(entries: Int(try row.int64(0, 0)), lastHash: row.string(0, 1) ?? "")
+    }
+}
+
+extension PostgresEntitlementStore: SupportAuditHeadKeeper {
+    /// The support audit's head the ledger keeps: the `audit_entries` and `audit_last_hash` of its
+    /// `iap_ledger_identity` row, or `nil` when they are unset (no audited action since the schema kept them).
+    ///
+    /// - Throws: ``IAPError`` as the database fails.
+    public func supportAuditHead() async throws -> SupportAuditHead? {
+        try await pool.run(retryingOnLostConnection: true) { connection in
+            let row = try connection.execute(.auditLedgerHead)
+            guard row.count == 1, !row.isNull(0, 0), let hash = row.string(0, 1) else { return nil }
+            return SupportAuditHead(entries: Int(try row.int64(0, 0)), lastHash: hash)
+        }
+    }
+
+    /// Records the support audit's head in the ledger's identity row: forward only, unless `resealing`.
+    ///
+    /// - Throws: ``IAPError`` as the database fails.
+    public func recordSupportAuditHead(_ head: SupportAuditHead, resealing: Bool) async throws {
+        try await pool.run { connection in
+            _ = try connection.execute(
+                resealing ? .auditResealLedgerHead : .auditAdvanceLedgerHead,
+                [String(head.entries), head.lastHash]
+            )
+        }
     }
 }
 

@@ -250,7 +250,7 @@ import Testing
                 try FileEntitlementStore(directory: directory.url)
             }
             #expect(error.code == .storageCorrupted)
-            #expect(error.message.contains("unsupported format version 9 (this build reads versions 1 to 3)"))
+            #expect(error.message.contains("unsupported format version 9 (this build reads versions 1 to 4)"))
             #expect(error.message.contains("journal-1.jsonl"))
             #expect(error.message.contains("(line 4)"))
         }

@@ -222,10 +222,74 @@ struct FileSupportAuditLogTests {
         await #expect(throws: IAPError(.storageCorrupted)) { try await ledger.append() }
         try FileManager.default.removeItem(atPath: ledger.log)
         #expect(try ledger.verify().problems.count == 1)
-        // Deleting the head too leaves a log that starts again from the ledger's identity: only a copy of the head
-        // kept elsewhere (the hash verify prints) can tell; the chain alone says what it can.
+        // Deleting the head too leaves a log that starts again from the ledger's identity: the log alone cannot
+        // tell; the head the ledger keeps can (theLedgerKeepsTheAuditsHeadInItsJournalAndSnapshots).
         try FileManager.default.removeItem(atPath: ledger.head)
         #expect(try ledger.verify().isIntact)
+    }
+
+    @Test func aLogWithEntriesButNoHeadIsRefusedAtOpenNotGivenANewHead() async throws {
+        let ledger = try await Ledger(entries: 3)
+        defer { ledger.remove() }
+        let lines = try ledger.lines
+        try ledger.write(lines: Array(lines.dropLast()))
+        try FileManager.default.removeItem(atPath: ledger.head)
+        #expect(throws: IAPError(.storageCorrupted)) {
+            try FileSupportAuditLog(path: ledger.log, ledgerId: ledger.ledgerId)
+        }
+        #expect(!FileManager.default.fileExists(atPath: ledger.head))
+
+        // A reseal goes on from what is left, and sets the head beside the log.
+        var entry = SupportAuditEntry(
+            at: Date(millisecondsSince1970: 0),
+            actor: "ops-1",
+            action: "audit.reseal",
+            orderId: "",
+            userId: nil,
+            outcomes: []
+        )
+        entry.reseal = .init(
+            reason: "test",
+            ledgerHead: nil,
+            logHead: try ledger.verify().head,
+            recordedHead: nil,
+            problems: []
+        )
+        let resealed = try FileSupportAuditLog.reseal(path: ledger.log, ledgerId: ledger.ledgerId, entry: entry)
+        #expect(resealed.sequence == 3 && resealed.osUser == SupportAuditChain.osUser)
+        let verified = try ledger.verify()
+        #expect(verified.isIntact && verified.entryCount == 3)
+        #expect(verified.recordedHead == (try SupportAuditChain.head(after: resealed)))
+        try await ledger.append()
+    }
+
+    @Test func theLedgerKeepsTheAuditsHeadInItsJournalAndSnapshots() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "audit-head-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileEntitlementStore(directory: directory)
+        #expect(try await store.supportAuditHead() == nil)
+        try await store.recordSupportAuditHead(SupportAuditHead(entries: 2, lastHash: "bb"), resealing: false)
+        // Forward only, unless resealing.
+        try await store.recordSupportAuditHead(SupportAuditHead(entries: 1, lastHash: "aa"), resealing: false)
+        #expect(try await store.supportAuditHead() == SupportAuditHead(entries: 2, lastHash: "bb"))
+        await store.close()
+        let journal = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasPrefix("journal") }
+            .map { try String(contentsOfFile: directory.appending(path: $0).path, encoding: .utf8) }
+            .joined()
+        #expect(journal.contains(#"{"v":4,"#) && journal.contains(#""auditHead":{"entries":2,"lastHash":"bb"}"#))
+
+        let reopened = try FileEntitlementStore(directory: directory)
+        #expect(try await reopened.supportAuditHead() == SupportAuditHead(entries: 2, lastHash: "bb"))
+        try await reopened.recordSupportAuditHead(SupportAuditHead(entries: 1, lastHash: "aa"), resealing: true)
+        try await reopened.compact()
+        await reopened.close()
+        let compacted = try FileEntitlementStore(directory: directory)
+        #expect(try await compacted.supportAuditHead() == SupportAuditHead(entries: 1, lastHash: "aa"))
+        await compacted.close()
+        let readOnly = try FileEntitlementStore(directory: directory, options: .init(access: .readOnly))
+        #expect(try await readOnly.supportAuditHead() == SupportAuditHead(entries: 1, lastHash: "aa"))
+        await readOnly.close()
     }
 
     @Test func anotherLedgersLogOrAMissingHeadIsFound() async throws {

@@ -204,6 +204,96 @@ struct ServeCommandTests {
         }
     }
 
+    /// The support audit laundered on disk — its last entry and its head deleted while the server was down — is
+    /// caught by the head the ledger keeps: support is refused, purchases are not, `GET /readyz` and `GET /metrics`
+    /// say so, until an operator reseals it.
+    @Test func anAuditCutWithItsHeadRefusesSupportButNotPurchasesUntilResealed() async throws {
+        let emulator = try await EmulatorProcess.start(environment: .production)
+        defer { emulator.stop() }
+        let wallet = try Wallet()
+        defer { wallet.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let data = emulator.directory.appending(path: "ledger")
+        let arguments =
+            ["--port", "0", "--data", data.path, "--catalog", try emulator.saveCatalog().path]
+            + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
+            + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "off"]
+        var server = try await ServeProcess.start(arguments, directory: emulator.directory)
+        defer { server.stop() }
+        let purchase = try await emulator.purchase("coins.100", account: "alice")
+        let orderId = try #require(purchase.orderId)
+        func lookUp() async throws -> HTTPResponse {
+            try await server.send(
+                "POST",
+                "/iap/v1/support/orders/\(orderId)/lookup",
+                bearer: ServeProcess.serviceToken,
+                headers: ["X-Operator": "carol"]
+            )
+        }
+        for _ in 0..<3 {
+            #expect(try await lookUp().status == 200)
+        }
+        // Each support event carries the audit's head after its entry.
+        let heads = try server.standardError().split(separator: "\n").filter { $0.contains(#""support.lookup""#) }
+            .compactMap { try? CLI.json(String($0))["auditHead"] as? String }
+        #expect(heads.count == 3 && Set(heads).count == 3)
+        server.stop()
+        let intact = try await CLI.iap(["support", "audit", "verify", data.path])
+        #expect(intact.stdoutLines == ["ok: 3 entries, head \(heads.last ?? "")"])
+
+        let log = data.appending(path: "support-audit.jsonl")
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        try Data((lines.dropLast().joined(separator: "\n") + "\n").utf8).write(to: log)
+        try FileManager.default.removeItem(at: data.appending(path: "support-audit.jsonl.head"))
+
+        server = try await ServeProcess.start(arguments, directory: emulator.directory)
+        let refused = try await lookUp()
+        #expect(refused.status == 503)
+        #expect(try Self.object(refused)["code"] as? String == "storageCorrupted")
+        let ready = try await server.send("GET", "/readyz")
+        #expect(ready.status == 200)
+        let readiness = String(decoding: ready.body, as: UTF8.self)
+        #expect(readiness.hasPrefix("ready\ndegraded: support-audit: "), "\(readiness)")
+        let metrics = String(decoding: try await server.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.split(separator: "\n").contains("iap_support_audit_refused 1"))
+        #expect(
+            try server.standardError().split(separator: "\n").contains {
+                $0.contains(#""event":"support.audit""#) && $0.contains(#""outcome":"refused""#)
+                    && $0.contains(#""errorCode":"storageCorrupted""#)
+            }
+        )
+        // Purchases still flow.
+        let token = "0f3c2b1a-9e8d-4c7b-a695-847362514030"
+        let bought = try await emulator.purchase("premium", account: "bob", token: token)
+        let submitted = try await server.submitUntilFinished(bought.signedTransaction, as: "bob")
+        #expect(submitted.status == 200)
+        #expect(["delivered", "alreadyDelivered"].contains(try Self.object(submitted)["outcome"] as? String))
+        server.stop()
+
+        let verify = try await CLI.iap(["support", "audit", "verify", data.path])
+        #expect(verify.status == 1)
+        #expect(
+            verify.stderrLines.contains(
+                "error: storageCorrupted: the ledger records 3 entries with head \(heads.last ?? ""), the log holds "
+                    + "2: its last entries were removed"
+            ),
+            "\(verify.stderr)"
+        )
+        let resealed = try await CLI.iap([
+            "support", "audit", "reseal", data.path, "--operator", "ops-1", "--reason", "INC-7: cut while down",
+        ])
+        #expect(resealed.status == 0, "\(resealed.stderr)")
+        server = try await ServeProcess.start(arguments, directory: emulator.directory)
+        #expect(try await lookUp().status == 200)
+        #expect(String(decoding: try await server.send("GET", "/readyz").body, as: UTF8.self) == "ready\n")
+        let metricsAfter = String(decoding: try await server.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metricsAfter.split(separator: "\n").contains("iap_support_audit_refused 0"))
+        server.stop()
+        let verified = try await CLI.iap(["support", "audit", "verify", data.path])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdoutLines.first?.hasPrefix("ok: 4 entries") == true)
+    }
+
     @Test func killedInTheMiddleOfABurstAndRestartedEveryPurchaseReachesTheWebhookUnderOneKey() async throws {
         let port = try ServeProcess.freePort()
         let emulator = try await EmulatorProcess.start(

@@ -334,6 +334,159 @@ struct SupportCommandTests {
         #expect(missing.stderrLines.first?.hasPrefix("error: notFound: ") == true)
     }
 
+    /// Laundering the audit on disk: deleting its last entries with the head beside it, or the log and its head
+    /// together, is caught by the head the ledger keeps, until an operator reseals it with a reason.
+    @Test func anAuditCutOrDeletedWithItsHeadIsRefusedUntilResealed() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+        try await desk.ingest(purchase, user: "alice")
+        let orderId = try #require(purchase.orderId)
+        func lookUp() async throws -> CLI.Run {
+            try await desk.support([orderId, "--data", desk.data.path, "--operator", "agent-7"])
+        }
+        for _ in 0..<3 {
+            await #expect(try lookUp().status == 0)
+        }
+        let intact = try await CLI.iap(["support", "audit", "verify", desk.data.path, "--json"])
+        let head = try #require(try CLI.json(intact.stdout)["head"] as? String)
+        #expect((try CLI.json(intact.stdout)["ledgerHead"] as? [String: Any])?["lastHash"] as? String == head)
+        let path = desk.data.appending(path: "support-audit.jsonl")
+        let headPath = desk.data.appending(path: "support-audit.jsonl.head")
+
+        // The last entry and the head deleted: the log is intact as far as it goes, but short of the ledger's head.
+        let lines = try String(contentsOf: path, encoding: .utf8).split(separator: "\n")
+        try Data((lines.dropLast().joined(separator: "\n") + "\n").utf8).write(to: path)
+        try FileManager.default.removeItem(at: headPath)
+        let refused = try await lookUp()
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderrLines.last?.hasPrefix("error: storageCorrupted: support actions are refused: ") == true,
+            "\(refused.stderr)"
+        )
+        #expect(refused.stderr.contains("iap support audit reseal"))
+        #expect(!FileManager.default.fileExists(atPath: headPath.path))  // nothing was written
+        let cut = try await CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(cut.status == 1)
+        #expect(
+            cut.stderrLines.contains(
+                "error: storageCorrupted: the ledger records 3 entries with head \(head), the log holds 2: its last "
+                    + "entries were removed"
+            ),
+            "\(cut.stderr)"
+        )
+
+        // A reseal needs a reason; it records what was found, and is itself the next entry.
+        let noReason = try await CLI.iap(["support", "audit", "reseal", desk.data.path])
+        #expect(noReason.status == 2)
+        #expect(noReason.stderr.contains("--reason"))
+        let help = try await CLI.iap(["support", "audit", "reseal", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("--reason TEXT"))
+        let resealed = try await CLI.iap([
+            "support", "audit", "reseal", desk.data.path, "--operator", "ops-1", "--reason", "INC-7: disk restored",
+        ])
+        #expect(resealed.status == 0, "\(resealed.stderr)")
+        #expect(resealed.stdoutLines.last?.hasPrefix("resealed: entry 3 (audit.reseal by ops-1)") == true)
+        let verified = try await CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdoutLines.first?.hasPrefix("ok: 3 entries") == true)
+        let reseal = try #require(try desk.audit().last)
+        #expect(reseal["action"] as? String == "audit.reseal" && reseal["actor"] as? String == "ops-1")
+        let found = try #require(reseal["reseal"] as? [String: Any])
+        #expect(found["reason"] as? String == "INC-7: disk restored")
+        #expect((found["ledgerHead"] as? [String: Any])?["entries"] as? Int == 3)
+        #expect((found["ledgerHead"] as? [String: Any])?["lastHash"] as? String == head)
+        #expect((found["logHead"] as? [String: Any])?["entries"] as? Int == 2)
+        await #expect(try lookUp().status == 0)
+        let again = try await CLI.iap(["support", "audit", "reseal", desk.data.path, "--reason", "nothing"])
+        #expect(again.stdoutLines.first?.hasPrefix("ok: nothing to reseal") == true)
+
+        // The log and its head both deleted: the ledger still says how many entries there were.
+        let before = try #require(
+            try CLI.json(try await CLI.iap(["support", "audit", "verify", desk.data.path, "--json"]).stdout)["head"]
+                as? String
+        )
+        try FileManager.default.removeItem(at: path)
+        try FileManager.default.removeItem(at: headPath)
+        let deleted = try await CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(deleted.status == 1)
+        #expect(
+            deleted.stderrLines == [
+                "error: storageCorrupted: the ledger records 4 entries with head \(before), the log holds 0: the log "
+                    + "(and its head) was deleted or emptied"
+            ]
+        )
+        await #expect(try lookUp().status == 1)
+        let fresh = try await CLI.iap(["support", "audit", "reseal", desk.data.path, "--reason", "INC-8: log lost"])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        let restarted = try await CLI.iap(["support", "audit", "verify", desk.data.path])
+        #expect(restarted.stdoutLines.first?.hasPrefix("ok: 1 entry,") == true, "\(restarted.stderr)")
+    }
+
+    @Test(.enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipReason))
+    func onPostgreSQLAnAuditDeletedWithItsHeadIsRefusedUntilResealed() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        defer { _ = try? PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE") }
+        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+        let orderId = try #require(purchase.orderId)
+        let ledger = ["--database", url, "--schema", schema]
+        let ingest = try await CLI.iap(
+            ["ledger", "ingest"] + ledger + [
+                "--root", desk.root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Production",
+                "--app-apple-id", String(EmulatorProcess.appAppleId), "--user", "alice", "--ledger-only",
+            ],
+            input: Data((purchase.signedTransaction + "\n").utf8)
+        )
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        for _ in 0..<3 {
+            await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
+        }
+        let intact = try await CLI.iap(["support", "audit", "verify", "--json"] + ledger)
+        let head = try #require(try CLI.json(intact.stdout)["head"] as? String)
+
+        // The last row and the head row deleted.
+        try PostgresTestServer.sql("DELETE FROM \(schema).iap_support_audit WHERE sequence = 3")
+        try PostgresTestServer.sql("DELETE FROM \(schema).iap_support_audit_head")
+        let refused = try await desk.support([orderId, "--operator", "agent-7"] + ledger)
+        #expect(refused.status == 1)
+        #expect(refused.stderrLines.last?.hasPrefix("error: storageCorrupted: support actions are refused: ") == true)
+        let cut = try await CLI.iap(["support", "audit", "verify"] + ledger)
+        #expect(cut.status == 1)
+        #expect(
+            cut.stderrLines.contains(
+                "error: storageCorrupted: the ledger records 3 entries with head \(head), the log holds 2: its last "
+                    + "entries were removed"
+            ),
+            "\(cut.stderr)"
+        )
+
+        // Every row and the head row deleted.
+        try PostgresTestServer.sql("DELETE FROM \(schema).iap_support_audit")
+        let deleted = try await CLI.iap(["support", "audit", "verify"] + ledger)
+        #expect(deleted.status == 1)
+        #expect(
+            deleted.stderrLines == [
+                "error: storageCorrupted: the ledger records 3 entries with head \(head), the log holds 0: the log "
+                    + "(and its head) was deleted or emptied"
+            ]
+        )
+        await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 1)
+
+        let resealed = try await CLI.iap(
+            ["support", "audit", "reseal"] + ledger + ["--operator", "ops-1", "--reason", "INC-9: rows lost"]
+        )
+        #expect(resealed.status == 0, "\(resealed.stderr)")
+        let verified = try await CLI.iap(["support", "audit", "verify"] + ledger)
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdoutLines.first?.hasPrefix("ok: 1 entry,") == true)
+        let rows = try PostgresTestServer.sql("SELECT entry FROM \(schema).iap_support_audit ORDER BY sequence")
+        #expect(rows.count == 1 && rows.first?.contains(#""action":"audit.reseal""#) == true)
+        await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
+    }
+
     @Test(.enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipReason))
     func onPostgreSQLTheAuditIsATableOfTheLedgersSchema() async throws {
         let desk = try await Desk()

@@ -8,7 +8,8 @@ enum CommandEvents {
         "events",
         "FILE",
         "append one JSON object per line (time, event, userId, productId, transactionId, originalTransactionId, "
-            + "environment, outcome, errorCode, durationMs) to FILE, created 0600 (an existing one narrowed to 0600)"
+            + "environment, outcome, errorCode, durationMs, auditHead) to FILE, created 0600 (an existing one narrowed "
+            + "to 0600)"
     )
 
     /// The sink `--events` names, or one that keeps nothing.

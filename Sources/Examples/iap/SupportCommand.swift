@@ -30,7 +30,10 @@ enum SupportCommand {
             (DIR/support-audit.jsonl, or the iap_support_audit table of the --database schema): who asked
             (--operator, and the OS user the tool runs as), when, which order, and what was shown or delivered.
             Each entry carries the SHA-256 of the one before, the first the ledger's identity; 'iap support audit
-            verify' checks the chain. --no-audit-lookups leaves a lookup out of it; a redelivery is always audited.
+            verify' checks the chain. The ledger keeps the audit's head too: an audit that does not reach it (its
+            last entries, or all of it, deleted with its head) is refused before Apple is asked, until an operator
+            runs 'iap support audit reseal'. --no-audit-lookups leaves a lookup out of it; a redelivery is always
+            audited. An audit written with --audit FILE is not compared with the ledger's head.
 
             --redeliver delivers what the order holds and the ledger lacks to its owner (idempotent: a second run
             delivers nothing), with an audit entry before and after that names what was granted and the path it
@@ -84,11 +87,13 @@ enum SupportCommand {
             Reads the support audit of a ledger — DIR/support-audit.jsonl and its head DIR/support-audit.jsonl.head
             for a file ledger (LEDGER a directory), the iap_support_audit table and its head for a PostgreSQL ledger
             (LEDGER a postgres:// URL), or FILE with --audit — and checks that the first entry starts from the
-            ledger's identity, that each entry carries the SHA-256 of the one before and its own number, and that
-            the log reaches the head recorded beside it. It writes nothing and takes no lock, so it may run while
-            another process holds the ledger. Prints 'ok: N entries, head HASH' (keep the hash elsewhere to make
-            even a rewrite of log and head evident), or each problem as 'error: storageCorrupted: entry N (line N):
-            what is wrong' on standard error. With --json, prints {"ok", "entries", "head", "problems", "notes"}.
+            ledger's identity, that each entry carries the SHA-256 of the one before and its own number, that the
+            log reaches the head recorded beside it, and that it reaches the head the ledger keeps (a log deleted or
+            cut together with its head: 'the ledger records N entries with head H, the log holds M'). It writes
+            nothing and takes no lock, so it may run while another process holds the ledger. Prints 'ok: N entries,
+            head HASH' (keep the hash elsewhere to make even a rewrite of log, head and ledger evident), or each
+            problem as 'error: storageCorrupted: entry N (line N): what is wrong' on standard error. With --json,
+            prints {"ok", "entries", "head", "recordedHead", "ledgerHead", "problems", "notes"}.
 
             Exit status: 0 the chain is intact, 1 it is not (or the ledger cannot be read), 2 usage error.
             """,
@@ -99,12 +104,46 @@ enum SupportCommand {
         examples: ["iap support audit verify ./ledger", "iap support audit verify --data ./ledger --json"]
     )
 
+    static let auditResealSpec = CommandSpec(
+        name: "support audit reseal",
+        summary: "let support write to an audit that does not match the ledger's head again, with an entry saying why",
+        synopsis: ["(LEDGER | \(CommandLedger.synopsis.dropFirst()) --reason TEXT [--operator NAME] [--json]"],
+        discussion: """
+            The ledger keeps its support audit's head (how many entries, the last one's SHA-256) itself: in its
+            journal and snapshots (a file ledger) or its iap_ledger_identity row (a PostgreSQL ledger). An audit
+            that does not reach that head — its last entries, or the whole log, deleted along with the head beside
+            it; a log without its head; an edited entry — is refused: 'iap serve' and 'iap support lookup-order'
+            refuse every support action (purchases go on), until an operator looks at it ('iap support audit
+            verify'), keeps the log as evidence, and runs this command.
+
+            It appends an 'audit.reseal' entry after what the log holds now — with --operator (default: the OS user),
+            --reason, the ledger's head and the log's head as found, and every problem found — and sets the head
+            beside the log and the ledger's head to it. Breaks before the entry stay for 'verify' to name: move a log
+            with edited entries aside first (DIR/support-audit.jsonl and its .head) to start a new one from the
+            reseal entry. An audit that matches the ledger's head is left as it is ('ok: nothing to reseal').
+
+            A file ledger is opened for writing: stop 'iap serve' on it first. A PostgreSQL ledger may be resealed
+            while servers run; they take support actions again at the next one.
+
+            Exit status: 0 resealed, or nothing to reseal; 1 an error; 2 usage error (no --reason).
+            """,
+        options: CommandLedger.options + [
+            .value("reason", "TEXT", "why the audit is resealed, for the reseal entry (required)"),
+            .value("operator", "NAME", "who reseals, for the reseal entry (default: the OS user the tool runs as)"),
+            .flag("json", "print one JSON object {\"resealed\", \"entries\", \"head\", ...}"),
+        ],
+        examples: [
+            "iap support audit reseal ./ledger --operator ops-1 --reason \"INC-42: support-audit.jsonl lost in a disk "
+                + "swap\""
+        ]
+    )
+
     static let auditSpec = CommandSpec(
         name: "support audit",
-        summary: "the support audit: verify its hash chain",
+        summary: "the support audit: verify its hash chain, reseal it after tampering was looked at",
         discussion: "The support audit, kept with the ledger: every lookup and redelivery, chained by SHA-256.",
-        subcommands: [auditVerifySpec],
-        examples: auditVerifySpec.examples
+        subcommands: [auditVerifySpec, auditResealSpec],
+        examples: auditVerifySpec.examples + auditResealSpec.examples
     )
 
     static let spec = CommandSpec(
@@ -118,8 +157,11 @@ enum SupportCommand {
     static func run(_ arguments: [String]) async -> Never {
         let (command, rest) = spec.subcommand(arguments)
         if command.word == "audit" {
-            let (verify, verifyArguments) = auditSpec.subcommand(rest)
-            await SupportAuditCommand.run(verifyArguments, spec: verify)
+            let (subcommand, subcommandArguments) = auditSpec.subcommand(rest)
+            if subcommand.word == "reseal" {
+                await SupportAuditCommand.runReseal(subcommandArguments, spec: subcommand)
+            }
+            await SupportAuditCommand.run(subcommandArguments, spec: subcommand)
         }
         let parsed = command.parse(rest)
         let orderId: String

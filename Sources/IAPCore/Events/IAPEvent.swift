@@ -32,6 +32,9 @@ public struct IAPEvent: Sendable, Hashable, Codable {
     public var message: String?
     /// How long it took, in milliseconds.
     public var durationMs: Int64?
+    /// For a support action (`support.lookup`, `support.redeliver`, `support.audit`): the SHA-256 of the support
+    /// audit's last entry after the action's entry was appended, to keep beside the log; `nil` otherwise.
+    public var auditHead: String?
 
     /// Creates an event.
     public init(
@@ -45,7 +48,8 @@ public struct IAPEvent: Sendable, Hashable, Codable {
         outcome: String? = nil,
         errorCode: String? = nil,
         message: String? = nil,
-        durationMs: Int64? = nil
+        durationMs: Int64? = nil,
+        auditHead: String? = nil
     ) {
         self.time = time
         self.event = event
@@ -58,5 +62,6 @@ public struct IAPEvent: Sendable, Hashable, Codable {
         self.errorCode = errorCode
         self.message = message
         self.durationMs = durationMs
+        self.auditHead = auditHead
     }
 }

@@ -35,6 +35,8 @@ package struct LedgerState: Sendable {
     package private(set) var renewalInfos: [String: RenewalInfoPayload] = [:]
     /// Processed notification UUIDs and when they were processed.
     package private(set) var notifications: [String: Date] = [:]
+    /// The support audit's head as the ledger last recorded it, or `nil` when it never recorded one.
+    package private(set) var auditHead: AuditHead?
     /// Counts kept current on every write (`users` is computed on read, from `ownedEntriesByUser`).
     private var counts = LedgerStatistics(
         transactions: 0,
@@ -60,6 +62,19 @@ package struct LedgerState: Sendable {
         case renewal(originalTransactionId: String, previous: RenewalInfoPayload?)
         /// Forget a processed notification.
         case notification(uuid: String)
+        /// Put back the support audit's head that was recorded before (or none).
+        case auditHead(previous: AuditHead?)
+    }
+
+    /// The head of the ledger's support audit: how many entries, and the last one's SHA-256 (lowercase hexadecimal).
+    package struct AuditHead: Sendable, Hashable, Codable {
+        package var entries: Int
+        package var lastHash: String
+
+        package init(entries: Int, lastHash: String) {
+            self.entries = entries
+            self.lastHash = lastHash
+        }
     }
 
     /// The sequence of the last insert (0 when empty).
@@ -204,6 +219,12 @@ package struct LedgerState: Sendable {
         return .notification(uuid: uuid)
     }
 
+    /// Records the support audit's head, whatever was recorded before.
+    package mutating func recordAuditHead(_ head: AuditHead) -> Undo {
+        defer { auditHead = head }
+        return .auditHead(previous: auditHead)
+    }
+
     /// Takes back one mutation; undos must be applied newest first.
     package mutating func undo(_ undo: Undo) {
         switch undo {
@@ -229,6 +250,8 @@ package struct LedgerState: Sendable {
             renewalInfos[originalTransactionId] = previous
         case .notification(let uuid):
             notifications[uuid] = nil
+        case .auditHead(let previous):
+            auditHead = previous
         }
     }
 

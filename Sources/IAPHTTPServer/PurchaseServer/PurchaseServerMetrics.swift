@@ -14,6 +14,7 @@ public import IAPCore
 /// | `iap_http_responses_total` | counter | `route`, `status` | answers, by route pattern and status |
 /// | `iap_reconciliations_total` | counter | `outcome` | scheduled reconciliation runs: `clean`, `repaired`, `failed`, or `skipped` (another instance held the lock) |
 /// | `iap_reconciliation_alarms_total` | counter | | reconciliation alarms: customers whose ledger had missed more than the threshold |
+/// | `iap_support_audit_refused` | gauge | | 1 while support actions are refused because the support audit does not match the ledger's head, else 0 |
 ///
 /// Labels never hold a user id, a transaction id or anything a client chose: routes are patterns
 /// (`/iap/v1/users/{userId}/history`), types and codes are the package's or Apple's.
@@ -40,6 +41,8 @@ public final class PurchaseServerMetrics: Sendable {
     public let reconciliations: Counter
     /// `iap_reconciliation_alarms_total`.
     public let reconciliationAlarms: Counter
+    /// `iap_support_audit_refused`.
+    public let supportAuditRefused: Gauge
 
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
@@ -105,6 +108,10 @@ public final class PurchaseServerMetrics: Sendable {
             "iap_reconciliation_alarms_total",
             help: "Reconciliation alarms: customers whose ledger had missed more than the threshold."
         )
+        supportAuditRefused = try registry.gauge(
+            "iap_support_audit_refused",
+            help: "1 while support actions are refused: the support audit does not match the ledger's head."
+        )
         for outcome in TransactionSubmissionResult.Outcome.allCases {
             submissions.initialize(labels: [outcome.rawValue])
         }
@@ -114,6 +121,7 @@ public final class PurchaseServerMetrics: Sendable {
         reconciliationAlarms.initialize()
         retryQueueDepth.set(0)
         deadLetters.set(0)
+        supportAuditRefused.set(0)
     }
 
     /// A fulfillment hook that counts each call of `hook` in `iap_webhook_requests_total`: wrap the webhook with it

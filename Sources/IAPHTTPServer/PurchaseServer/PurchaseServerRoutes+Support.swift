@@ -114,6 +114,14 @@ extension PurchaseServerRoutes {
             case .report(let report):
                 return .json(try AppStoreJSON.makeEncoder().encode(report), status: report.found ? 200 : 404)
             }
+        } catch let error as IAPError where error.code == .storageCorrupted {
+            // The audit does not match the ledger's head: support is refused until an operator reseals it.
+            report("service.failed", error, route: request.route ?? request.path)
+            return Self.failure(
+                503,
+                error.code,
+                "support actions are refused: the ledger or its support audit needs an operator (see GET /readyz)"
+            )
         } catch {
             return answer(error, route: request.route ?? request.path)
         }

@@ -18,7 +18,7 @@ public import IAPServerAPI
 /// | `POST /iap/v1/support/orders/{orderId}/lookup` | the service token and `X-Operator` | ``OrderLookup/lookUp(orderId:actor:)``, audited |
 /// | `POST /iap/v1/support/orders/{orderId}/redeliver` | the service token and `X-Operator` | ``OrderLookup/redeliver(orderId:actor:userId:)`` with the optional body `{"userId": "..."}`, audited |
 /// | `GET /healthz` | anyone | `200` while the process serves |
-/// | `GET /readyz` | anyone | `200` once ready (``ServerReadiness``), `503` before and while stopping |
+/// | `GET /readyz` | anyone | `200` once ready (``ServerReadiness``), `503` before and while stopping; a failing check that leaves purchases flowing is listed as `degraded: NAME: reason` in a `200` |
 /// | `GET /metrics` | anyone | ``PurchaseServerMetrics`` in the Prometheus text format 0.0.4 |
 ///
 /// Errors outside the submission's own shape are `{"code": "<IAPError code>", "error": "<neutral message>"}`: `401`
@@ -105,7 +105,9 @@ public struct PurchaseServerRoutes: Sendable {
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/redeliver", redeliver)
         add(&router, "GET", "/healthz") { _ in .text("ok\n") }
         add(&router, "GET", "/readyz") { [readiness] _ in
-            readiness.isReady ? .text("ready\n") : .text("not ready\n", status: 503)
+            guard readiness.isReady else { return .text("not ready\n", status: 503) }
+            let degraded = readiness.degradedChecks.map { "degraded: \($0.name): \($0.reason)\n" }
+            return .text("ready\n" + degraded.joined())
         }
         add(&router, "GET", "/metrics", exposeMetrics)
     }

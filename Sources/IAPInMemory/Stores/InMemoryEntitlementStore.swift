@@ -172,6 +172,19 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         state.notifications[notificationUUID] != nil
     }
 
+    /// The support audit's head as last recorded, or `nil`.
+    func auditHead() -> LedgerState.AuditHead? {
+        state.auditHead
+    }
+
+    /// Records the support audit's head; without `resealing`, only when it has more entries than the recorded one.
+    func recordAuditHead(entries: Int, lastHash: String, resealing: Bool) {
+        if !resealing, let recorded = state.auditHead, recorded.entries >= entries {
+            return
+        }
+        _ = state.recordAuditHead(.init(entries: entries, lastHash: lastHash))
+    }
+
     /// Counts over the whole ledger.
     public func statistics() -> LedgerStatistics {
         state.statistics

@@ -110,12 +110,13 @@ public struct OrderLookup: Sendable {
         guard !actor.isEmpty else {
             throw IAPError(.invalidArgument, "a lookup needs the name of who asks, for the audit log")
         }
+        try await checkAudit()
         let (report, _) = try await fetch(orderId)
         let shown = report.transactions.map {
             SupportAuditEntry.Outcome(transactionId: $0.transactionId, outcome: "shown")
         }
-        try await appendAudit(action: "lookup", orderId: orderId, actor: actor, userId: nil, shown)
-        reportLookup(report, actor: actor)
+        let head = try await appendAudit(action: "lookup", orderId: orderId, actor: actor, userId: nil, shown)
+        reportLookup(report, actor: actor, auditHead: head)
         return report
     }
 
@@ -127,7 +128,7 @@ public struct OrderLookup: Sendable {
     /// - Throws: ``IAPError`` as ``lookUp(orderId:actor:)``, never for the audit log.
     public func lookUpWithoutAudit(orderId: String) async throws -> OrderLookupReport {
         let (report, _) = try await fetch(orderId)
-        reportLookup(report, actor: nil)
+        reportLookup(report, actor: nil, auditHead: nil)
         return report
     }
 
@@ -159,14 +160,23 @@ public struct OrderLookup: Sendable {
         if let userId {
             try DeliveryPipeline.validate(userId: userId)
         }
+        try await checkAudit()
         var (report, payloads) = try await fetch(orderId)
         guard report.found else { return report }
         let requested = report.transactions.map {
             SupportAuditEntry.Outcome(transactionId: $0.transactionId, outcome: "requested")
         }
-        try await appendAudit(action: "redeliver.requested", orderId: orderId, actor: actor, userId: userId, requested)
+        let requestedHead = try await appendAudit(
+            action: "redeliver.requested",
+            orderId: orderId,
+            actor: actor,
+            userId: userId,
+            requested
+        )
 
         var outcomes: [SupportAuditEntry.Outcome] = []
+        // Reported once the entry after the deliveries is written, with the audit's head after it.
+        var redeliveryEvents: [IAPEvent] = []
         for index in report.transactions.indices {
             let (transaction, signed) = payloads[index]
             // A failure here must not end the run: what was delivered before it still goes into the audit entry.
@@ -198,35 +208,58 @@ public struct OrderLookup: Sendable {
             if let entry = try? await store.entry(transactionId: report.transactions[index].transactionId) {
                 describe(entry, in: &report.transactions[index])
             }
-            reportRedelivery(transaction, outcome: outcome, orderId: orderId, actor: actor)
+            redeliveryEvents.append(redeliveryEvent(transaction, outcome: outcome, orderId: orderId, actor: actor))
         }
-        try await appendAudit(action: "redeliver.completed", orderId: orderId, actor: actor, userId: userId, outcomes)
+        let completedHead: String
+        do {
+            completedHead = try await appendAudit(
+                action: "redeliver.completed",
+                orderId: orderId,
+                actor: actor,
+                userId: userId,
+                outcomes
+            )
+        } catch {
+            // What was delivered is still reported, with the head of the entry before the deliveries.
+            record(redeliveryEvents, auditHead: requestedHead)
+            throw error
+        }
+        record(redeliveryEvents, auditHead: completedHead)
         report.redelivered = true
         return report
     }
 
     // MARK: - Events
 
-    /// Reports a lookup: `support.lookup`, outcome `found` or `notFound`.
-    private func reportLookup(_ report: OrderLookupReport, actor: String?) {
+    /// Reports a lookup: `support.lookup`, outcome `found` or `notFound`, with the audit's head after its entry.
+    private func reportLookup(_ report: OrderLookupReport, actor: String?, auditHead: String?) {
         events.record(
             IAPEvent(
                 time: clock.now,
                 event: "support.lookup",
                 outcome: report.found ? "found" : "notFound",
                 message: "order \(report.orderId)" + (actor.map { " looked up by \($0)" } ?? "")
-                    + ": \(report.transactions.count) transaction(s)"
+                    + ": \(report.transactions.count) transaction(s)",
+                auditHead: auditHead
             )
         )
     }
 
-    /// Reports one transaction of a redelivery: `support.redeliver`, outcome the pipeline's.
-    private func reportRedelivery(
+    /// Reports the events of a redelivery with the audit's head after its last entry.
+    private func record(_ redelivered: [IAPEvent], auditHead: String) {
+        for var event in redelivered {
+            event.auditHead = auditHead
+            events.record(event)
+        }
+    }
+
+    /// The event of one transaction of a redelivery: `support.redeliver`, outcome the pipeline's.
+    private func redeliveryEvent(
         _ transaction: TransactionPayload,
         outcome: DeliveryOutcome,
         orderId: String,
         actor: String
-    ) {
+    ) -> IAPEvent {
         let failure: IAPError? =
             switch outcome {
             case .deferred(_, let error), .rejected(let error): error
@@ -235,31 +268,39 @@ public struct OrderLookup: Sendable {
         let owner = outcome.entry.flatMap {
             $0.deliveryState == .awaitingOwner || $0.userId.hasPrefix(DeliveryPipeline.unownedPrefix) ? nil : $0.userId
         }
-        events.record(
-            IAPEvent(
-                time: clock.now,
-                event: "support.redeliver",
-                userId: owner,
-                productId: transaction.productId,
-                transactionId: transaction.transactionId,
-                originalTransactionId: transaction.originalTransactionId,
-                environment: transaction.environment?.rawValue,
-                outcome: outcome.name,
-                errorCode: failure?.code.rawValue,
-                message: "order \(orderId) redelivered by \(actor)" + (failure.map { ": \($0.message)" } ?? "")
-            )
+        return IAPEvent(
+            time: clock.now,
+            event: "support.redeliver",
+            userId: owner,
+            productId: transaction.productId,
+            transactionId: transaction.transactionId,
+            originalTransactionId: transaction.originalTransactionId,
+            environment: transaction.environment?.rawValue,
+            outcome: outcome.name,
+            errorCode: failure?.code.rawValue,
+            message: "order \(orderId) redelivered by \(actor)" + (failure.map { ": \($0.message)" } ?? "")
         )
     }
 
     // MARK: - Steps
 
+    /// Refuses an audited action before it acts when the audit log would refuse its entry.
+    private func checkAudit() async throws {
+        do {
+            try await auditLog.checkWritable()
+        } catch {
+            throw IAPError.wrapping(error, as: .storageFailure, "the audit log cannot be written")
+        }
+    }
+
+    /// Appends an entry; the hash of the audit's last entry after it.
     private func appendAudit(
         action: String,
         orderId: String,
         actor: String,
         userId: String?,
         _ outcomes: [SupportAuditEntry.Outcome]
-    ) async throws {
+    ) async throws -> String {
         var entry = SupportAuditEntry(
             at: clock.now,
             actor: actor,
@@ -270,7 +311,7 @@ public struct OrderLookup: Sendable {
         )
         entry.fulfillment = fulfillment
         do {
-            try await auditLog.append(entry)
+            return try SupportAuditChain.head(after: try await auditLog.append(entry)).lastHash
         } catch {
             throw IAPError.wrapping(error, as: .storageFailure, "the audit entry '\(action)' could not be written")
         }

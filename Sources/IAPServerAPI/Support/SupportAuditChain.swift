@@ -19,10 +19,11 @@ import IAPCore
 /// ledger's identity, so a log cannot be passed off as another ledger's. Entries are numbered from 1
 /// (``SupportAuditEntry/sequence``). Changing one byte of an entry breaks the link to the next; removing, adding or
 /// moving an entry breaks the numbering and a link; cutting the log short or emptying it leaves it short of its
-/// head (``SupportAuditHead``), which the log keeps apart from the entries.
+/// head (``SupportAuditHead``), which the log keeps apart from the entries, and short of the head the ledger keeps
+/// (``SupportAuditHeadKeeper``), which deleting the log and its head together does not take along.
 ///
-/// The chain holds no secret: someone who can rewrite the entries and the head together can forge a consistent log.
-/// It makes every edit by other means evident, and a copy of the head kept elsewhere (the hash that
+/// The chain holds no secret: someone who can rewrite the entries, the head and the ledger together can forge a
+/// consistent log. It makes every edit by other means evident, and a copy of the head kept elsewhere (the hash that
 /// `iap support audit verify` prints) makes even such a rewrite evident.
 public enum SupportAuditChain {
     /// An entry sealed into a chain.
@@ -187,13 +188,32 @@ public enum SupportAuditChain {
                 )
             )
         }
-        return SupportAuditVerification(
+        var result = SupportAuditVerification(
             entryCount: records.count,
             head: head,
             recordedHead: recordedHead,
             problems: problems,
             notes: notes
         )
+        result.anchor = anchor(ledgerId: ledgerId)
+        result.entryHashes = hashes
+        return result
+    }
+
+    /// The head of a log whose last entry is `entry`, as a log sealed and stored it (``seal(_:after:)``): its number
+    /// and the hash of its stored bytes, which encoding the sealed entry again gives.
+    ///
+    /// - Parameter entry: An entry as ``SupportAuditLog/append(_:)`` returned it.
+    /// - Returns: The head after it.
+    /// - Throws: ``IAPError`` `invalidArgument` when the entry cannot be encoded.
+    public static func head(after entry: SupportAuditEntry) throws -> SupportAuditHead {
+        let record: Data
+        do {
+            record = try AppStoreJSON.makeEncoder().encode(entry)
+        } catch {
+            throw IAPError.wrapping(error, as: .invalidArgument, "the audit entry cannot be encoded")
+        }
+        return SupportAuditHead(entries: entry.sequence, lastHash: hash(of: record))
     }
 
     /// The operating-system user this process runs as (`getpwuid_r(geteuid())`), or `uid N` when it has no name.

@@ -59,9 +59,10 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
     public var at: Date
     /// Who: the support agent or tool that acted, as named to the tool (`--operator`).
     public var actor: String
-    /// What: `lookup` for a lookup, `redeliver.requested` before the deliveries, `redeliver.completed` after.
+    /// What: `lookup` for a lookup, `redeliver.requested` before the deliveries, `redeliver.completed` after,
+    /// `audit.reseal` for an operator's reseal of the audit (``reseal``).
     public var action: String
-    /// The order id from the customer's receipt.
+    /// The order id from the customer's receipt; empty for a reseal.
     public var orderId: String
     /// The user the deliveries were asked for, if the agent named one.
     public var userId: String?
@@ -78,6 +79,45 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
     public var previousHash: String
     /// The operating-system user of the process that wrote the entry (`getpwuid(geteuid())`), set by the log.
     public var osUser: String?
+    /// For a reseal (action `audit.reseal`): why, and what was found; `nil` for every other entry.
+    public var reseal: Reseal?
+
+    /// What an operator's reseal (`iap support audit reseal`) found and why it was done: the entry that lets support
+    /// write to an audit again after it was found not to match the ledger's head.
+    public struct Reseal: Codable, Sendable, Hashable {
+        /// Why, as the operator said it (`--reason`).
+        public var reason: String
+        /// The head the ledger kept, or `nil` when it kept none.
+        public var ledgerHead: SupportAuditHead?
+        /// The head of the log as found: its entry count and its last entry's hash.
+        public var logHead: SupportAuditHead
+        /// The head the log kept beside it, or `nil` when it had none.
+        public var recordedHead: SupportAuditHead?
+        /// What checking the log against the ledger found, one message a problem.
+        public var problems: [String]
+
+        /// Creates the record of a reseal.
+        ///
+        /// - Parameters:
+        ///   - reason: Why.
+        ///   - ledgerHead: The head the ledger kept.
+        ///   - logHead: The head of the log as found.
+        ///   - recordedHead: The head the log kept beside it.
+        ///   - problems: What was found.
+        public init(
+            reason: String,
+            ledgerHead: SupportAuditHead?,
+            logHead: SupportAuditHead,
+            recordedHead: SupportAuditHead?,
+            problems: [String]
+        ) {
+            self.reason = reason
+            self.ledgerHead = ledgerHead
+            self.logHead = logHead
+            self.recordedHead = recordedHead
+            self.problems = problems
+        }
+    }
 
     /// Creates an entry, for a log to seal.
     ///
@@ -98,10 +138,11 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
         self.sequence = 0
         self.previousHash = ""
         self.osUser = nil
+        self.reseal = nil
     }
 
     private enum CodingKeys: String, CodingKey {
-        case at, actor, action, orderId, userId, outcomes, fulfillment, sequence, previousHash, osUser
+        case at, actor, action, orderId, userId, outcomes, fulfillment, sequence, previousHash, osUser, reseal
     }
 
     /// Decodes an entry; one written before the log was chained has no ``sequence`` (0) and no ``previousHash``, one
@@ -118,5 +159,6 @@ public struct SupportAuditEntry: Codable, Sendable, Hashable {
         sequence = try container.decodeIfPresent(Int.self, forKey: .sequence) ?? 0
         previousHash = try container.decodeIfPresent(String.self, forKey: .previousHash) ?? ""
         osUser = try container.decodeIfPresent(String.self, forKey: .osUser)
+        reseal = try container.decodeIfPresent(Reseal.self, forKey: .reseal)
     }
 }

@@ -18,7 +18,8 @@
 ///
 /// `InMemorySupportAuditLog` (in `IAPInMemory`), `FileSupportAuditLog` (in `IAPStorageFile`, JSON lines with
 /// `fsync`, in the ledger's directory) and `PostgresSupportAuditLog` (in `IAPStoragePostgres`, a table of the
-/// ledger's schema) implement it.
+/// ledger's schema) implement it. ``LedgerGuardedSupportAuditLog`` wraps one with the head the ledger keeps, so that
+/// a log deleted or cut together with its head is refused too.
 public protocol SupportAuditLog: Sendable {
     /// Seals an entry as the next of the chain and appends it durably.
     ///
@@ -41,4 +42,15 @@ public protocol SupportAuditLog: Sendable {
     /// - Returns: What was found: the number of entries, the head, and every break with its place.
     /// - Throws: ``IAPError`` if the log cannot be read.
     func verify() async throws -> SupportAuditVerification
+
+    /// Throws when the log would refuse an append now, writing nothing: for a tool to refuse a support action before
+    /// it acts rather than after. The default never throws.
+    ///
+    /// - Throws: ``IAPError`` as ``append(_:)`` would refuse.
+    func checkWritable() async throws
+}
+
+extension SupportAuditLog {
+    /// Never throws: the log finds out at ``append(_:)``.
+    public func checkWritable() async throws {}
 }

@@ -21,10 +21,12 @@ public import IAPServerAPI
 /// cut off when the file is opened. The log and its head are created 0600 and never opened through a symbolic
 /// link.
 ///
-/// Opening refuses (`storageCorrupted`) a log that holds fewer entries than its head records, or whose entry at
-/// the head is not the recorded one: entries were removed or edited, and appending would hide it. Check such a log
-/// with ``verify(path:ledgerId:)`` (`iap support audit verify`), keep it as evidence, and move it and its head aside
-/// to start a new one.
+/// Opening refuses (`storageCorrupted`) a log that holds fewer entries than its head records, whose entry at the
+/// head is not the recorded one, or that holds entries without a head: entries were removed or edited, or the head
+/// deleted, and appending would hide it. Check such a log with ``verify(path:ledgerId:)`` (`iap support audit
+/// verify`), keep it as evidence, and reseal it (``reseal(path:ledgerId:entry:)``, `iap support audit reseal`).
+/// The ledger keeps a copy of the head too (``SupportAuditHeadKeeper``), which ``LedgerGuardedSupportAuditLog``
+/// compares the log with, so that deleting the log and its head together is noticed as well.
 public actor FileSupportAuditLog: SupportAuditLog {
     /// The file that holds the log's head, beside the log.
     public static func headPath(for path: String) -> String {
@@ -76,9 +78,16 @@ public actor FileSupportAuditLog: SupportAuditLog {
                         + "removed; check it with 'iap support audit verify', keep it, and move it and its head aside"
                 )
             }
+            if recorded == nil, !lines.isEmpty {
+                throw IAPError(
+                    .storageCorrupted,
+                    "\(path) holds \(lines.count) entries but has no head (\(Self.headPath(for: path)) was deleted); "
+                        + "check it with 'iap support audit verify'"
+                )
+            }
             self.head = head
             if recorded != head {
-                // The head of a log written before heads existed, or one an interrupted append left behind.
+                // The head an interrupted append left behind (the entry is durable, the head had not moved).
                 try Self.writeHead(head, for: path)
             }
         } catch {
@@ -139,6 +148,33 @@ public actor FileSupportAuditLog: SupportAuditLog {
             }
         }
         return SupportAuditChain.verify(records, ledgerId: ledgerId, recordedHead: recorded, notes: notes)
+    }
+
+    /// Appends an operator's reseal entry after whatever the log holds now, and sets the head beside it to the new
+    /// entry: what lets support write to a log again that does not match its head (`iap support audit reseal`).
+    ///
+    /// The entry is sealed after the log's last line as it is (a torn last line is cut off first), so the chain goes
+    /// on from what is left; breaks before it stay for ``verify(path:ledgerId:)`` to name. Move a log with broken
+    /// entries aside first to start a new one from the reseal entry.
+    ///
+    /// - Parameters:
+    ///   - path: The log's file (created when missing).
+    ///   - ledgerId: The identity of the ledger it belongs to.
+    ///   - entry: The reseal entry.
+    /// - Returns: The entry as sealed and stored.
+    /// - Throws: ``IAPError`` `storageLocked` while another process holds the log, `storageFailure` when it cannot be
+    ///   written.
+    public static func reseal(path: String, ledgerId: String, entry: SupportAuditEntry) throws -> SupportAuditEntry {
+        let file = try JSONLinesFile(path: path, isPrivate: true)
+        defer { file.close() }
+        let lines = try file.readLines()
+        let after =
+            lines.last.map { SupportAuditHead(entries: lines.count, lastHash: SupportAuditChain.hash(of: $0)) }
+            ?? .empty(ledgerId: ledgerId)
+        let sealed = try SupportAuditChain.seal(entry, after: after)
+        try file.append(line: sealed.record)
+        try writeHead(sealed.head, for: path)
+        return sealed.entry
     }
 
     /// Closes the file and releases its lock; later appends fail.

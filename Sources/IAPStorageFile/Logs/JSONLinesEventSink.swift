@@ -16,8 +16,8 @@ public import IAPCore
 /// a person with `tail -f`.
 ///
 /// Each line holds the keys `time` (milliseconds since 1970), `event`, `userId`, `productId`, `transactionId`,
-/// `originalTransactionId`, `environment`, `outcome`, `errorCode` and `durationMs`; a key whose value is unknown is
-/// absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
+/// `originalTransactionId`, `environment`, `outcome`, `errorCode`, `durationMs` and, for a support action,
+/// `auditHead`; a key whose value is unknown is absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
 ///
 /// ```json
 /// {"durationMs":12,"environment":"Sandbox","event":"reconciliation.customer","outcome":"clean","time":1767603600000}
@@ -108,6 +108,7 @@ public final class JSONLinesEventSink: EventSink {
             var outcome: String?
             var errorCode: String?
             var durationMs: Int64?
+            var auditHead: String?
         }
         let line = Line(
             time: event.time.millisecondsSince1970,
@@ -119,7 +120,8 @@ public final class JSONLinesEventSink: EventSink {
             environment: event.environment,
             outcome: event.outcome,
             errorCode: event.errorCode,
-            durationMs: event.durationMs
+            durationMs: event.durationMs,
+            auditHead: event.auditHead
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

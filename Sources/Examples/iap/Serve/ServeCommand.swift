@@ -47,7 +47,9 @@ enum ServeCommand {
             reconciled with Apple every --reconcile-every (default 1h; 'off' never; such as 30s, 15m, 6h, 1d,
             1h30m), incrementally and paced under Apple's rate limits, by one instance of a fleet at a time; and
             support can look orders up (Production only: --environment must list it). Without it the support
-            endpoints answer 501.
+            endpoints answer 501. A support audit that does not reach the head the ledger keeps (deleted or cut with
+            its head) refuses support (503) until 'iap support audit reseal'; purchases go on, and GET /readyz stays
+            200 with a 'degraded: support-audit: ...' line.
 
             Secrets come only from files (a trailing newline is not part of the secret) or the environment:
             IAP_USER_JWT_SECRET, IAP_SERVICE_TOKEN and IAP_GRANT_SECRET stand for the three secret files; the JWT
@@ -58,8 +60,8 @@ enum ServeCommand {
             "ledger-only": true, "root": [...]); options given on the command line win; unknown keys are refused.
 
             Events go to standard error as one JSON object per line (time, event, userId, productId,
-            transactionId, originalTransactionId, environment, outcome, errorCode, durationMs), or to --events
-            FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
+            transactionId, originalTransactionId, environment, outcome, errorCode, durationMs, auditHead), or to
+            --events FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
             """,
         options: [
             .value("port", "N", "the TCP port; 0 picks a free one (required)"),

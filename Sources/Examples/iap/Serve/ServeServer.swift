@@ -54,9 +54,13 @@ struct ServeServer {
         let ledger = try await CommandLedger.open(parsed, access: .create)
         let catalog: any ProductCatalog
         let stores: ServeStores
+        let readiness = ServerReadiness()
         do {
             catalog = try await ledger.catalog(parsed, save: true) ?? NonConsumableCatalog()
-            stores = try await ServeStores.open(for: ledger)
+            stores = try await ServeStores.open(
+                for: ledger,
+                auditObserver: auditObserver(readiness: readiness, metrics: metrics, events: events)
+            )
         } catch {
             await ledger.store.close()
             throw error
@@ -102,7 +106,6 @@ struct ServeServer {
                 )
             }
         }
-        let readiness = ServerReadiness()
         let routes = PurchaseServerRoutes(
             submissions: TransactionSubmissionHandler(pipeline: pipeline),
             notifications: processor,
@@ -153,6 +156,53 @@ struct ServeServer {
             stores: stores,
             events: events
         )
+    }
+
+    /// Reports whether support may write to the audit: the `support-audit` check of `GET /readyz` (degraded, the
+    /// server still ready for purchases), the `iap_support_audit_refused` gauge, and a `support.audit` event
+    /// (outcome `refused`, error code `storageCorrupted`, or `writable` when a reseal lifted it).
+    static func auditObserver(
+        readiness: ServerReadiness,
+        metrics: PurchaseServerMetrics,
+        events: any EventSink
+    ) -> @Sendable (LedgerGuardedSupportAuditLog.Standing) -> Void {
+        let reported = LockedValue(false)
+        return { standing in
+            let clock = SystemClock()
+            switch standing {
+            case .writable:
+                readiness.setCheck("support-audit", failing: nil)
+                metrics.supportAuditRefused.set(0)
+                // Only a lifted refusal is news.
+                guard reported.withLock({ $0 }) else { return }
+                reported.withLock { $0 = false }
+                events.record(
+                    IAPEvent(
+                        time: clock.now,
+                        event: "support.audit",
+                        outcome: "writable",
+                        message: "the support audit matches the ledger's head again: support actions are taken"
+                    )
+                )
+            case .refused(let reason):
+                readiness.setCheck(
+                    "support-audit",
+                    failing: "support actions refused: the support audit does not match the ledger's head"
+                )
+                metrics.supportAuditRefused.set(1)
+                reported.withLock { $0 = true }
+                events.record(
+                    IAPEvent(
+                        time: clock.now,
+                        event: "support.audit",
+                        outcome: "refused",
+                        errorCode: IAPError.Code.storageCorrupted.rawValue,
+                        message: "support actions are refused (purchases go on): \(reason); check it with 'iap "
+                            + "support audit verify' and run 'iap support audit reseal --reason TEXT'"
+                    )
+                )
+            }
+        }
     }
 
     /// Stops: not ready, no new connections, the requests in flight finished, the background work stopped, the

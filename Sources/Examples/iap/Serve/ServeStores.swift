@@ -33,10 +33,18 @@ struct ServeStores {
 
     /// Opens the stores of a ledger.
     ///
-    /// - Parameter ledger: The opened ledger.
+    /// The support audit is guarded by the head the ledger keeps: one that does not match it opens refusing every
+    /// support action, and the server still starts and takes purchases.
+    ///
+    /// - Parameters:
+    ///   - ledger: The opened ledger.
+    ///   - auditObserver: Told whether support may write to the audit, at once and at every change.
     /// - Returns: The stores.
     /// - Throws: ``IAPError`` when a file cannot be opened (another process holds it, permissions).
-    static func open(for ledger: CommandLedger) async throws -> ServeStores {
+    static func open(
+        for ledger: CommandLedger,
+        auditObserver: @escaping @Sendable (LedgerGuardedSupportAuditLog.Standing) -> Void
+    ) async throws -> ServeStores {
         switch ledger.location {
         case .directory(let directory):
             let lock = try FileExclusiveRunLock(name: lockName, directory: directory.path)
@@ -45,7 +53,7 @@ struct ServeStores {
             )
             let audit: SupportAuditCommand.OpenLog
             do {
-                audit = try await SupportAuditCommand.open(ledger, auditPath: nil)
+                audit = try await SupportAuditCommand.open(ledger, auditPath: nil, observer: auditObserver)
             } catch {
                 await checkpoints.close()
                 throw error
@@ -65,7 +73,7 @@ struct ServeStores {
                 throw IAPError(.internalError, "a --database ledger is not a PostgresEntitlementStore")
             }
             // The audit shares the ledger's connections, which the ledger closes.
-            let audit = try await SupportAuditCommand.open(ledger, auditPath: nil)
+            let audit = try await SupportAuditCommand.open(ledger, auditPath: nil, observer: auditObserver)
             return ServeStores(
                 checkpoints: PostgresReconciliationCheckpointStore(ledger: store),
                 audit: audit.log,
