@@ -80,7 +80,7 @@ echo "==> $transactions signed transactions"
 # A small compaction threshold makes kills land around compactions too; the receiver logs every idempotency key
 # the fulfillment hook sent, so a second grant would show.
 ingest=("$IAP" ledger ingest --data "$work/ledger" --catalog "$work/catalog.json" --root "$work/root.der"
-    --bundle-id com.example.app --environment Sandbox --compaction-threshold 262144 --window "$window"
+    --bundle-id com.example.app --environment Sandbox --token-is-user --compaction-threshold 262144 --window "$window"
     --grant-url "$grant_url" --grant-secret-file "$work/secret" "$work/tokens.txt")
 
 echo "==> $kills runs killed with SIGKILL at random points"

@@ -244,7 +244,10 @@ struct CommandLineContractTests {
 
         func ingest(_ lines: [String], _ extra: [String] = []) async throws -> Run {
             try await CommandLineContractTests.iap(
-                ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"] + extra,
+                [
+                    "ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only",
+                    "--token-is-user",
+                ] + extra,
                 input: Data((lines.joined(separator: "\n") + "\n").utf8)
             )
         }

@@ -35,6 +35,7 @@ struct LedgerHardeningTests {
                 let ingested = try await CLI.iap(
                     [
                         "ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only",
+                        "--token-is-user",
                         "--window", "1",
                     ],
                     input: Data((tokens.joined(separator: "\n") + "\n").utf8)
@@ -201,7 +202,7 @@ struct LedgerHardeningTests {
             _ = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", probe, "--catalog", ledger.catalog, "--root", ledger.root,
-                    "--ledger-only",
+                    "--ledger-only", "--token-is-user",
                 ],
                 input: input
             )
@@ -226,7 +227,10 @@ struct LedgerHardeningTests {
                 guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &bound) == 0 else { exit(10) }
                 guard
                     let run = try? await CLI.iap(
-                        ["ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only"],
+                        [
+                            "ledger", "ingest", "--data", data, "--catalog", catalog, "--root", root, "--ledger-only",
+                            "--token-is-user",
+                        ],
                         input: Data((token + "\n").utf8)
                     )
                 else { exit(11) }

@@ -34,7 +34,10 @@ struct LedgerIngestWindowTests {
         }
 
         func arguments(ledger: String, window: Int?) -> [String] {
-            ["ledger", "ingest", "--data", ledger, "--catalog", catalog, "--root", root, "--ledger-only"]
+            [
+                "ledger", "ingest", "--data", ledger, "--catalog", catalog, "--root", root, "--ledger-only",
+                "--token-is-user",
+            ]
                 + (window.map { ["--window", String($0)] } ?? [])
         }
 
@@ -196,6 +199,7 @@ struct LedgerIngestWindowTests {
             let run = try await CLI.iap(
                 [
                     "ledger", "ingest", "--data", bench.ledger("ledger"), "--root", bench.root, "--ledger-only",
+                    "--token-is-user",
                     "--window", window,
                 ],
                 input: Data()

@@ -56,7 +56,7 @@ struct PostgresLedgerProcessTests {
         let ingest =
             ["ledger", "ingest"] + ledger + [
                 "--catalog", catalog, "--root", root, "--grant-url", wallet.url.appending(path: "iap").absoluteString,
-                "--grant-secret-file", secretFile.path, input.path,
+                "--grant-secret-file", secretFile.path, "--token-is-user", input.path,
             ]
         let processes = try (0..<2).map {
             try Self.start(ingest, output: directory.appending(path: "ingest-\($0).out"))

@@ -96,6 +96,13 @@ final class ServeProcess: Sendable {
         process.waitUntilExit()
     }
 
+    /// Sends the server a signal (`SIGHUP` reloads its catalog).
+    func signal(_ number: Int32) {
+        if process.isRunning {
+            _ = Glibc.kill(process.processIdentifier, number)
+        }
+    }
+
     var terminationStatus: Int32 { process.terminationStatus }
 
     /// What the server wrote to standard error (its events) so far.

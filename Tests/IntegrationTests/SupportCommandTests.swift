@@ -175,8 +175,9 @@ struct SupportCommandTests {
         let orphan = try await desk.emulator.purchase("coins.100", account: "carol")
         let orderId = try #require(orphan.orderId)
 
+        // Looked up and audited, left waiting for its owner, said so: not a failure.
         let waiting = try await desk.support([orderId, "--data", desk.data.path, "--redeliver", "--ledger-only"])
-        #expect(waiting.status == 1)
+        #expect(waiting.status == 0, "\(waiting.stderr)")
         #expect(waiting.stderrLines.contains { $0.contains("waits for its owner") && $0.contains("--user") })
 
         let named = try await desk.support([
@@ -186,6 +187,32 @@ struct SupportCommandTests {
         let history = try await CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "carol", "--json"])
         #expect(history.stdout.contains(orphan.transactionId))
         #expect(try desk.audit().last?["userId"] as? String == "carol")
+    }
+
+    @Test func anOrderWhoseTokenNobodyClaimedWaitsForItsOwnerAndIsNeverGivenToTheToken() async throws {
+        let desk = try await Desk()
+        defer { desk.emulator.stop() }
+        let token = "5d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a"
+        let bought = try await desk.buy("premium", token: token)
+        let orderId = try #require(bought.orderId)
+
+        let run = try await desk.support([orderId, "--data", desk.data.path, "--redeliver", "--ledger-only", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderrLines.contains { $0.hasPrefix("note: \(bought.transactionId) waits for its owner") })
+        let item = try #require((try CLI.json(run.stdout)["transactions"] as? [[String: Any]])?.first)
+        #expect(item["redelivery"] as? String == "awaitingOwner")
+        #expect(try desk.audit().last?["action"] as? String == "redeliver")
+        let export = try await CLI.iap(["ledger", "export", "--data", desk.data.path])
+        let entry = try CLI.json(try #require(export.stdoutLines.first))
+        #expect(entry["deliveryState"] as? String == "awaitingOwner")
+        #expect(entry["userId"] as? String != "dave")
+
+        // The real buyer's later submission gets it: it was never given to a pseudo-user named after the token.
+        try await desk.ingest(bought, user: "dave")
+        let history = try await CLI.iap(["ledger", "history", "--data", desk.data.path, "--user", "dave", "--json"])
+        #expect(history.stdout.contains(bought.transactionId))
+        let stats = try CLI.json(try await CLI.iap(["ledger", "stats", "--data", desk.data.path, "--json"]).stdout)
+        #expect(stats["users"] as? Int == 1)
     }
 
     @Test func signedDataThatDoesNotVerifyExitsOne() async throws {

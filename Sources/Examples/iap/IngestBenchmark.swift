@@ -11,7 +11,7 @@ enum IngestBenchmark {
         discussion: """
             Generates N transactions with 'iap testdata transactions' (the project's test PKI) and, in each run,
             spawns 'iap ledger ingest --data DIR --catalog catalog.json --root root.der --bundle-id
-            com.example.app --environment Sandbox --ledger-only --window W FILE' into a new ledger directory, once
+            com.example.app --environment Sandbox --token-is-user --ledger-only --window W FILE' into a new ledger directory, once
             with --window 1 (one line at a time: one durable write after another) and once with --window N (the
             store commits the writes of the lines in flight together), timed from spawn to exit (opening the
             ledger, verifying, recording and every fsync included). Every line must be answered 'ACK ...
@@ -154,7 +154,9 @@ enum IngestBenchmark {
     static func command(window: Int, ledger: String, catalog: String, root: String, tokens: String) -> [String] {
         [
             "ledger", "ingest", "--data", ledger, "--catalog", catalog, "--root", root, "--bundle-id",
-            "com.example.app", "--environment", "Sandbox", "--ledger-only", "--window", String(window), tokens,
+            "com.example.app", "--environment", "Sandbox", "--token-is-user", "--ledger-only", "--window",
+            String(window),
+            tokens,
         ]
     }
 

@@ -30,7 +30,10 @@ enum ReconcileCommand {
             only those statuses, one request per Apple account: cheap enough to run hourly.
 
             Delivering needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant and take-back to your
-            backend, signed; --ledger-only makes the ledger the entitlement source. Progress and alarms go to
+            backend, signed (it needs a catalog: --catalog FILE, or the one saved with the ledger); --ledger-only
+            makes the ledger the entitlement source. A purchase of a product the catalog does not know is recorded
+            and parked until the catalog names it; one whose appAccountToken no user claimed is recorded and waits
+            for its owner (with --user ID, it is that customer's). Progress and alarms go to
             standard error; an ALARM line names each thing the ledger had missed. The summary goes to standard
             output, or with --json as one object: families, transactions, deliveredNow, takenBackNow,
             renewalInfosUpdated, failed, alarms.
@@ -201,6 +204,13 @@ enum ReconcileCommand {
         }
         let grant = try GrantOptions.hook(settings.grant)
         let ledger = try await LedgerAccess(parsed)
+        let choice: CatalogChoice
+        do {
+            choice = try ledger.catalog(for: settings.grant, command: "iap reconcile")
+        } catch {
+            await ledger.close()
+            throw error
+        }
         var checkpointFile: FileReconciliationCheckpointStore?
         var checkpoints: any ReconciliationCheckpointStore = InMemoryReconciliationCheckpointStore()
         do {
@@ -221,12 +231,14 @@ enum ReconcileCommand {
         }
         let pipeline = DeliveryPipeline(
             verifier: verifier,
-            catalog: ledger.catalog,
+            catalog: choice.catalog,
             store: ledger.store,
             hook: grant.hook,
             // One process at a time holds a file ledger; a database ledger is shared with other deliverers.
             retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
-            unclaimedTokenPolicy: .tokenIsUser,
+            // A purchase whose appAccountToken nobody claimed waits for its owner: it is never given to its token.
+            unclaimedTokenPolicy: .awaitOwner,
+            unknownProducts: choice.unknownProducts,
             events: settings.events
         )
         let alarms = AlarmCounter()

@@ -229,6 +229,14 @@ enum SupportCommand {
                 failed = true
             }
             for item in report.transactions where report.redelivered {
+                if item.redelivery == "awaitingOwner" {
+                    // Not a failure: an order whose token nobody claimed is never given to anyone by guess.
+                    Output.error(
+                        "note: \(item.transactionId) waits for its owner: no user is bound to its appAccountToken; it "
+                            + "is delivered when the customer's app submits it, or name the customer with --user ID"
+                    )
+                    continue
+                }
                 if let error = item.redeliveryError {
                     Output.error("error: \(item.transactionId): \(error)")
                     failed = true
@@ -276,6 +284,13 @@ enum SupportCommand {
         }
         let fulfillment = try grant.map(GrantOptions.hook)
         let ledger = try await LedgerAccess(parsed)
+        let choice: CatalogChoice
+        do {
+            choice = try ledger.catalog(for: grant, command: "iap support lookup-order --redeliver")
+        } catch {
+            await ledger.close()
+            throw error
+        }
         let redeliver = parsed.has("redeliver")
         let audited = redeliver || !parsed.has("no-audit-lookups")
         let audit: SupportAuditCommand.OpenLog?
@@ -295,13 +310,15 @@ enum SupportCommand {
             )
         let pipeline = DeliveryPipeline(
             verifier: verifier,
-            catalog: ledger.catalog,
+            catalog: choice.catalog,
             store: ledger.store,
             hook: hook,
             // One process at a time holds a file ledger, so a claim found there is a dead process's; a database
             // ledger is shared, and a claim there may be another instance's delivery in progress.
             retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
-            unclaimedTokenPolicy: .tokenIsUser
+            // An order whose appAccountToken nobody claimed waits for its owner unless --user names them.
+            unclaimedTokenPolicy: .awaitOwner,
+            unknownProducts: choice.unknownProducts
         )
         // Without an audit (--no-audit-lookups) the log is never written to: lookUpWithoutAudit is called.
         let auditLog: any SupportAuditLog = audit?.log ?? InMemorySupportAuditLog()

@@ -29,6 +29,11 @@ public struct StaticProductCatalog: ProductCatalog, Hashable {
 
     private let indexById: [String: Int]
 
+    /// A catalog that lists no product: every lookup is `unknownProduct`.
+    public static var empty: StaticProductCatalog {
+        StaticProductCatalog(products: [], storeKitSettings: nil, warnings: [], indexById: [:])
+    }
+
     /// Creates a catalog from products.
     ///
     /// - Parameters:
@@ -58,6 +63,18 @@ public struct StaticProductCatalog: ProductCatalog, Hashable {
         self.storeKitSettings = storeKitSettings
         self.warnings = warnings
         self.indexById = index
+    }
+
+    private init(
+        products: [CatalogProduct],
+        storeKitSettings: StoreKitConfigurationSettings?,
+        warnings: [String],
+        indexById: [String: Int]
+    ) {
+        self.products = products
+        self.storeKitSettings = storeKitSettings
+        self.warnings = warnings
+        self.indexById = indexById
     }
 
     /// The product with an id, or `nil` when the catalog has none.

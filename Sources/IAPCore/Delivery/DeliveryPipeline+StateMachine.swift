@@ -228,7 +228,7 @@ extension DeliveryPipeline {
                 case .delivered, .awaitingOwner, .unknownProduct:
                     break
                 }
-                if try await knownProduct(id: current.productId) == nil {
+                if try await knownProduct(of: current.transaction, id: current.productId) == nil {
                     // The catalog no longer (or not yet) names the product: park it rather than fail attempts.
                     var parked = current
                     parked.deliveryState = .unknownProduct
@@ -340,7 +340,10 @@ extension DeliveryPipeline {
 
     /// What the fulfillment is asked to do for an entry.
     func delivery(for entry: LedgerEntry, action: Delivery.Action) async throws -> Delivery {
-        delivery(for: entry, action: action, product: try await catalog.product(id: entry.productId))
+        guard let product = try await knownProduct(of: entry.transaction, id: entry.productId) else {
+            throw Self.parkedError(entry)
+        }
+        return delivery(for: entry, action: action, product: product)
     }
 
     /// What the fulfillment is asked to do for an entry of a product.

@@ -9,7 +9,8 @@
 ///
 /// For each signed transaction the pipeline:
 /// 1. verifies it (signature, chain, bundle id, environment — whatever the ``Verifier`` checks);
-/// 2. looks the product up in the ``ProductCatalog`` (an unknown product is rejected, not guessed);
+/// 2. looks the product up in the ``ProductCatalog`` (a purchase of a product it does not know is recorded and
+///    parked, ``DeliveryState/unknownProduct``, never guessed, and granted once the catalog names it);
 /// 3. resolves the owner: an appAccountToken is bound to the first user who presents it, for good (or, with a
 ///    ``TokenOwnershipCheck``, only to a user it was derived from), and a transaction whose token or id belongs to
 ///    another user is rejected (stolen-receipt replay);
@@ -63,6 +64,8 @@ public final class DeliveryPipeline: Sendable {
     public let isProductionServer: Bool
     /// What a prorated refund of a non-consumable or a subscription does; a consumable's always takes back its share.
     public let proratedRefunds: ProratedRefundPolicy
+    /// What a purchase of a product the catalog does not know gets: parked by default.
+    public let unknownProducts: UnknownProductPolicy
 
     /// Creates a pipeline.
     ///
@@ -81,6 +84,8 @@ public final class DeliveryPipeline: Sendable {
     ///     their tokens from the user: ``TokenOwnershipCheck/derived(namespace:)``).
     ///   - proratedRefunds: What a prorated refund of a non-consumable or a subscription does: by default
     ///     (``ProratedRefundPolicy/keepAccess``) the hook is told of the refunded share and takes nothing back.
+    ///   - unknownProducts: What a purchase of a product the catalog does not know gets: by default
+    ///     (``UnknownProductPolicy/park``) it is recorded and parked until the catalog names it.
     ///   - events: Where the pipeline reports what an operator must see (flagged and refused sandbox purchases); the
     ///     ``TransactionSubmissionHandler`` reports there too.
     public convenience init(
@@ -94,6 +99,7 @@ public final class DeliveryPipeline: Sendable {
         sandboxPolicy: SandboxPolicy = .grant,
         tokenOwnership: TokenOwnershipCheck? = nil,
         proratedRefunds: ProratedRefundPolicy = .keepAccess,
+        unknownProducts: UnknownProductPolicy = .park,
         events: some EventSink = DiscardingEventSink()
     ) {
         self.init(
@@ -107,6 +113,7 @@ public final class DeliveryPipeline: Sendable {
             sandboxPolicy: sandboxPolicy,
             tokenOwnership: tokenOwnership,
             proratedRefunds: proratedRefunds,
+            unknownProducts: unknownProducts,
             events: events
         )
     }
@@ -131,6 +138,7 @@ public final class DeliveryPipeline: Sendable {
     ///   - sandboxPolicy: What sandbox purchases get on a production server.
     ///   - tokenOwnership: Refuses an unclaimed appAccountToken to a user it cannot belong to.
     ///   - proratedRefunds: What a prorated refund of a non-consumable or a subscription does.
+    ///   - unknownProducts: What a purchase of a product the catalog does not know gets.
     ///   - events: Where the pipeline reports what an operator must see.
     public convenience init(
         verifier: some Verifier,
@@ -142,6 +150,7 @@ public final class DeliveryPipeline: Sendable {
         sandboxPolicy: SandboxPolicy = .grant,
         tokenOwnership: TokenOwnershipCheck? = nil,
         proratedRefunds: ProratedRefundPolicy = .keepAccess,
+        unknownProducts: UnknownProductPolicy = .park,
         events: some EventSink = DiscardingEventSink()
     ) {
         self.init(
@@ -155,6 +164,7 @@ public final class DeliveryPipeline: Sendable {
             sandboxPolicy: sandboxPolicy,
             tokenOwnership: tokenOwnership,
             proratedRefunds: proratedRefunds,
+            unknownProducts: unknownProducts,
             events: events
         )
     }
@@ -170,6 +180,7 @@ public final class DeliveryPipeline: Sendable {
         sandboxPolicy: SandboxPolicy,
         tokenOwnership: TokenOwnershipCheck?,
         proratedRefunds: ProratedRefundPolicy,
+        unknownProducts: UnknownProductPolicy,
         events: any EventSink
     ) {
         self.verifier = verifier
@@ -183,6 +194,7 @@ public final class DeliveryPipeline: Sendable {
         self.sandboxPolicy = sandboxPolicy
         self.tokenOwnership = tokenOwnership
         self.proratedRefunds = proratedRefunds
+        self.unknownProducts = unknownProducts
         self.isProductionServer = verifier.acceptedEnvironments.map { $0.contains(.production) } ?? true
     }
 
@@ -367,7 +379,7 @@ public final class DeliveryPipeline: Sendable {
         }
         for entry in parked {
             do {
-                guard try await knownProduct(id: entry.productId) != nil else {
+                guard try await knownProduct(of: entry.transaction, id: entry.productId) != nil else {
                     report.skipped += 1
                     continue
                 }
@@ -397,11 +409,15 @@ public final class DeliveryPipeline: Sendable {
     }
 
     /// The catalog's product, or `nil` when the catalog does not know it; any other failure of the catalog throws.
-    func knownProduct(id productId: String) async throws -> CatalogProduct? {
+    ///
+    /// Under ``UnknownProductPolicy/signedType`` a product the catalog does not know is the one the signed
+    /// transaction describes.
+    func knownProduct(of transaction: TransactionPayload, id productId: String) async throws -> CatalogProduct? {
         do {
             return try await catalog.product(id: productId)
         } catch let error as IAPError where error.code == .unknownProduct {
-            return nil
+            guard unknownProducts == .signedType else { return nil }
+            return UnknownProductPolicy.product(describedBy: transaction)
         }
     }
 
@@ -556,7 +572,7 @@ public final class DeliveryPipeline: Sendable {
             throw IAPError(.malformedSignedData, "transaction \(transactionId) has no productId")
         }
         // A product the catalog does not know is never granted by guess: the purchase is recorded and parked.
-        let product = try await knownProduct(id: productId)
+        let product = try await knownProduct(of: transaction, id: productId)
         let claim = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
         var candidate = LedgerEntry(
             transaction: transaction,

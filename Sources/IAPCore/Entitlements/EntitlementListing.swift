@@ -107,12 +107,15 @@ public struct EntitlementListing: Sendable, Hashable {
     /// Reads a user's entries and renewal infos from a ledger and lists what the user has at an instant.
     ///
     /// The catalog's snapshot decides each product; a product the snapshot does not list is asked of the catalog
-    /// (a catalog that answers for any product, or one kept elsewhere), and skipped when the catalog does not know it.
+    /// (a catalog that answers for any product, or one kept elsewhere), and skipped when the catalog does not know it —
+    /// unless `unknownProducts` is ``UnknownProductPolicy/signedType``: then the product is the one its latest signed
+    /// transaction describes, as the pipeline delivered it.
     ///
     /// - Parameters:
     ///   - userId: The user.
     ///   - store: The ledger.
     ///   - catalog: What each product is.
+    ///   - unknownProducts: What a product the catalog does not know is: skipped by default.
     ///   - instant: Now, as the caller's clock says.
     /// - Returns: The listing.
     /// - Throws: ``IAPError`` when the ledger or the catalog fails.
@@ -120,6 +123,7 @@ public struct EntitlementListing: Sendable, Hashable {
         userId: String,
         from store: some EntitlementStore,
         catalog: some ProductCatalog,
+        unknownProducts: UnknownProductPolicy = .park,
         at instant: Date
     ) async throws -> EntitlementListing {
         let entries = try await store.allHistory(userId: userId)
@@ -135,6 +139,12 @@ public struct EntitlementListing: Sendable, Hashable {
             do {
                 extra.append(try await catalog.product(id: productId))
             } catch let error as IAPError where error.code == .unknownProduct {
+                let latest = entries.last { $0.productId == productId }
+                if unknownProducts == .signedType, let latest,
+                    let described = UnknownProductPolicy.product(describedBy: latest.transaction)
+                {
+                    extra.append(described)
+                }
                 continue
             }
         }

@@ -6,7 +6,7 @@
 /// again, and the hook must deduplicate by ``Delivery/idempotencyKey``. When the wallet lives in the same
 /// database as the ledger, a store that conforms to this protocol runs the grant in the transaction that writes
 /// the entry: the grant and the mark are one commit, so a delivery happens exactly once without idempotency keys
-/// on the wallet's side, and without a claim. ``DeliveryPipeline/init(verifier:catalog:store:clock:retryPolicy:unclaimedTokenPolicy:sandboxPolicy:tokenOwnership:proratedRefunds:events:)``
+/// on the wallet's side, and without a claim. ``DeliveryPipeline/init(verifier:catalog:store:clock:retryPolicy:unclaimedTokenPolicy:sandboxPolicy:tokenOwnership:proratedRefunds:unknownProducts:events:)``
 /// takes such a store in place of a hook. `PostgresTransactionalFulfillmentStore` (IAPStoragePostgres) is the
 /// one swift-iap ships.
 ///

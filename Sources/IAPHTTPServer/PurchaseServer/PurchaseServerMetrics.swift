@@ -43,6 +43,8 @@ public final class PurchaseServerMetrics: Sendable {
     public let reconciliationAlarms: Counter
     /// `iap_support_audit_refused`.
     public let supportAuditRefused: Gauge
+    /// `iap_unknown_product_purchases`.
+    public let unknownProductPurchases: Gauge
 
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
@@ -112,6 +114,11 @@ public final class PurchaseServerMetrics: Sendable {
             "iap_support_audit_refused",
             help: "1 while support actions are refused: the support audit does not match the ledger's head."
         )
+        unknownProductPurchases = try registry.gauge(
+            "iap_unknown_product_purchases",
+            help: "Purchases recorded but parked: the catalog does not know their product (nothing is granted by "
+                + "guess); reload the catalog (SIGHUP) once it names them."
+        )
         for outcome in TransactionSubmissionResult.Outcome.allCases {
             submissions.initialize(labels: [outcome.rawValue])
         }
@@ -122,6 +129,7 @@ public final class PurchaseServerMetrics: Sendable {
         retryQueueDepth.set(0)
         deadLetters.set(0)
         supportAuditRefused.set(0)
+        unknownProductPurchases.set(0)
     }
 
     /// A fulfillment hook that counts each call of `hook` in `iap_webhook_requests_total`: wrap the webhook with it
@@ -143,7 +151,7 @@ public final class PurchaseServerMetrics: Sendable {
         verificationFailures.increment(labels: [error.code.rawValue])
     }
 
-    /// Sets `iap_retry_queue_depth` and `iap_dead_letters` from the ledger's statistics, at most once per `interval`
+    /// Sets `iap_retry_queue_depth`, `iap_dead_letters` and `iap_unknown_product_purchases` from the ledger's statistics, at most once per `interval`
     /// (the statistics of a large database ledger are a scan).
     ///
     /// - Parameters:
@@ -163,6 +171,7 @@ public final class PurchaseServerMetrics: Sendable {
         let statistics = try await store.statistics()
         retryQueueDepth.set(Double(statistics.pendingRetries))
         deadLetters.set(Double(statistics.deadLetters))
+        unknownProductPurchases.set(Double(statistics.unknownProduct))
     }
 }
 

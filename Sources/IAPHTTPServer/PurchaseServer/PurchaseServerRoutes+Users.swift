@@ -23,7 +23,13 @@ extension PurchaseServerRoutes {
             instant = Date(millisecondsSince1970: milliseconds)
         }
         do {
-            let listing = try await EntitlementListing.read(userId: userId, from: store, catalog: catalog, at: instant)
+            let listing = try await EntitlementListing.read(
+                userId: userId,
+                from: store,
+                catalog: catalog,
+                unknownProducts: unknownProducts,
+                at: instant
+            )
             return .json(try listing.jsonData())
         } catch {
             return answer(error, route: request.route ?? request.path)

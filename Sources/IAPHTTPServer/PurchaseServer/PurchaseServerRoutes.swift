@@ -37,6 +37,7 @@ public struct PurchaseServerRoutes: Sendable {
     let notifications: NotificationProcessor
     let store: any EntitlementStore
     let catalog: any ProductCatalog
+    let unknownProducts: UnknownProductPolicy
     let users: any UserAuthenticator
     let service: ServiceTokenAuthenticator
     let support: OrderLookup?
@@ -59,6 +60,8 @@ public struct PurchaseServerRoutes: Sendable {
     ///   - notifications: Processes the App Store's notifications.
     ///   - store: The ledger the entitlements and history are read from.
     ///   - catalog: What each product is, for the entitlements.
+    ///   - unknownProducts: What a product the catalog does not know is, for the entitlements: as the pipeline's
+    ///     ``DeliveryPipeline/unknownProducts`` (skipped when parked, the default).
     ///   - users: Authenticates the app's user.
     ///   - service: Checks the service token of the user and support endpoints.
     ///   - support: The order tool, with the App Store Server API client of Production and the audit log; `nil`
@@ -72,6 +75,7 @@ public struct PurchaseServerRoutes: Sendable {
         notifications: NotificationProcessor,
         store: some EntitlementStore,
         catalog: some ProductCatalog,
+        unknownProducts: UnknownProductPolicy = .park,
         users: some UserAuthenticator,
         service: ServiceTokenAuthenticator,
         support: OrderLookup?,
@@ -84,6 +88,7 @@ public struct PurchaseServerRoutes: Sendable {
         self.notifications = notifications
         self.store = store
         self.catalog = catalog
+        self.unknownProducts = unknownProducts
         self.users = users
         self.service = service
         self.support = support

@@ -10,8 +10,8 @@ struct LedgerAccess {
 
     /// The ledger.
     let ledger: CommandLedger
-    /// The catalog: `--catalog`, else the one saved with the ledger, else every product a non-consumable.
-    let catalog: any ProductCatalog
+    /// The catalog: `--catalog`, else the one saved with the ledger, else none.
+    let found: StaticProductCatalog?
 
     /// The store.
     var store: any ListableEntitlementStore { ledger.store }
@@ -32,11 +32,22 @@ struct LedgerAccess {
     init(_ arguments: Arguments) async throws {
         ledger = try await CommandLedger.open(arguments, access: .readWrite)
         do {
-            catalog = try await ledger.catalog(arguments, save: false) ?? NonConsumableCatalog()
+            found = try await ledger.catalog(arguments, save: false)
         } catch {
             await ledger.store.close()
             throw error
         }
+    }
+
+    /// The catalog a command that may deliver works with (see ``CatalogChoice``).
+    ///
+    /// - Parameters:
+    ///   - grant: How the command grants; `nil` when it grants nothing.
+    ///   - command: The command, for the message.
+    /// - Returns: The choice.
+    /// - Throws: A usage error for a grant path without a catalog.
+    func catalog(for grant: GrantOptions.Path?, command: String) throws(Arguments.UsageError) -> CatalogChoice {
+        try CatalogChoice.choose(found, grant: grant, command: command)
     }
 
     /// Closes the ledger.

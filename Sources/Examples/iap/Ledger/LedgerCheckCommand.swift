@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPStorageFile
+import IAPStoragePostgres
 
 /// `iap ledger check`: reads the ledger without changing it and says what it holds, what is damaged, and what an
 /// open would do; optionally verifies every kept signed transaction again.
@@ -92,6 +93,34 @@ enum LedgerCheckCommand {
             report.problems += try await LedgerInvariants.check(store).map { "storageCorrupted: \($0)" }
             let statistics = try await store.statistics()
             report.found["transactions"] = statistics.transactions
+            report.found["unknownProduct"] = statistics.unknownProduct
+            if statistics.unknownProduct > 0 {
+                let parked = try await store.parkedEntries(limit: 5)
+                let named = parked.map { "\($0.transactionId) (\($0.productId))" }.joined(separator: ", ")
+                report.notes.append(
+                    "\(statistics.unknownProduct) purchases are recorded but parked, their product unknown to the "
+                        + "catalog (\(named)\(statistics.unknownProduct > parked.count ? ", ..." : "")): nothing is "
+                        + "granted until the catalog names them; add them to the catalog, then send 'iap serve' SIGHUP "
+                        + "(or run 'iap ledger ingest --catalog FILE')"
+                )
+            }
+            let hasCatalog: Bool
+            switch location {
+            case .directory(let directory):
+                hasCatalog = FileManager.default.fileExists(
+                    atPath: directory.appendingPathComponent("catalog.json").path
+                )
+            case .database:
+                hasCatalog = try await (store as? PostgresEntitlementStore)?.savedCatalog() != nil
+            }
+            report.found["catalog"] = hasCatalog
+            if !hasCatalog {
+                report.notes.append(
+                    "no catalog is saved with the ledger: a --grant-url command refuses to start without one, and "
+                        + "--ledger-only delivers each purchase as its signed transaction's type says; give --catalog "
+                        + "FILE to save one"
+                )
+            }
             if let verifier {
                 let result = try await LedgerReverification.run(store, verifier: verifier)
                 report.add(result, requireJWS: parsed.has("require-jws"))

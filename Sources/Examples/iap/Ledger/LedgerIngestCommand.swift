@@ -12,7 +12,7 @@ enum LedgerIngestCommand {
         synopsis: [
             "\(CommandLedger.synopsis) [--catalog FILE]",
             "  [--root FILE.der]... [--bundle-id ID] [--environment LIST] [--app-apple-id N] [--strict-x509]",
-            "  [--user ID] [--compaction-threshold BYTES] [--events FILE] [--window N]",
+            "  [--user ID | --token-is-user] [--compaction-threshold BYTES] [--events FILE] [--window N]",
             "  \(GrantOptions.synopsis) [FILE|-]",
         ],
         discussion: """
@@ -31,7 +31,20 @@ enum LedgerIngestCommand {
             later run delivers it) and ingestion stops: nothing after that line is printed, although lines after
             it that were in flight may be recorded (a rerun over the same input acknowledges them). --window 1
             reads a line only once the one before it is answered, and records in input order. Before it reads, it
-            delivers what an earlier run left due for a retry. A new ledger is created.
+            delivers what an earlier run left due for a retry, and what it parked for a product the catalog now
+            names. A new ledger is created.
+
+            Whose a purchase is: --user ID's; without it, the user its appAccountToken is bound to (by the app's
+            submission to 'iap serve', or POST /iap/v1/users/{userId}/account-tokens); a purchase whose token
+            nobody claimed is recorded and waits for its owner ('awaitingOwner': nothing is granted until the user
+            presents it). --token-is-user is for a ledger whose user ids are the app account tokens themselves:
+            such a purchase then belongs to its token.
+
+            No purchase is granted by guess: with --grant-url the command needs a catalog (--catalog FILE, saved
+            with the ledger, or the one saved before) and refuses to start without one; a purchase of a product
+            the catalog does not know is recorded and parked ('ACK <id> deferred', state unknownProduct) until a
+            run with a catalog that names it. --ledger-only without any catalog records and delivers each purchase
+            as its signed transaction's type says, with a note on standard error.
 
             Delivering needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant and take-back to your
             backend, signed (a failed POST is retried from the ledger's retry queue, by this command's next run);
@@ -48,7 +61,13 @@ enum LedgerIngestCommand {
             .value(
                 "user",
                 "ID",
-                "deliver every purchase to this user (default: the user bound to its appAccountToken, else the token)"
+                "deliver every purchase to this user (default: the user bound to its appAccountToken; a purchase whose "
+                    + "token nobody claimed waits for its owner)"
+            ),
+            .flag(
+                "token-is-user",
+                "the app account token is the user id (a ledger whose users are their tokens): a purchase whose token "
+                    + "nobody claimed belongs to its token"
             ),
             .value("compaction-threshold", "BYTES", "compact the file ledger's log past BYTES (>= 4096; --data only)"),
             CommandEvents.option,
@@ -69,6 +88,9 @@ enum LedgerIngestCommand {
         }
         let settings = try VerifyCommand.Settings(parsed)
         let user = try parsed.value("user")
+        if user != nil, parsed.has("token-is-user") {
+            throw Arguments.UsageError(message: "give --user or --token-is-user, not both")
+        }
         if let user {
             do {
                 try DeliveryPipeline.validate(userId: user)
@@ -83,7 +105,8 @@ enum LedgerIngestCommand {
             }
             options.compactionThreshold = bytes
         }
-        let grant = try GrantOptions.hook(try GrantOptions.parse(parsed))
+        let grantPath = try GrantOptions.parse(parsed)
+        let grant = try GrantOptions.hook(grantPath)
         let events = try CommandEvents.sink(parsed)
         let window = try parsed.value("window").map { Int($0) } ?? 64
         guard let window, (1...1_024).contains(window) else {
@@ -98,28 +121,39 @@ enum LedgerIngestCommand {
         // Take the ledger first: a second process must not replace the catalog the first one works with.
         let ledger = try await CommandLedger.open(parsed, access: .create, options: options)
         let store = ledger.store
-        let products = try await ledger.catalog(parsed, save: true)
-        if products == nil {
-            Output.error(
-                "note: no catalog (--catalog, or one saved with the ledger in \(ledger.name)): every product is treated as a non-consumable"
+        let choice: CatalogChoice
+        do {
+            choice = try CatalogChoice.choose(
+                try await ledger.catalog(parsed, save: true),
+                grant: grantPath,
+                command: "iap ledger ingest"
             )
+        } catch {
+            await store.close()
+            throw error
         }
-        let catalog: any ProductCatalog = products ?? NonConsumableCatalog()
         // The file ledger's lock admits one process at a time, so a claim found at start belongs to a dead
         // process: claims need not outlive the call that takes them. A database ledger is shared by every
         // process that opens it, so there a claim holds for the default time, and a drain skips the deliveries
         // other processes hold.
-        // Without --user, a transaction belongs to the user bound to its appAccountToken, else to the token.
+        // Without --user, a transaction belongs to the user bound to its appAccountToken, else waits for its owner
+        // (or, with --token-is-user, belongs to its token).
         let pipeline = DeliveryPipeline(
             verifier: verifier,
-            catalog: catalog,
+            catalog: choice.catalog,
             store: store,
             hook: grant.hook,
             retryPolicy: ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
-            unclaimedTokenPolicy: .tokenIsUser,
+            unclaimedTokenPolicy: parsed.has("token-is-user") ? .tokenIsUser : .awaitOwner,
+            unknownProducts: choice.unknownProducts,
             events: events
         )
         let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
+        let released = await pipeline.releaseParked()
+        if let error = released.errors.first {
+            await store.close()
+            throw error
+        }
         while true {
             let report = await pipeline.drainDueRetries(limit: 1_000)
             if let error = report.errors.first {

@@ -42,7 +42,13 @@ enum ServeCommand {
 
             GRANT says how purchases reach the customer: --grant-url URL --grant-secret-file FILE POSTs each grant
             and take-back to your backend, signed (X-IAP-Signature, Idempotency-Key); --ledger-only makes the ledger
-            the entitlement source. The retry queue is drained continuously. With the App Store Server API
+            the entitlement source. No purchase is granted by guess: --grant-url needs a catalog (--catalog FILE, a
+            swift-iap JSON catalog or an Xcode .storekit file, saved with the ledger; or the one saved before) and
+            the server refuses to start without one; a purchase of a product the catalog does not know is recorded
+            and parked (state unknownProduct, event delivery.unknownProduct, gauge iap_unknown_product_purchases)
+            and delivered once the catalog names it: at start, and on SIGHUP, which reloads the catalog.
+            --ledger-only without a catalog records and delivers each purchase as its signed transaction's type
+            says, with a note on standard error. The retry queue is drained continuously. With the App Store Server API
             (--issuer-id, --key-id, --auth-key; --api-url for another server than Apple's), the ledger is
             reconciled with Apple every --reconcile-every (default 1h; 'off' never; such as 30s, 15m, 6h, 1d,
             1h30m), incrementally and paced under Apple's rate limits, by one instance of a fleet at a time; and
@@ -131,6 +137,8 @@ enum ServeCommand {
         // First of all, so that a signal during start-up stops the server cleanly once it listens.
         let signals = ShutdownSignals()
         signal(SIGPIPE, SIG_IGN)
+        // SIGHUP reloads the catalog once the server runs; until then it is ignored rather than fatal.
+        signal(SIGHUP, SIG_IGN)
         let parsed = parse(arguments)
         let settings: ServeSettings
         do {
@@ -148,6 +156,11 @@ enum ServeCommand {
             Output.error("error: \(failure.code.rawValue): \(failure.message)")
             terminate(.rejected)
         }
+        let reloads = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        reloads.setEventHandler {
+            Task { await server.reloadCatalog(parsed) }
+        }
+        reloads.resume()
         Output.line("listening on \(server.http.origin)")
         Output.flush()
         let received = await signals.wait()

@@ -13,6 +13,9 @@ struct ServeServer {
     let ledger: CommandLedger
     let stores: ServeStores
     let events: any EventSink
+    /// The catalog the pipeline and the routes ask; replaced by ``reloadCatalog(_:)``.
+    let catalog: ReloadableProductCatalog
+    let pipeline: DeliveryPipeline
 
     /// How long a delivery claim holds: longer than a webhook call may take (its timeout is 10 seconds), short enough
     /// that what a killed server was delivering is picked up again soon after it restarts.
@@ -52,11 +55,15 @@ struct ServeServer {
             hook = grant.hook
         }
         let ledger = try await CommandLedger.open(parsed, access: .create)
-        let catalog: any ProductCatalog
+        let choice: CatalogChoice
         let stores: ServeStores
         let readiness = ServerReadiness()
         do {
-            catalog = try await ledger.catalog(parsed, save: true) ?? NonConsumableCatalog()
+            choice = try CatalogChoice.choose(
+                try await ledger.catalog(parsed, save: true),
+                grant: settings.grant,
+                command: "iap serve"
+            )
             stores = try await ServeStores.open(
                 for: ledger,
                 auditObserver: auditObserver(readiness: readiness, metrics: metrics, events: events)
@@ -68,11 +75,12 @@ struct ServeServer {
         let clock = SystemClock()
         let pipeline = DeliveryPipeline(
             verifier: settings.verifier,
-            catalog: catalog,
+            catalog: choice.catalog,
             store: ledger.store,
             hook: hook,
             clock: clock,
             retryPolicy: RetryPolicy(claimDuration: claimDuration),
+            unknownProducts: choice.unknownProducts,
             events: events
         )
         let processor = NotificationProcessor(
@@ -110,7 +118,8 @@ struct ServeServer {
             submissions: TransactionSubmissionHandler(pipeline: pipeline),
             notifications: processor,
             store: ledger.store,
-            catalog: catalog,
+            catalog: choice.catalog,
+            unknownProducts: choice.unknownProducts,
             users: settings.users,
             service: settings.service,
             support: support,
@@ -139,9 +148,14 @@ struct ServeServer {
             wallClock: clock
         )
         await worker.start()
+        // What an earlier run parked for products its catalog did not know, this catalog may name.
+        let released = await pipeline.releaseParked()
         var started = "\(http.origin), ledger \(ledger.name), grant \(grant.description)"
         if let every = settings.reconcileEvery {
             started += ", reconciling every \(every)"
+        }
+        if released.delivered + released.deferred > 0 {
+            started += ", \(released.delivered + released.deferred) parked purchases released"
         }
         if support == nil {
             started +=
@@ -154,8 +168,45 @@ struct ServeServer {
             readiness: readiness,
             ledger: ledger,
             stores: stores,
-            events: events
+            events: events,
+            catalog: choice.catalog,
+            pipeline: pipeline
         )
+    }
+
+    /// Reads the catalog again (`--catalog FILE`, else the one saved with the ledger), replaces the one in use, and
+    /// delivers what was parked for products it did not know: what `SIGHUP` does. A catalog that cannot be read
+    /// leaves the one in use as it was; either way an event (`catalog.reloaded` or `catalog.reloadFailed`) says what
+    /// happened.
+    ///
+    /// - Parameter parsed: The command line the server started with.
+    func reloadCatalog(_ parsed: Arguments) async {
+        let clock = SystemClock()
+        do {
+            guard let fresh = try await ledger.catalog(parsed, save: true) else {
+                throw IAPError(.notFound, "no catalog to reload: give --catalog FILE")
+            }
+            let added = catalog.replace(with: fresh)
+            let released = await pipeline.releaseParked()
+            var message = "\(fresh.products.count) products"
+            if !added.isEmpty {
+                message += ", new: \(added.joined(separator: ", "))"
+            }
+            message += "; parked purchases delivered: \(released.delivered), deferred: \(released.deferred)"
+            message += ", still unknown: \(released.skipped)"
+            events.record(IAPEvent(time: clock.now, event: "catalog.reloaded", outcome: "reloaded", message: message))
+        } catch {
+            let failure = IAPError.wrapping(error, as: .invalidConfiguration, "the catalog could not be reloaded")
+            events.record(
+                IAPEvent(
+                    time: clock.now,
+                    event: "catalog.reloadFailed",
+                    outcome: "failed",
+                    errorCode: failure.code.rawValue,
+                    message: "\(failure.message); the catalog in use is kept"
+                )
+            )
+        }
     }
 
     /// Reports whether support may write to the audit: the `support-audit` check of `GET /readyz` (degraded, the
