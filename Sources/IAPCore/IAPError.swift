@@ -194,6 +194,14 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension IAPError: LocalizedError {
+    /// The code and the message, `signatureInvalid: the ES256 signature does not match`: what `localizedDescription`
+    /// shows on every platform, where it would otherwise say only that the operation could not be completed.
+    public var errorDescription: String? {
+        description
+    }
+}
+
 extension IAPError: Equatable {
     /// Two errors are equal when their codes are equal.
     public static func == (lhs: IAPError, rhs: IAPError) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCrypto
 import Testing
 
 /// `--help` for every `iap` command and subcommand, and the one-line usage errors, as a newcomer meets them.
@@ -9,7 +10,7 @@ struct CommandHelpTests {
 
     static let ledger = ["data", "database", "schema"]
     static let session = [
-        "issuer-id", "key-id", "auth-key", "bundle-id", "environment", "base-url", "root", "app-apple-id",
+        "issuer-id", "key-id", "auth-key", "bundle-id", "environment", "api-url", "root", "app-apple-id",
     ]
     static let api = session + ["decode"]
 
@@ -167,5 +168,113 @@ struct CommandHelpTests {
         let both = try await CLI.iap(["ledger", "history", "--bogus", "--help"])
         #expect(both.status == 0)
         #expect(both.stdout.hasPrefix("usage: iap ledger history"))
+    }
+
+    /// The command lines of each command that asks the App Store Server API, complete up to the option that names
+    /// its address: `iap serve`, `iap reconcile`, `iap support lookup-order` and `iap api`.
+    static func apiCommandLines(_ directory: URL) throws -> [(words: [String], arguments: [String])] {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let user = directory.appending(path: "user.secret")
+        let token = directory.appending(path: "service.token")
+        try ServeProcess.writePrivate(ServeProcess.userSecret, to: user)
+        try ServeProcess.writePrivate(ServeProcess.serviceToken, to: token)
+        let ledger = directory.appending(path: "ledger").path
+        let key = ["--issuer-id", "ISSUER", "--key-id", "KEY", "--auth-key", directory.appending(path: "key.p8").path]
+        let app = ["--bundle-id", "com.example.app", "--app-apple-id", "1234567890"]
+        return [
+            (
+                ["serve"],
+                [
+                    "serve", "--port", "0", "--data", ledger, "--environment", "Sandbox", "--ledger-only",
+                    "--user-jwt-secret-file", user.path, "--service-token-file", token.path,
+                ] + key + app
+            ),
+            (["reconcile"], ["reconcile", "--data", ledger, "--all", "--ledger-only"] + key + app),
+            (
+                ["support", "lookup-order"],
+                ["support", "lookup-order", "MH43IXG3WA", "--data", ledger, "--environment", "Production"] + key + app
+            ),
+            (
+                ["api", "transaction"],
+                ["api", "transaction", "2000000000000001", "--environment", "Sandbox"] + key + app
+            ),
+        ]
+    }
+
+    @Test func theAPIAddressIsApiURLEverywhereAndBaseURLIsItsAlias() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-api-url-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (words, arguments) in try Self.apiCommandLines(directory) {
+            let command = "iap \(words.joined(separator: " "))"
+            // The help names --api-url, says --base-url is its alias, and lists no --base-url of its own.
+            let help = try await CLI.iap(words + ["--help"])
+            let lines = Self.optionLines(help.stdout)
+            let line = try #require(lines.firstIndex { $0.hasPrefix("  --api-url URL") }, "\(command)")
+            let explanation = ([lines[line]] + lines[(line + 1)...].prefix { $0.hasPrefix("      ") })
+                .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+            #expect(explanation.contains("(alias: --base-url)"), "\(command): \(explanation)")
+            #expect(!lines.contains { $0.hasPrefix("  --base-url") }, "\(command)")
+            #expect(!help.stdout.contains("[--base-url"), "\(command)")
+
+            // Either name reaches the same check, and a message names the option as it was typed.
+            for option in ["--api-url", "--base-url"] {
+                let run = try await CLI.iap(arguments + [option, "ftp://127.0.0.1:9"])
+                #expect(run.status == 2, "\(command) \(option): \(run.stderr)")
+                #expect(
+                    run.stderr.contains("\(option) must be an http or https URL, not 'ftp://127.0.0.1:9'"),
+                    "\(command) \(option): \(run.stderr)"
+                )
+            }
+            // Both at once are one option given twice.
+            let both = try await CLI.iap(
+                arguments + ["--api-url", "http://127.0.0.1:9", "--base-url", "http://127.0.0.1:9"]
+            )
+            #expect(both.status == 2)
+            #expect(both.stderr.contains("--api-url and --base-url name the same option: give one"), "\(both.stderr)")
+        }
+    }
+
+    @Test func aPasswordInTheAPIAddressIsRefusedWithoutBeingShown() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-api-url-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (words, arguments) in try Self.apiCommandLines(directory) {
+            for option in ["--api-url", "--base-url"] {
+                let run = try await CLI.iap(arguments + [option, "http://apple:hunter2-pass@127.0.0.1:9"])
+                #expect(run.status == 2, "\(words) \(option): \(run.stderr)")
+                #expect(run.stderr.contains("\(option) must not hold a user or password (user:password@)"))
+                #expect(run.stderr.contains("--auth-key"))
+                #expect(!run.stderr.contains("hunter2-pass") && !run.stdout.contains("hunter2-pass"))
+            }
+        }
+        // In a configuration file of iap serve, the alias names the same setting.
+        let serve = try #require(try Self.apiCommandLines(directory).first { $0.words == ["serve"] }).arguments
+        let config = directory.appending(path: "serve.json")
+        try Data(#"{"base-url": "https://apple:hunter2-pass@127.0.0.1:9"}"#.utf8).write(to: config)
+        let run = try await CLI.iap(serve + ["--config", config.path])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("must not hold a user or password"), "\(run.stderr)")
+        #expect(!run.stderr.contains("hunter2-pass"))
+    }
+
+    @Test func theAliasReachesTheServer() async throws {
+        // --base-url is where iap api sends its request: LocalTesting needs an address, and the closed port fails
+        // the call (exit 1), not the usage (exit 2).
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-api-url-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appending(path: "key.p8")
+        try ServeProcess.writePrivate(try P256PrivateKey().pemRepresentation, to: key)
+        let arguments = [
+            "api", "transaction", "2000000000000001", "--issuer-id", "ISSUER", "--key-id", "KEY", "--auth-key",
+            key.path, "--bundle-id", "com.example.app", "--environment", "LocalTesting",
+        ]
+        let without = try await CLI.iap(arguments)
+        #expect(without.status == 2)
+        #expect(without.stderr.contains("--environment LocalTesting needs --api-url"))
+        for option in ["--api-url", "--base-url"] {
+            let run = try await CLI.iap(arguments + [option, "http://127.0.0.1:9"])
+            #expect(run.status == 1, "\(option): \(run.stderr)")
+            #expect(!run.stderr.contains("usage"), "\(option): \(run.stderr)")
+        }
     }
 }

@@ -384,6 +384,55 @@ struct CommandLineContractTests {
         #expect(reserved.stdout.isEmpty)
     }
 
+    @Test func testDataBelongsToTheTokensOfUserNAsItsHelpSays() async throws {
+        let bench = try await Workbench()  // 8 transactions, --users 2
+        defer { bench.remove() }
+        let namespaceText = "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10"
+        let help = try await Self.iap(["testdata", "transactions", "--help"])
+        #expect(help.stdout.contains(namespaceText))
+        #expect(help.stdout.contains("delivers each purchase to its token"))
+        let namespace = try #require(UUID(uuidString: namespaceText))
+        let owners = ["user-0", "user-1"].map {
+            AppAccountToken.derive(from: $0, namespace: namespace).uuidString.lowercased()
+        }
+        // Each transaction carries its owner's token (user-0 the even ones, user-1 the odd ones).
+        let decoded = try await Self.iap(["decode"], input: Data(bench.tokens[1].utf8))
+        #expect(decoded.stdout.contains(owners[1]))
+
+        // Without --user, each purchase is delivered to its token: two users, both UUIDs, and no user-0.
+        let ingest = try await bench.ingest(bench.tokens)
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let stats = try Self.json(try await Self.iap(["ledger", "stats", "--data", bench.data, "--json"]).stdout)
+        #expect(stats["users"] as? Int == 2)
+        func entitlements(_ user: String) async throws -> [String: Any] {
+            try Self.json(
+                try await Self.iap([
+                    "ledger", "entitlements", "--data", bench.data, "--user", user, "--at", "1767225700000", "--json",
+                ]).stdout
+            )
+        }
+        for (owner, product) in zip(owners, ["pro.lifetime", "plus.monthly"]) {
+            let held = try await entitlements(owner)
+            #expect((held["balances"] as? [String: Int])?["coins.100"] == 200)
+            let rows = try #require(held["entitlements"] as? [[String: Any]])
+            #expect(rows.contains { $0["productId"] as? String == product && $0["state"] as? String == "active" })
+        }
+        let named = try await entitlements("user-0")
+        #expect((named["entitlements"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func benchServeClientsHoldTokensTheServerAccepts() async throws {
+        // The bench's server admits user tokens of an hour at most: every submission answered 200 shows that its
+        // clients' tokens carry iat and live no longer than that.
+        let run = try await Self.iap(["bench", "serve", "--seconds", "1", "--clients", "2", "--transactions", "100"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try Self.json(run.stdout)
+        let submissions = try #require(report["submissions"] as? Int)
+        #expect(submissions > 0)
+        #expect(report["errors"] as? Int == 0)
+        #expect(report["statuses"] as? [String: Int] == ["200": submissions])
+    }
+
     @Test func statsPrintsTextForPeopleAndJSONOnRequest() async throws {
         let bench = try await Workbench()
         defer { bench.remove() }

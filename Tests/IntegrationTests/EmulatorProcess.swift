@@ -233,9 +233,9 @@ final class EmulatorProcess: Sendable {
     /// environment, and the emulator's root certificate saved as `root` (leave `root` out to test without it).
     ///
     /// - Parameters:
-    ///   - urlOption: The option that names the server: `--base-url`, or `--api-url` for `iap reconcile`.
+    ///   - urlOption: The option that names the server: `--api-url`, or its alias `--base-url`.
     ///   - root: The emulator's root certificate on disk (``saveRootCertificate()``), or `nil`.
-    func commandOptions(urlOption: String = "--base-url", root: URL?) -> [String] {
+    func commandOptions(urlOption: String = "--api-url", root: URL?) -> [String] {
         [
             "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key",
             directory.appending(path: "AuthKey_\(Self.keyId).p8").path, "--bundle-id", Self.bundleId,

@@ -3,7 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 
-/// `iap api`: calls the App Store Server API (Apple's, or a local emulator with `--base-url`) and prints the JSON
+/// `iap api`: calls the App Store Server API (Apple's, or a local emulator with `--api-url`) and prints the JSON
 /// it answers.
 enum APICommand {
     /// What every subcommand prints.
@@ -23,12 +23,12 @@ enum APICommand {
         summary: "call the App Store Server API: transaction, history, statuses, refunds, lookup-order, ...",
         synopsis: [
             "<command> [arguments] --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
-            "  --environment Production|Sandbox|LocalTesting [--base-url URL]",
+            "  --environment Production|Sandbox|LocalTesting [--api-url URL]",
             "  [--decode [--root FILE.der]... [--app-apple-id N]]",
         ],
         discussion: """
-            Calls the App Store Server API (Apple's, or a local 'iap emulate' with --base-url) with a token
-            signed by the API key, and prints the JSON it answers.
+            Calls the App Store Server API (Apple's, or a local 'iap emulate' with --api-url; --base-url is an
+            alias) with a token signed by the API key, and prints the JSON it answers.
 
             """ + "\n" + answers,
         subcommands: APIRequest.specs,

@@ -121,7 +121,7 @@ enum APIRequest {
         _ options: [CommandSpec.Option] = [],
         example: String
     ) -> CommandSpec {
-        let common = "--issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID --environment ENV [--base-url URL]"
+        let common = "--issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID --environment ENV [--api-url URL]"
         return CommandSpec(
             name: "api \(word)",
             summary: summary,

@@ -17,11 +17,20 @@ struct APISession {
             "the API key's private key, as downloaded from App Store Connect, mode 0600 (required)"
         ),
         .value("bundle-id", "ID", "the app's bundle id (required)"),
-        .value("environment", "ENV", "Production, Sandbox or LocalTesting (required; LocalTesting needs --base-url)"),
-        .value("base-url", "URL", "another server than Apple's, such as 'iap emulate' (http or https)"),
+        .value("environment", "ENV", "Production, Sandbox or LocalTesting (required; LocalTesting needs --api-url)"),
+        urlOption,
         .value("root", "FILE.der", "verify against this root instead of Apple Root CA - G3", repeatable: true),
         .value("app-apple-id", "N", "the App Apple ID signed data must carry"),
     ]
+    /// The option that replaces Apple's base URL of the App Store Server API, by the same name in every command
+    /// (`--base-url`, its old name in `iap api` and `iap support`, is an alias).
+    static let urlOption = CommandSpec.Option.value(
+        "api-url",
+        "URL",
+        "the App Store Server API at another address than Apple's, such as 'iap emulate' (http or https, no "
+            + "user:password@)",
+        aliases: ["base-url"]
+    )
     /// The switch of `iap api` that verifies and decodes the signed fields of an answer.
     static let decodeOption = CommandSpec.Option.flag(
         "decode",
@@ -39,7 +48,7 @@ struct APISession {
 
     /// The client asked first: Production when it is listed (Look Up Order ID answers there only).
     let client: AppStoreServerAPIClient
-    /// One client per listed environment, each asking that environment's API (or `--base-url` / `--api-url`).
+    /// One client per listed environment, each asking that environment's API (or `--api-url`).
     let clients: AppStoreServerAPIClients
     let recorder: RecordingTransport
     let verifier: AppStoreSignedDataVerifier?
@@ -50,14 +59,14 @@ struct APISession {
     ///   - arguments: The parsed options.
     ///   - verifying: Whether to make the verifier without `--decode` (commands that always verify).
     ///   - environmentList: Whether `--environment` may list several environments (``environmentListOption``).
-    ///   - baseURLOption: The name of the option that replaces Apple's base URL (`base-url`, or `api-url` for
-    ///     `iap reconcile`).
+    ///   - baseURLOption: The name of the option that replaces Apple's base URL (``urlOption``, `api-url`, whose
+    ///     alias is `base-url`).
     ///   - defaultEnvironment: The environment list when `--environment` is not given; `nil` makes it required.
     init(
         _ arguments: Arguments,
         verifying: Bool = false,
         environmentList: Bool = false,
-        baseURLOption: String = "base-url",
+        baseURLOption: String = urlOption.name,
         defaultEnvironment: String? = nil
     ) throws(Arguments.UsageError) {
         let issuerId = try Self.required("issuer-id", arguments)
@@ -86,13 +95,24 @@ struct APISession {
             throw Arguments.UsageError(message: "--environment takes one environment for this command")
         }
         var baseURL: URL?
+        let option = arguments.spelling(baseURLOption)
         if let text = try arguments.value(baseURLOption) {
-            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw Arguments.UsageError(message: "--\(baseURLOption) must be an http or https URL, not '\(text)'")
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", url.host?.isEmpty == false
+            else {
+                throw Arguments.UsageError(message: "\(option) must be an http or https URL, not '\(text)'")
+            }
+            guard url.user == nil, url.password == nil else {
+                // Not echoed: it holds a password, which a command line shows to every user of the machine.
+                throw Arguments.UsageError(
+                    message: "\(option) must not hold a user or password (user:password@): the command line is "
+                        + "visible to every user of the machine; the App Store Server API is authenticated by the "
+                        + "token signed with --auth-key"
+                )
             }
             baseURL = url
         } else if environments.contains(.localTesting) {
-            throw Arguments.UsageError(message: "--environment LocalTesting needs --\(baseURLOption)")
+            throw Arguments.UsageError(message: "--environment LocalTesting needs \(option)")
         }
 
         guard let pem = String(validating: try SecretFile.contents(keyPath, option: "--auth-key"), as: UTF8.self) else {

@@ -15,10 +15,20 @@ struct Arguments {
     private(set) var helpRequested = false
     /// The first thing wrong with the arguments, if any; scanning goes on past it so that `--help` anywhere wins.
     private(set) var problem: UsageError?
+    /// The names each option that has aliases was given under (`api-url` → `base-url`), in order.
+    private var spellings: [String: [String]] = [:]
 
     /// Scans `arguments` against the options that take a value and the flags; never fails, but records the
     /// first problem in ``problem`` (``CommandSpec/parse(_:)`` reports it).
-    init(scanning arguments: [String], options valued: Set<String>, flags known: Set<String>) {
+    ///
+    /// An alias (`--base-url` for `--api-url`) is read as its option: the value is filed under the option's name,
+    /// so giving both is giving the option twice.
+    init(
+        scanning arguments: [String],
+        options valued: Set<String>,
+        flags known: Set<String>,
+        aliases: [String: String] = [:]
+    ) {
         var index = 0
         var onlyPositionals = false
         func note(_ message: String) {
@@ -51,6 +61,14 @@ struct Arguments {
                 inlineValue = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
+            // A message names the option as it was typed.
+            let typed = name
+            if let canonical = aliases[name] ?? (aliases.values.contains(name) ? name : nil) {
+                if spellings[canonical]?.contains(name) != true {
+                    spellings[canonical, default: []].append(name)
+                }
+                name = canonical
+            }
             if valued.contains(name) {
                 if let inlineValue {
                     options[name, default: []].append(inlineValue)
@@ -58,22 +76,32 @@ struct Arguments {
                     options[name, default: []].append(arguments[index])
                     index += 1
                 } else {
-                    note("--\(name) needs a value")
+                    note("--\(typed) needs a value")
                 }
             } else if known.contains(name) {
                 if inlineValue != nil {
-                    note("--\(name) takes no value")
+                    note("--\(typed) takes no value")
                 }
                 flags.insert(name)
             } else {
-                note("unknown option --\(name)")
+                note("unknown option --\(typed)")
             }
         }
+    }
+
+    /// How a message names an option: `--api-url`, or the alias it was given under (`--base-url`).
+    func spelling(_ name: String) -> String {
+        "--" + (spellings[name]?.first ?? name)
     }
 
     /// The single value of an option; a repeated single-value option is a usage error.
     func value(_ name: String) throws(UsageError) -> String? {
         guard let values = options[name] else { return nil }
+        if let names = spellings[name], names.count > 1 {
+            throw UsageError(
+                message: names.map { "--\($0)" }.joined(separator: " and ") + " name the same option: give one"
+            )
+        }
         guard values.count == 1, let value = values.first else {
             throw UsageError(message: "--\(name) may be given only once")
         }

@@ -18,15 +18,30 @@ struct CommandSpec: Sendable {
         let help: String
         /// Whether it may be given more than once.
         let repeatable: Bool
+        /// Other names that mean the same option (`base-url` for `api-url`), without the leading `--`: the parser
+        /// files a value given under an alias under ``name``, and the usage names the aliases beside the help.
+        var aliases: [String] = []
 
         /// An option that takes a value.
-        static func value(_ name: String, _ placeholder: String, _ help: String, repeatable: Bool = false) -> Option {
-            Option(name: name, value: placeholder, help: help, repeatable: repeatable)
+        static func value(
+            _ name: String,
+            _ placeholder: String,
+            _ help: String,
+            repeatable: Bool = false,
+            aliases: [String] = []
+        ) -> Option {
+            Option(name: name, value: placeholder, help: help, repeatable: repeatable, aliases: aliases)
         }
 
         /// A switch.
         static func flag(_ name: String, _ help: String) -> Option {
             Option(name: name, value: nil, help: help, repeatable: false)
+        }
+
+        /// The help the usage prints: the line, then what may be given more than once and the aliases.
+        var fullHelp: String {
+            help + (repeatable ? " (repeatable)" : "")
+                + (aliases.isEmpty ? "" : " (alias: \(aliases.map { "--\($0)" }.joined(separator: ", ")))")
         }
 
         /// How the usage shows it: `--data DIR`.
@@ -105,7 +120,7 @@ struct CommandSpec: Sendable {
             }
         }
         let listed =
-            options.map { ($0.label, $0.help + ($0.repeatable ? " (repeatable)" : "")) } + [
+            options.map { ($0.label, $0.fullHelp) } + [
                 ("-h, --help", "print this help and exit")
             ]
         lines.append("")
@@ -197,7 +212,11 @@ struct CommandSpec: Sendable {
         let parsed = Arguments(
             scanning: arguments,
             options: Set(options.filter { $0.value != nil }.map(\.name)),
-            flags: Set(options.filter { $0.value == nil }.map(\.name))
+            flags: Set(options.filter { $0.value == nil }.map(\.name)),
+            aliases: Dictionary(
+                options.flatMap { option in option.aliases.map { ($0, option.name) } },
+                uniquingKeysWith: { first, _ in first }
+            )
         )
         if parsed.helpRequested {
             printUsage()

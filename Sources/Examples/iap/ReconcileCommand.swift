@@ -55,8 +55,6 @@ enum ReconcileCommand {
                         "Production (default), Sandbox or LocalTesting, or a comma-separated list such as "
                             + "Production,Sandbox: one API client each, and signed data of each is accepted"
                     )
-                case "base-url":
-                    .value("api-url", "URL", "ask this server instead of Apple's, such as 'iap emulate'")
                 default:
                     option
                 }

@@ -14,9 +14,10 @@ enum ServeBenchmark {
         discussion: """
             Starts the purchase server's routes (PurchaseServerRoutes on HTTPServer, as iap serve composes them)
             on 127.0.0.1 and a free port over a new file ledger, with a hook that grants at once. C clients, each
-            on a thread of its own with its own HS256 user token and keep-alive connection, POST pre-signed transactions (one new
-            consumable purchase per request) to /iap/v1/transactions for S seconds or until the N transactions
-            are used up. Then the same transactions go through DeliveryPipeline directly, from C tasks, on another
+            on a thread of its own with its own HS256 user token (issued now, iat, and valid for an hour, the
+            longest the server admits, as 'iap serve --user-jwt-max-lifetime 1h') and keep-alive connection, POST
+            pre-signed transactions (one new consumable purchase per request) to /iap/v1/transactions for S
+            seconds or until the N transactions are used up. Then the same transactions go through DeliveryPipeline directly, from C tasks, on another
             new file ledger: bench pipeline's rate on the same store, in the same run. Prints JSON: submissions per
             second, p50 and p99 latency, errors, the pipeline's rate and the ratio of the two (goal at least 0.5).
             The ledgers go in a new temporary directory, removed at the end, or under --data DIR (kept). Build
@@ -129,7 +130,7 @@ enum ServeBenchmark {
             notifications: NotificationProcessor(verifier: verifier, pipeline: pipeline, store: serveStore),
             store: serveStore,
             catalog: catalog,
-            users: HS256UserAuthenticator(secret: userKey),
+            users: HS256UserAuthenticator(secret: userKey, maximumLifetime: .seconds(tokenLifetime)),
             service: try ServiceTokenAuthenticator(token: serviceToken),
             support: nil,
             metrics: try PurchaseServerMetrics()
@@ -255,11 +256,16 @@ enum ServeBenchmark {
         ]
     }
 
-    /// An HS256 user token for the benchmark's clients, valid for a day.
+    /// How long the clients' user tokens live, as a backend mints them for an app: an hour. The server admits no
+    /// longer, so a token that lived longer would be refused and the run would count the refusals as errors.
+    static let tokenLifetime = 3_600
+
+    /// An HS256 user token for the benchmark's clients, issued now (`iat`) and valid for ``tokenLifetime``.
     static func userToken(_ userId: String, key: HMACSHA256) throws -> String {
-        let exp = Int(SystemClock().now.timeIntervalSince1970) + 86_400
+        let iat = Int(SystemClock().now.timeIntervalSince1970)
+        let exp = iat + tokenLifetime
         let header = base64URL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = base64URL(Array(#"{"sub":"\#(userId)","exp":\#(exp)}"#.utf8))
+        let payload = base64URL(Array(#"{"sub":"\#(userId)","iat":\#(iat),"exp":\#(exp)}"#.utf8))
         let code = key.authenticationCode(for: Array("\(header).\(payload)".utf8))
         return "\(header).\(payload).\(base64URL(code))"
     }

@@ -16,7 +16,7 @@ enum SupportCommand {
             "  [--catalog FILE] [--json] [--operator NAME] [--audit FILE | --no-audit-lookups]",
             "  [--redeliver [--user ID] \(GrantOptions.synopsis)]",
             "  --issuer-id ID --key-id ID --auth-key FILE.p8 --bundle-id ID",
-            "  --environment LIST [--base-url URL]",
+            "  --environment LIST [--api-url URL]",
             "  [--root FILE.der]... [--app-apple-id N]",
         ],
         discussion: """

@@ -15,9 +15,15 @@ enum TestDataCommand {
             Prints N signed transactions, one per line, signed by a new test PKI exactly as the App Store signs
             (ES256, x5c chain), and writes that PKI's root certificate to --root-out, so that
             'iap verify --root FILE.der' and 'iap ledger ingest --root FILE.der' accept them. The products cycle
-            through coins.100 (twice), pro.lifetime and plus.monthly, and the owners through user-0, user-1, ...
-            (--users of them), each transaction carrying its owner's appAccountToken. This data proves nothing
-            about a real purchase.
+            through coins.100 (twice), pro.lifetime and plus.monthly.
+
+            No user id is signed into the data: each transaction carries the appAccountToken of one of --users
+            users, user-0, user-1, ..., in turn (the UUID version 5 of the name in the namespace
+            \(namespace.uuidString.lowercased()), as AppAccountToken.derive makes it). No ledger binds these tokens
+            to those names, so 'iap ledger ingest' without --user delivers each purchase to its token: the user id
+            in the ledger is the lowercase UUID ('iap ledger stats' counts them, 'iap decode' shows a transaction's
+            appAccountToken, 'iap ledger entitlements --user UUID' reads one). --user ID delivers them all to one
+            user. This data proves nothing about a real purchase.
             """,
         options: [
             .value("count", "N", "how many transactions, 1 to 10000000 (required)"),
@@ -25,7 +31,11 @@ enum TestDataCommand {
             .value("catalog-out", "FILE", "also write a matching swift-iap JSON catalog there"),
             .value("bundle-id", "ID", "the bundle id signed into each transaction (default com.example.app)"),
             .value("environment", "ENV", "Sandbox (default) or Production"),
-            .value("users", "N", "how many distinct users the transactions belong to (default 100)"),
+            .value(
+                "users",
+                "N",
+                "how many distinct appAccountTokens the transactions carry, user-0's to user-(N-1)'s (default 100)"
+            ),
         ],
         examples: [
             "iap testdata transactions --count 100 --root-out root.der --catalog-out catalog.json > tokens.txt"
@@ -84,6 +94,7 @@ enum TestDataCommand {
         }
     }
 
+    /// The namespace of the test users' appAccountTokens (``AppAccountToken/derive(from:namespace:)``).
     static let namespace = UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10") ?? UUID()
 
     static func generate(

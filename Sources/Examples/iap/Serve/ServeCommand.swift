@@ -107,7 +107,7 @@ enum ServeCommand {
                 "the bearer token of the user and support endpoints, at least 16 bytes (or IAP_SERVICE_TOKEN) "
                     + "(required)"
             ),
-            .value("api-url", "URL", "the App Store Server API at another address than Apple's, such as 'iap emulate'"),
+            APISession.urlOption,
             .value("issuer-id", "ID", "the issuer id of the App Store Connect API key"),
             .value("key-id", "ID", "the key id of the API key"),
             .value("auth-key", "FILE.p8", "the API key's private key, as downloaded from App Store Connect, mode 0600"),

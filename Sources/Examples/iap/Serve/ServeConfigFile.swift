@@ -1,7 +1,8 @@
 import Foundation
 
 /// `iap serve --config FILE.json`: the same settings as the options, as one JSON object whose keys are the option
-/// names without their dashes (`"bundle-id"`; `"bundleId"` and `"bundleid"` name it too).
+/// names without their dashes (`"bundle-id"`; `"bundleId"` and `"bundleid"` name it too, and an alias names its
+/// option: `"base-url"` is `"api-url"`).
 ///
 /// ```json
 /// {"port": 8080, "data": "/var/lib/iap", "bundle-id": "com.example.app", "environment": ["Production", "Sandbox"],
@@ -43,8 +44,11 @@ enum ServeConfigFile {
         guard let object = try? JSONDecoder().decode([String: Value].self, from: data) else {
             throw .init(message: "--config \(path) is not a JSON object")
         }
+        // An option's aliases name it too ("base-url" for "api-url").
         let known = Dictionary(
-            options.filter { $0.name != "config" }.map { (normalized($0.name), $0) },
+            options.filter { $0.name != "config" }.flatMap { option in
+                ([option.name] + option.aliases).map { (normalized($0), option) }
+            },
             uniquingKeysWith: { first, _ in first }
         )
         var seen: [String: String] = [:]
