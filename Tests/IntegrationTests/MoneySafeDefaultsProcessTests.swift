@@ -45,8 +45,16 @@ struct MoneySafeDefaultsProcessTests {
         #expect(run.stderr.contains("needs a catalog") && run.stderr.contains("--catalog FILE"))
         #expect(run.stdout.isEmpty)
 
+        let pki = try TestPKI.generate(
+            TestPKI.Options(
+                notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
+                notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
+            )
+        )
+        let root = directory.appending(path: "root.der")
+        try Data(pki.root.derBytes).write(to: root)
         let ingest = try await CLI.iap(
-            ["ledger", "ingest", "--data", directory.appending(path: "ledger2").path, "--root", "/dev/null"] + grant,
+            ["ledger", "ingest", "--data", directory.appending(path: "ledger2").path, "--root", root.path] + grant,
             input: Data()
         )
         #expect(ingest.status == 2)
@@ -99,7 +107,7 @@ struct MoneySafeDefaultsProcessTests {
         try Data(contentsOf: try emulator.saveCatalog()).write(to: catalog)
         server.signal(SIGHUP)
         #expect(await eventually { wallet.deliveries.contains { $0.transactionId == premium.transactionId } })
-        #expect(try server.standardError().contains("\"event\":\"catalog.reloaded\""))
+        #expect(await eventually { (try? server.standardError().contains("\"event\":\"catalog.reloaded\"")) == true })
         let again = try await server.submit(premium.signedTransaction, as: "alice")
         #expect(again.status == 200)
         #expect(try ServeCommandTests.object(again)["outcome"] as? String == "alreadyDelivered")

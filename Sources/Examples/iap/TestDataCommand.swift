@@ -20,10 +20,10 @@ enum TestDataCommand {
             No user id is signed into the data: each transaction carries the appAccountToken of one of --users
             users, user-0, user-1, ..., in turn (the UUID version 5 of the name in the namespace
             \(namespace.uuidString.lowercased()), as AppAccountToken.derive makes it). No ledger binds these tokens
-            to those names, so 'iap ledger ingest' without --user delivers each purchase to its token: the user id
-            in the ledger is the lowercase UUID ('iap ledger stats' counts them, 'iap decode' shows a transaction's
-            appAccountToken, 'iap ledger entitlements --user UUID' reads one). --user ID delivers them all to one
-            user. This data proves nothing about a real purchase.
+            to those names, so 'iap ledger ingest' without --user records each purchase waiting for its owner;
+            with --token-is-user it delivers each purchase to its token: the user id in the ledger is the
+            lowercase UUID ('iap ledger stats' counts them, 'iap decode' shows a transaction's appAccountToken,
+            'iap ledger entitlements --user UUID' reads one). --user ID delivers them all to one user. This data proves nothing about a real purchase.
             """,
         options: [
             .value("count", "N", "how many transactions, 1 to 10000000 (required)"),

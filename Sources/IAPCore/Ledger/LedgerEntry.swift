@@ -221,4 +221,20 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         environments = try container.decodeIfPresent([String: Int].self, forKey: .environments) ?? [:]
         unknownProduct = try container.decodeIfPresent(Int.self, forKey: .unknownProduct) ?? 0
     }
+
+    /// Encodes statistics; `unknownProduct` only when a purchase is parked, so a ledger without one keeps the shape
+    /// it always had.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(transactions, forKey: .transactions)
+        try container.encode(delivered, forKey: .delivered)
+        try container.encode(pendingRetries, forKey: .pendingRetries)
+        try container.encode(deadLetters, forKey: .deadLetters)
+        try container.encode(revoked, forKey: .revoked)
+        try container.encode(users, forKey: .users)
+        try container.encode(environments, forKey: .environments)
+        if unknownProduct > 0 {
+            try container.encode(unknownProduct, forKey: .unknownProduct)
+        }
+    }
 }

@@ -45,6 +45,13 @@ enum LedgerStatsCommand {
         ] {
             Output.line("  " + label.padding(toLength: 17, withPad: " ", startingAt: 0) + "\(count)")
         }
+        if statistics.unknownProduct > 0 {
+            // Shown only when there are some: parked, their product unknown to the catalog.
+            Output.line(
+                "  " + "unknown product".padding(toLength: 17, withPad: " ", startingAt: 0)
+                    + "\(statistics.unknownProduct) (parked until the catalog names it)"
+            )
+        }
         let environments = statistics.environments.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         Output.line(
             "  " + "environments".padding(toLength: 17, withPad: " ", startingAt: 0)
