@@ -1,7 +1,7 @@
 /// What the business sells: product id → kind, subscription group, entitlements, units, duration.
 ///
 /// The delivery pipeline asks the catalog about every verified transaction, and the entitlement engine
-/// works from a snapshot of it (``snapshot()``, ``EntitlementEngine/init(snapshotOf:refundPolicy:)``). `StaticProductCatalog` (built in code or loaded from JSON or an Xcode
+/// works from a snapshot of it (``snapshot()``, ``EntitlementEngine/init(snapshotOf:refundPolicy:proratedRefunds:)``). `StaticProductCatalog` (built in code or loaded from JSON or an Xcode
 /// `.storekit` file) is the standard implementation; a catalog kept in a database or fetched from a
 /// configuration service conforms the same way.
 ///

@@ -237,6 +237,11 @@ public final class DeliveryPipeline: Sendable {
     ///
     /// A new transaction from a test environment on a production server first meets the ``sandboxPolicy``.
     ///
+    /// The environment is part of a purchase's identity: signed data of one environment (`Sandbox`) never changes,
+    /// revokes or relabels an entry of another (`Production`) with the same transaction id — the App Store does not
+    /// promise that their ids never meet, and test stores make them meet. It is refused with `environmentMismatch`
+    /// and the event `delivery.environmentConflict`, and the entry is left as it was.
+    ///
     /// - Parameters:
     ///   - transaction: The verified transaction.
     ///   - signedTransaction: The compact JWS `transaction` was verified from (the app's `jwsRepresentation`, a
@@ -481,8 +486,8 @@ public final class DeliveryPipeline: Sendable {
     }
 
     /// Refuses a renewal info of one environment for a purchase family the ledger holds in another (a Sandbox
-    /// notification about a Production subscription's original transaction id): see
-    /// ``checkEnvironment(of:against:)``.
+    /// notification about a Production subscription's original transaction id): the environment is part of a
+    /// purchase's identity, as ``deliver(_:signedTransaction:userId:orderId:)`` says.
     ///
     /// - Parameters:
     ///   - renewalInfo: The incoming, verified renewal info.
