@@ -22,7 +22,7 @@ enum ServeCommand {
             "  \(GrantOptions.synopsis)",
             "  --user-jwt-secret-file FILE --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
-            "  [--events FILE] [--config FILE.json]",
+            "  [--token-ownership derived --token-secret-file FILE] [--events FILE] [--config FILE.json]",
         ],
         discussion: """
             Serves the purchase server over HTTP/1.1 (libmicrohttpd) until SIGTERM or SIGINT, then stops accepting,
@@ -35,19 +35,29 @@ enum ServeCommand {
             --user-jwt-secret-file); POST /iap/v1/notifications (App Store Server Notifications V2 of every listed
             environment: 200 once durably recorded, 400 when it does not verify); GET
             /iap/v1/users/{userId}/entitlements and GET /iap/v1/users/{userId}/history?limit=N&cursor=C (the JSON of
-            iap ledger entitlements --json and iap ledger history --json); POST
+            iap ledger entitlements --json and iap ledger history --json); POST /iap/v1/users/{userId}/account-tokens
+            (body {"appAccountToken": UUID}: binds the token to the user before the purchase; 201 bound, 200 already
+            bound to this user, 409 bound to another user, 400 not a UUID, 422 not derived from this user under
+            --token-ownership derived); POST
             /iap/v1/support/orders/{orderId}/lookup and .../redeliver (body {"userId": ...} optional), audited with
             the X-Operator header's name; the user and support endpoints need 'Authorization: Bearer <the
             --service-token-file's contents>'. GET /healthz, GET /readyz, GET /metrics (Prometheus text 0.0.4).
 
             GRANT says how purchases reach the customer: --grant-url URL --grant-secret-file FILE POSTs each grant
             and take-back to your backend, signed (X-IAP-Signature, Idempotency-Key); --ledger-only makes the ledger
-            the entitlement source. The retry queue is drained continuously. With the App Store Server API
+            the entitlement source. The webhook answers 2xx, or 409 for a key it applied before, when applied; 410
+            or 422 refuses the delivery for good: it is dead-lettered at once; anything else (5xx, 408, 429, any
+            other 4xx, a timeout after 10s, a refused connection) is retried with backoff, 12 attempts in all, then
+            dead-lettered. A support redelivery calls the webhook again at once. The retry queue is drained
+            continuously. With the App Store Server API
             (--issuer-id, --key-id, --auth-key; --api-url for another server than Apple's), the ledger is
             reconciled with Apple every --reconcile-every (default 1h; 'off' never; such as 30s, 15m, 6h, 1d,
             1h30m), incrementally and paced under Apple's rate limits, by one instance of a fleet at a time; and
             support can look orders up (Production only: --environment must list it). Without it the support
             endpoints answer 501.
+
+            --token-ownership derived --token-secret-file FILE: an appAccountToken no user has claimed goes only to
+            the user it was derived from (the UUIDv5 of the user id in the file's namespace UUID).
 
             Secrets come only from files (a trailing newline is not part of the secret) or the environment:
             IAP_USER_JWT_SECRET, IAP_SERVICE_TOKEN and IAP_GRANT_SECRET stand for the three secret files; the JWT
@@ -95,6 +105,18 @@ enum ServeCommand {
                 "reconcile with Apple this often (default 1h with the API; off never): 30s, 15m, 6h, 1d, 1h30m"
             ),
             CommandEvents.option,
+            .value(
+                "token-ownership",
+                "MODE",
+                "who may claim an appAccountToken no user has claimed: first-claim (default: the first user who "
+                    + "presents it) or derived (only the user it was derived from, see --token-secret-file)"
+            ),
+            .value(
+                "token-secret-file",
+                "FILE",
+                "with --token-ownership derived: the namespace UUID the apps derive their tokens in "
+                    + "(UUIDv5 of the user id; Documentation/AntiLostOrder.md)"
+            ),
             .value("config", "FILE.json", "the same settings as a JSON object; options on the command line win"),
         ],
         examples: [

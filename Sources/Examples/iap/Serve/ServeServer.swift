@@ -60,6 +60,7 @@ struct ServeServer {
             hook: hook,
             clock: clock,
             retryPolicy: RetryPolicy(claimDuration: claimDuration),
+            tokenOwnership: settings.tokenOwnership,
             events: events
         )
         let processor = NotificationProcessor(
@@ -105,7 +106,8 @@ struct ServeServer {
             metrics: metrics,
             readiness: readiness,
             events: events,
-            clock: clock
+            clock: clock,
+            tokenOwnership: settings.tokenOwnership
         )
         let http: HTTPServer
         do {
