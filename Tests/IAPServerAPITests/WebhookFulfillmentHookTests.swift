@@ -16,6 +16,7 @@ final class WebhookReceiver: Sendable {
         var badSignatures = 0
         var statuses: [Int] = []
         var balances: [String: Int64] = [:]
+        var cancelledGrants: Set<String> = []
     }
 
     let state = LockedValue(State())
@@ -55,11 +56,20 @@ final class WebhookReceiver: Sendable {
             if !state.statuses.isEmpty {
                 return HTTPResponse(status: state.statuses.removeFirst())
             }
-            guard state.applied[delivery.idempotencyKey] == nil else {
+            guard state.applied[delivery.idempotencyKey] == nil,
+                !state.cancelledGrants.contains(delivery.idempotencyKey)
+            else {
                 return HTTPResponse(status: 409)
             }
             state.applied[delivery.idempotencyKey] = delivery
-            state.balances[delivery.userId, default: 0] += (delivery.type == .grant ? 1 : -1) * delivery.units
+            if delivery.type == .grant {
+                state.balances[delivery.userId, default: 0] += delivery.units
+            } else if let grant = delivery.grantIdempotencyKey, state.applied[grant] != nil {
+                state.balances[delivery.userId, default: 0] -= delivery.units
+            } else if let grant = delivery.grantIdempotencyKey {
+                // Take back only what was granted: the grant never came, and is refused if it comes late.
+                state.cancelledGrants.insert(grant)
+            }
             return HTTPResponse(status: 200)
         }
     }
@@ -173,18 +183,71 @@ struct WebhookFulfillmentHookTests {
         }
     }
 
-    @Test func aRefusalIsAFailureThatARetryCannotMend() async throws {
+    @Test(arguments: [410, 422])
+    func aFinalRefusalIsDeadLetteredAtOnce(status: Int) async throws {
         let world = try World()
         let bought = try await world.shop.buy("pro.lifetime", user: "alice")
-        world.receiver.answerNext([422])
+        world.receiver.answerNext([status])
         let outcome = await world.pipeline.submit(signedTransaction: bought.signedTransaction, userId: "alice")
-        guard case .deferred(_, let error) = outcome else {
+        guard case .deferred(let entry, let error) = outcome else {
+            Issue.record("expected deferred, got \(outcome)")
+            return
+        }
+        #expect(error.code == .fulfillmentRefused)
+        #expect(!error.isRetryable)
+        #expect(error.httpStatus == status)
+        #expect(entry.deliveryState == .deadLettered)
+        #expect(entry.deliveryAttempts == 1)
+        // The retry queue leaves it alone: a person looks.
+        world.shop.clock.advance(by: .seconds(86_400))
+        _ = await world.pipeline.drainDueRetries()
+        #expect(world.receiver.received.count == 1)
+    }
+
+    @Test(arguments: [400, 401, 403, 404, 408, 429, 500, 503])
+    func anyOtherFailureIsRetriedUntilTheReceiverIsFixed(status: Int) async throws {
+        let world = try World()
+        let bought = try await world.shop.buy("coins.100", user: "alice")
+        world.receiver.answerNext([status, status])
+        let outcome = await world.pipeline.submit(signedTransaction: bought.signedTransaction, userId: "alice")
+        guard case .deferred(let entry, let error) = outcome else {
             Issue.record("expected deferred, got \(outcome)")
             return
         }
         #expect(error.code == .fulfillmentFailed)
-        #expect(!error.isRetryable)
-        #expect(error.httpStatus == 422)
+        #expect(error.isRetryable)
+        #expect(error.httpStatus == status)
+        #expect(entry.deliveryState == .retrying)
+        for _ in 0..<2 {
+            world.shop.clock.advance(by: .seconds(3_600))
+            _ = await world.pipeline.drainDueRetries()
+        }
+        #expect(world.receiver.received.count == 3)
+        #expect(world.receiver.balance("alice") == 100)
+    }
+
+    @Test func aRedeliveryCallsAWaitingOrDeadLetteredDeliveryAtOnce() async throws {
+        let world = try World()
+        let waiting = try await world.shop.buy("coins.100", user: "alice")
+        let dead = try await world.shop.buy("pro.lifetime", user: "alice")
+        world.receiver.answerNext([503, 410])
+        _ = await world.pipeline.submit(signedTransaction: waiting.signedTransaction, userId: "alice")
+        _ = await world.pipeline.submit(signedTransaction: dead.signedTransaction, userId: "alice")
+        // The receiver is fixed; nobody waits for the retry queue.
+        for bought in [waiting, dead] {
+            let id = try #require(bought.payload.transactionId)
+            let outcome = try await world.pipeline.redeliver(transactionId: id)
+            guard case .delivered(let entry) = outcome else {
+                Issue.record("expected delivered, got \(String(describing: outcome))")
+                return
+            }
+            #expect(entry.deliveredAt != nil && entry.deliveryState == .delivered)
+            // Delivered: a second redelivery has nothing to do.
+            #expect(try await world.pipeline.redeliver(transactionId: id) == nil)
+        }
+        #expect(world.receiver.received.count == 4)
+        #expect(world.receiver.balance("alice") == 101)
+        #expect(try await world.pipeline.redeliver(transactionId: "404") == nil)
     }
 
     @Test func aRefundIsTakenBackUnderItsOwnStableKey() async throws {
@@ -200,6 +263,75 @@ struct WebhookFulfillmentHookTests {
         #expect(revoke.idempotencyKey == "\(transactionId):revoke:0")
         #expect(revoke.transactionId == transactionId)
         #expect(revoke.revocationDate != nil)
+        #expect(revoke.grantIdempotencyKey == transactionId)
+        #expect(revoke.grantAcknowledged == true)
+        #expect(revoke.revocationType == "REFUND_FULL")
+        #expect(world.receiver.balance("alice") == 0)
+
+        // The revoke's body names the grant and the refund; the grant's fields are all still there.
+        let request = try #require(world.transport.requests.last)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: request.body ?? Data()) as? [String: Any]
+        )
+        #expect(
+            Set(object.keys) == [
+                "type", "idempotencyKey", "userId", "productId", "transactionId", "originalTransactionId",
+                "environment", "units", "purchaseDate", "revocationDate", "grantIdempotencyKey", "grantAcknowledged",
+                "revocationType",
+            ]
+        )
+    }
+
+    @Test func aProratedRefundNamesItsShare() async throws {
+        let world = try World()
+        let bought = try await world.shop.buy("pro.lifetime", user: "alice")
+        _ = await world.pipeline.submit(signedTransaction: bought.signedTransaction, userId: "alice")
+        let transactionId = try #require(bought.payload.transactionId)
+        try await world.shop.appStore.refund(transactionId: transactionId, percentage: 25_000)
+        _ = try await world.shop.deliverNotifications(to: world.pipeline)
+        let revoke = try #require(world.receiver.received.last)
+        #expect(revoke.type == .revoke)
+        #expect(revoke.revocationType == "REFUND_PRORATED")
+        #expect(revoke.revocationPercentage == 25_000)
+    }
+
+    @Test func aRefundOfAGrantWhoseAnswerWasLostTakesBackNothingAndTheGrantIsRefusedLater() async throws {
+        let world = try World()
+        let bought = try await world.shop.buy("coins.100", user: "alice")
+        let transactionId = try #require(bought.payload.transactionId)
+        // The grant's call fails: the receiver never applied it.
+        world.receiver.answerNext([503])
+        _ = await world.pipeline.submit(signedTransaction: bought.signedTransaction, userId: "alice")
+        try await world.shop.appStore.refund(transactionId: transactionId)
+        _ = try await world.shop.deliverNotifications(to: world.pipeline)
+        // The take-back replaces the grant's retry, when that is due.
+        world.shop.clock.advance(by: .seconds(3_600))
+        _ = await world.pipeline.drainDueRetries()
+        #expect(world.receiver.received.map(\.type) == [.grant, .revoke])
+        let revoke = try #require(world.receiver.received.last)
+        #expect(revoke.type == .revoke)
+        #expect(revoke.grantIdempotencyKey == transactionId)
+        #expect(revoke.grantAcknowledged == false)
+        #expect(world.receiver.balance("alice") == 0)
+        // The grant arrives late (its call outlived everything): refused, nothing given.
+        let grant = try #require(world.receiver.received.first)
+        let hook = WebhookFulfillmentHook(
+            url: URL(string: "https://wallet.example/iap/deliveries")!,
+            authenticator: try HMACSHA256(key: Self.secret),
+            transport: world.transport,
+            clock: world.shop.clock
+        )
+        let late = Delivery(
+            action: .grant,
+            idempotencyKey: grant.idempotencyKey,
+            transactionId: transactionId,
+            userId: "alice",
+            product: try world.shop.catalog.product(id: "coins.100"),
+            transaction: bought.payload,
+            units: 100,
+            orderId: nil
+        )
+        #expect(world.receiver.handle(try hook.request(for: late)).status == 409)
         #expect(world.receiver.balance("alice") == 0)
     }
 

@@ -36,7 +36,8 @@ enum SupportCommand {
             audited. An audit written with --audit FILE is not compared with the ledger's head.
 
             --redeliver delivers what the order holds and the ledger lacks to its owner (idempotent: a second run
-            delivers nothing), with an audit entry before and after that names what was granted and the path it
+            delivers nothing), and calls the webhook now for a delivery that waits for its retry or was
+            dead-lettered (once the receiver is fixed), with an audit entry before and after that names what was granted and the path it
             took. It needs GRANT: --grant-url URL --grant-secret-file FILE POSTs each grant to your backend, signed;
             --ledger-only makes the ledger the entitlement source. --user names the customer: it gives them an order
             that waits for its owner (no appAccountToken bound to anyone), and is refused when the ledger or the

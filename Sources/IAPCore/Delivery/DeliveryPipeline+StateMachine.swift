@@ -368,6 +368,7 @@ extension DeliveryPipeline {
             action: action,
             idempotencyKey: action == .revoke ? "\(entry.transactionId):revoke:\(entry.grantGeneration)" : grantKey,
             grantIdempotencyKey: action == .revoke ? grantKey : nil,
+            grantAcknowledged: action == .revoke ? entry.deliveredAt != nil : nil,
             transactionId: entry.transactionId,
             userId: entry.userId,
             product: product,
@@ -486,10 +487,11 @@ extension DeliveryPipeline {
         )
     }
 
-    /// Schedules the retry of an entry whose latest attempt failed, or dead-letters it after the last attempt.
+    /// Schedules the retry of an entry whose latest attempt failed, or dead-letters it after the last attempt, or at
+    /// once when the hook refused it for good (``IAPError/Code/fulfillmentRefused``).
     private func schedule(_ entry: inout LedgerEntry, after failure: IAPError, now: Date) {
         entry.lastError = failure.message
-        if entry.deliveryAttempts >= retryPolicy.maximumAttempts {
+        if entry.deliveryAttempts >= retryPolicy.maximumAttempts || failure.code == .fulfillmentRefused {
             entry.deliveryState = .deadLettered
             entry.nextAttemptAt = nil
         } else {

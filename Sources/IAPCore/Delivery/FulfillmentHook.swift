@@ -19,6 +19,10 @@ public struct Delivery: Sendable, Hashable {
     /// interrupted and that you may never have applied: then record that key as cancelled, so a late
     /// grant with it is refused, and take back nothing.
     public var grantIdempotencyKey: String?
+    /// For a take-back, whether the pipeline ever had the grant it undoes confirmed (the hook returned for it, before
+    /// the revocation); `false` when the grant's call was made but its answer never arrived, so it may or may not
+    /// have been applied; `nil` for a grant. Your own record of ``grantIdempotencyKey`` decides what to take back.
+    public var grantAcknowledged: Bool?
     /// The App Store transaction id.
     public var transactionId: String
     /// The business user.
@@ -53,6 +57,7 @@ public struct Delivery: Sendable, Hashable {
         action: Action,
         idempotencyKey: String,
         grantIdempotencyKey: String? = nil,
+        grantAcknowledged: Bool? = nil,
         transactionId: String,
         userId: String,
         product: CatalogProduct,
@@ -65,6 +70,7 @@ public struct Delivery: Sendable, Hashable {
         self.action = action
         self.idempotencyKey = idempotencyKey
         self.grantIdempotencyKey = grantIdempotencyKey
+        self.grantAcknowledged = grantAcknowledged
         self.transactionId = transactionId
         self.userId = userId
         self.product = product
@@ -86,7 +92,8 @@ public struct Delivery: Sendable, Hashable {
 /// - A take-back names the grant it undoes (``Delivery/grantIdempotencyKey``); if you never applied that
 ///   grant, apply nothing and remember the grant key as cancelled.
 /// - Throw to say "not done": the pipeline retries later with backoff. Return only when the effect is
-///   durable on your side.
+///   durable on your side. Throw an ``IAPError`` with code ``IAPError/Code/fulfillmentRefused`` to say it can never
+///   be done: the pipeline dead-letters the delivery at once instead of retrying it.
 public protocol FulfillmentHook: Sendable {
     /// Grants a purchase.
     ///

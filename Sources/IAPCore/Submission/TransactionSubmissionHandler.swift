@@ -269,6 +269,8 @@ public final class TransactionSubmissionHandler: Sendable {
             return "the submission is not valid"
         case .fulfillmentFailed:
             return "the purchase is recorded; its delivery is retried: submit it again later"
+        case .fulfillmentRefused:
+            return "the purchase is recorded; its delivery waits for the seller to look at it"
         default:
             return error.isRetryable
                 ? "the purchase cannot be taken now: submit it again later" : "the purchase was not accepted"

@@ -6,7 +6,7 @@ public import IAPCore
 /// |---|---|---|---|
 /// | `iap_submissions_total` | counter | `outcome` | app submissions, by the answer's outcome (`delivered`, `alreadyDelivered`, `pending`, `awaitingOwner`, `deferred`, `revoked`, `rejected`) |
 /// | `iap_notifications_total` | counter | `type`, `outcome` | App Store notifications, by type (`unknown` when it did not verify) and outcome (`processed`, `duplicate`, `unowned`, `rejected`, `failed`) |
-/// | `iap_webhook_requests_total` | counter | `type`, `result` | calls of the fulfillment webhook, by `grant`/`revoke` and `success`, `failure` (retried: a 5xx, a timeout) or `refused` (another 4xx) |
+/// | `iap_webhook_requests_total` | counter | `type`, `result` | calls of the fulfillment webhook, by `grant`/`revoke` and `success`, `failure` (retried: a 5xx, a 4xx other than 409, 410 and 422, a timeout) or `refused` (a 410 or 422, dead-lettered at once) |
 /// | `iap_retry_queue_depth` | gauge | | deliveries waiting for a retry |
 /// | `iap_dead_letters` | gauge | | deliveries that failed too often and wait for a person |
 /// | `iap_verification_failures_total` | counter | `code` | signed data that did not verify, by the failed check |
@@ -176,8 +176,9 @@ public final class PurchaseServerMetrics: Sendable {
 }
 
 /// A ``FulfillmentHook`` that counts each call of another in `iap_webhook_requests_total{type,result}`: `success`,
-/// `failure` (a failure that may pass and is retried: a 5xx, a timeout, a refused connection) or `refused` (any
-/// other failure, such as a 4xx other than 409). Made by ``PurchaseServerMetrics/measuring(_:)``.
+/// `failure` (a failure that is retried: a 5xx, a 4xx other than 409, 410 and 422, a timeout, a refused connection) or
+/// `refused` (a failure that is not: a 410 or 422, dead-lettered at once). Made by
+/// ``PurchaseServerMetrics/measuring(_:)``.
 public struct MeasuredFulfillmentHook: FulfillmentHook {
     private let hook: any FulfillmentHook
     private let counter: Counter

@@ -66,4 +66,57 @@ extension PurchaseServerRoutes {
             return answer(error, route: request.route ?? request.path)
         }
     }
+
+    /// `POST /iap/v1/users/{userId}/account-tokens` with the body `{"appAccountToken": "UUID"}`: binds the token to
+    /// the user before the purchase (an app that makes a token per order registers it when the order is created),
+    /// so that nobody else can claim a purchase that carries it.
+    ///
+    /// `201` bound now, `200` already bound to this user, `409` bound to another user (who is not named), `400` a
+    /// body or token that is not a UUID, `422` a token the ``tokenOwnership`` check refuses to this user (not derived
+    /// from them).
+    @Sendable
+    func bindAccountToken(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        if let refusal = refusingWithoutServiceToken(request) {
+            return refusal
+        }
+        guard let userId = Self.userId(request) else {
+            return Self.failure(400, .invalidArgument, "the user id is not valid")
+        }
+        struct Body: Decodable {
+            var appAccountToken: String
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: request.body),
+            let uuid = UUID(uuidString: body.appAccountToken),
+            let token = AppAccountToken.normalized(body.appAccountToken)
+        else {
+            return Self.failure(400, .malformedRequest, #"the body is not {"appAccountToken": "<UUID>"}"#)
+        }
+        let route = request.route ?? request.path
+        do {
+            let bound = try await store.user(forAppAccountToken: token)
+            if bound == nil, let tokenOwnership, !tokenOwnership.allows(uuid, for: userId) {
+                report(
+                    "service.refused",
+                    IAPError(.ownershipConflict, "appAccountToken \(token) was not derived from user '\(userId)'"),
+                    route: route
+                )
+                return Self.failure(422, .ownershipConflict, "the token was not made for this user")
+            }
+            switch try await store.bind(appAccountToken: token, to: userId) {
+            case .bound:
+                return Self.json(["appAccountToken": token, "outcome": "bound", "userId": userId], status: 201)
+            case .alreadyBound:
+                return Self.json(["appAccountToken": token, "outcome": "alreadyBound", "userId": userId])
+            case .conflict(let holder):
+                report(
+                    "service.refused",
+                    IAPError(.ownershipConflict, "appAccountToken \(token) is bound to '\(holder)', not '\(userId)'"),
+                    route: route
+                )
+                return Self.failure(409, .ownershipConflict, "the token belongs to another user")
+            }
+        } catch {
+            return answer(error, route: route)
+        }
+    }
 }

@@ -15,6 +15,7 @@ public import IAPServerAPI
 /// | `POST /iap/v1/notifications` | the App Store (the data is verified) | App Store Server Notifications V2 of every accepted environment: `200` once durably recorded (a duplicate too), `400` for what does not verify, `503` to be sent again |
 /// | `GET /iap/v1/users/{userId}/entitlements` | the service token | ``EntitlementListing``'s JSON; `?at=MILLIS` for another instant |
 /// | `GET /iap/v1/users/{userId}/history?limit=N&cursor=C` | the service token | ``OrderHistoryPage``'s JSON, `limit` 1 to 200 (20 by default) |
+/// | `POST /iap/v1/users/{userId}/account-tokens` | the service token | binds `{"appAccountToken": "UUID"}` to the user before the purchase: `201` bound, `200` already bound to this user, `409` bound to another user (not named), `400` not a UUID, `422` not derived from this user when a ``TokenOwnershipCheck`` is given |
 /// | `POST /iap/v1/support/orders/{orderId}/lookup` | the service token and `X-Operator` | ``OrderLookup/lookUp(orderId:actor:)``, audited |
 /// | `POST /iap/v1/support/orders/{orderId}/redeliver` | the service token and `X-Operator` | ``OrderLookup/redeliver(orderId:actor:userId:)`` with the optional body `{"userId": "..."}`, audited |
 /// | `GET /healthz` | anyone | `200` while the process serves |
@@ -45,6 +46,7 @@ public struct PurchaseServerRoutes: Sendable {
     let readiness: ServerReadiness
     let events: any EventSink
     let clock: any WallClock
+    let tokenOwnership: TokenOwnershipCheck?
 
     /// The largest body the routes need: a notification (``NotificationProcessor/maximumBodySize``). Give the
     /// ``HTTPServer`` this ``HTTPServer/Configuration/maximumBodySize``.
@@ -70,6 +72,8 @@ public struct PurchaseServerRoutes: Sendable {
     ///   - readiness: What `GET /readyz` answers.
     ///   - events: Where refused credentials and failures of the service endpoints are reported.
     ///   - clock: The instant of the entitlements.
+    ///   - tokenOwnership: The pipeline's check of who may claim an appAccountToken, if any: a token it refuses to a
+    ///     user cannot be bound to them through `account-tokens` either (`422`).
     public init(
         submissions: TransactionSubmissionHandler,
         notifications: NotificationProcessor,
@@ -82,7 +86,8 @@ public struct PurchaseServerRoutes: Sendable {
         metrics: PurchaseServerMetrics,
         readiness: ServerReadiness = ServerReadiness(ready: true),
         events: some EventSink = DiscardingEventSink(),
-        clock: some WallClock = SystemClock()
+        clock: some WallClock = SystemClock(),
+        tokenOwnership: TokenOwnershipCheck? = nil
     ) {
         self.submissions = submissions
         self.notifications = notifications
@@ -96,6 +101,7 @@ public struct PurchaseServerRoutes: Sendable {
         self.readiness = readiness
         self.events = events
         self.clock = clock
+        self.tokenOwnership = tokenOwnership
     }
 
     /// Adds every route to a router.
@@ -106,6 +112,7 @@ public struct PurchaseServerRoutes: Sendable {
         add(&router, "POST", "/iap/v1/notifications", notify)
         add(&router, "GET", "/iap/v1/users/{userId}/entitlements", entitlements)
         add(&router, "GET", "/iap/v1/users/{userId}/history", history)
+        add(&router, "POST", "/iap/v1/users/{userId}/account-tokens", bindAccountToken)
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/lookup", lookUp)
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/redeliver", redeliver)
         add(&router, "GET", "/healthz") { _ in .text("ok\n") }

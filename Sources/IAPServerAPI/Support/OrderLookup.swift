@@ -136,7 +136,9 @@ public struct OrderLookup: Sendable {
     ///
     /// Each transaction goes through ``DeliveryPipeline/deliver(_:signedTransaction:userId:orderId:)``: one the ledger never recorded is
     /// delivered to its owner (the user bound to its appAccountToken, the owner of the purchase it continues, or
-    /// `userId`); one waiting for its owner is given to `userId`; one recorded but not delivered yet is settled.
+    /// `userId`); one waiting for its owner is given to `userId`; one recorded but not delivered yet is settled, its
+    /// fulfillment called in this call even when it waits for its retry or was dead-lettered
+    /// (``DeliveryPipeline/redeliver(transactionId:)``).
     /// A `userId` that another user's binding or ledger entry contradicts is refused (`ownershipConflict`) and changes
     /// nothing. Delivered and refunded transactions are left as they are, so running it twice delivers once.
     ///
@@ -180,7 +182,13 @@ public struct OrderLookup: Sendable {
         for index in report.transactions.indices {
             let (transaction, signed) = payloads[index]
             // A failure here must not end the run: what was delivered before it still goes into the audit entry.
-            let outcome = await pipeline.deliver(transaction, signedTransaction: signed, userId: userId)
+            // A delivery waiting for its retry, or dead-lettered, is called now (the receiver was fixed); then newer
+            // data (a refund) is applied as for any other.
+            let retried = try? await pipeline.redeliver(transactionId: report.transactions[index].transactionId)
+            var outcome = await pipeline.deliver(transaction, signedTransaction: signed, userId: userId)
+            if case .alreadyDelivered = outcome, let retried {
+                outcome = retried
+            }
             var error: String?
             switch outcome {
             case .deferred(_, let failure), .rejected(let failure):

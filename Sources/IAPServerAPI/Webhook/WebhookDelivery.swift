@@ -7,14 +7,17 @@ public import IAPCore
 
 /// The body of one webhook request: a grant or a take-back, with everything a wallet needs to apply it once.
 ///
-/// The body holds exactly these fields: `type`, `idempotencyKey`, `userId`, `productId`, `transactionId`,
-/// `originalTransactionId`, `environment`, `units`, `purchaseDate`, `expiresDate` and `revocationDate`. Dates are
-/// milliseconds since 1970, as Apple writes them; a field that is not known is absent.
+/// The body holds these fields: `type`, `idempotencyKey`, `userId`, `productId`, `transactionId`,
+/// `originalTransactionId`, `environment`, `units`, `purchaseDate`, `expiresDate` and `revocationDate`; a revoke
+/// also holds `grantIdempotencyKey`, `grantAcknowledged`, `revocationType` and `revocationPercentage`. Dates are
+/// milliseconds since 1970, as Apple writes them; a field that is not known is absent. Later versions may add
+/// fields: a receiver ignores the ones it does not know.
 ///
 /// A receiver applies each `idempotencyKey` once. A revoke has a key of its own (`<transactionId>:revoke:<n>`),
-/// stable across retries, and names the transaction whose grant it takes back: a receiver that never applied a
-/// grant of that transaction (its call was interrupted) takes back nothing, and refuses that grant if it arrives
-/// later (answer it 409).
+/// stable across retries, and names the grant it takes back (`grantIdempotencyKey`). Take back only what was
+/// granted: a receiver that never applied that grant (its call was interrupted) takes back nothing and records the
+/// grant key as cancelled, so that the grant is refused if it arrives later (answer it 409). `units` is what to take
+/// back (for a prorated refund of a consumable, the refunded share).
 ///
 /// ```json
 /// {"type":"grant","idempotencyKey":"2000000000000001","userId":"alice","productId":"coins.100",
@@ -44,6 +47,18 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
     public var expiresDate: Int64?
     /// When the App Store revoked the purchase (a refund).
     public var revocationDate: Int64?
+    /// A revoke: the `idempotencyKey` of the grant it takes back. If you never applied that key, take back nothing
+    /// and record it as cancelled.
+    public var grantIdempotencyKey: String?
+    /// A revoke: whether the server had that grant confirmed (a 2xx or 409 answer) before the revocation; `false`
+    /// when its call was made but no answer arrived, so it may or may not have been applied. Your own record of
+    /// `grantIdempotencyKey` decides.
+    public var grantAcknowledged: Bool?
+    /// A revoke: Apple's `revocationType`, `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`, when Apple gave one.
+    public var revocationType: String?
+    /// A revoke: Apple's `revocationPercentage` of a prorated refund, in thousandths of a percent (`25000` is 25 %),
+    /// when Apple gave one.
+    public var revocationPercentage: Int32?
 
     /// The webhook body of a delivery.
     ///
@@ -60,5 +75,11 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
         purchaseDate = delivery.transaction.purchaseDate?.millisecondsSince1970
         expiresDate = delivery.transaction.expiresDate?.millisecondsSince1970
         revocationDate = delivery.transaction.revocationDate?.millisecondsSince1970
+        if delivery.action == .revoke {
+            grantIdempotencyKey = delivery.grantIdempotencyKey
+            grantAcknowledged = delivery.grantAcknowledged
+            revocationType = delivery.transaction.revocationType?.rawValue
+            revocationPercentage = delivery.transaction.revocationPercentage
+        }
     }
 }

@@ -13,10 +13,13 @@ public import IAPCore
 /// body is a ``WebhookDelivery``.
 ///
 /// - A 2xx or a 409 (the key was applied before) means applied.
-/// - Any other 4xx fails the delivery without hope (the receiver refused it): the pipeline dead-letters it after
-///   its attempts, so a person looks.
-/// - A 5xx, a timeout or a refused connection is a retryable failure: the pipeline's retry queue tries again with
-///   backoff, under the same idempotency key.
+/// - A 410 (Gone) or a 422 (Unprocessable Content) is a final refusal (``IAPError/Code/fulfillmentRefused``, not
+///   retryable): the receiver read the delivery and will never apply it, so the pipeline dead-letters it at once for
+///   a person to look at, instead of waiting out the retry schedule.
+/// - Any other status — a 5xx, a 408 or a 429 (transient), any other 4xx (400, 401, 403, 404, ...: a receiver
+///   that is misconfigured, which gets fixed) — and a timeout or a refused connection are retryable failures
+///   (``IAPError/Code/fulfillmentFailed``): the pipeline's retry queue tries again with backoff under the same
+///   idempotency key, and dead-letters the delivery after its last attempt. A support redelivery calls again at once.
 ///
 /// ```swift
 /// let hook = WebhookFulfillmentHook(
@@ -113,10 +116,10 @@ public struct WebhookFulfillmentHook: FulfillmentHook {
             )
             failure.httpStatus = response.status
             throw failure
-        case 400...499:
+        case 410, 422:
             var failure = IAPError(
-                .fulfillmentFailed,
-                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) was refused with HTTP "
+                .fulfillmentRefused,
+                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) was refused for good with HTTP "
                     + "\(response.status)"
             )
             failure.httpStatus = response.status

@@ -22,7 +22,7 @@ enum ServeCommand {
             "  \(GrantOptions.synopsis)",
             "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
-            "  [--events FILE] [--config FILE.json]",
+            "  [--token-ownership derived --token-secret-file FILE] [--events FILE] [--config FILE.json]",
         ],
         discussion: """
             Serves the purchase server over HTTP/1.1 (libmicrohttpd) until SIGTERM or SIGINT, then stops accepting,
@@ -35,7 +35,10 @@ enum ServeCommand {
             --user-jwt-secret-file); POST /iap/v1/notifications (App Store Server Notifications V2 of every listed
             environment: 200 once durably recorded, 400 when it does not verify); GET
             /iap/v1/users/{userId}/entitlements and GET /iap/v1/users/{userId}/history?limit=N&cursor=C (the JSON of
-            iap ledger entitlements --json and iap ledger history --json); POST
+            iap ledger entitlements --json and iap ledger history --json); POST /iap/v1/users/{userId}/account-tokens
+            (body {"appAccountToken": UUID}: binds the token to the user before the purchase; 201 bound, 200 already
+            bound to this user, 409 bound to another user, 400 not a UUID, 422 not derived from this user under
+            --token-ownership derived); POST
             /iap/v1/support/orders/{orderId}/lookup and .../redeliver (body {"userId": ...} optional), audited with
             the X-Operator header's name; the user and support endpoints need 'Authorization: Bearer <the
             --service-token-file's contents>'. GET /healthz, GET /readyz, GET /metrics (Prometheus text 0.0.4).
@@ -48,7 +51,11 @@ enum ServeCommand {
             and parked (state unknownProduct, event delivery.unknownProduct, gauge iap_unknown_product_purchases)
             and delivered once the catalog names it: at start, and on SIGHUP, which reloads the catalog.
             --ledger-only without a catalog records and delivers each purchase as its signed transaction's type
-            says, with a note on standard error. The retry queue is drained continuously. With the App Store Server API
+            says, with a note on standard error. The webhook answers 2xx, or 409 for a key it applied before, when applied;
+            410 or 422 refuses the delivery for good: it is dead-lettered at once; anything else (5xx, 408, 429,
+            any other 4xx, a timeout after 10s, a refused connection) is retried with backoff, 12 attempts in all,
+            then dead-lettered. A support redelivery calls the webhook again at once. The retry queue is drained
+            continuously. With the App Store Server API
             (--issuer-id, --key-id, --auth-key; --api-url for another server than Apple's), the ledger is
             reconciled with Apple every --reconcile-every (default 1h; 'off' never; such as 30s, 15m, 6h, 1d,
             1h30m), incrementally and paced under Apple's rate limits, by one instance of a fleet at a time; and
@@ -56,6 +63,9 @@ enum ServeCommand {
             endpoints answer 501. A support audit that does not reach the head the ledger keeps (deleted or cut with
             its head) refuses support (503) until 'iap support audit reseal'; purchases go on, and GET /readyz stays
             200 with a 'degraded: support-audit: ...' line.
+
+            --token-ownership derived --token-secret-file FILE: an appAccountToken no user has claimed goes only to
+            the user it was derived from (the UUIDv5 of the user id in the file's namespace UUID).
 
             Secrets come only from files (a trailing newline is not part of the secret) or the environment:
             IAP_USER_JWT_SECRET, IAP_SERVICE_TOKEN and IAP_GRANT_SECRET stand for the three secret files; the JWT
@@ -117,6 +127,18 @@ enum ServeCommand {
                 "reconcile with Apple this often (default 1h with the API; off never): 30s, 15m, 6h, 1d, 1h30m"
             ),
             CommandEvents.option,
+            .value(
+                "token-ownership",
+                "MODE",
+                "who may claim an appAccountToken no user has claimed: first-claim (default: the first user who "
+                    + "presents it) or derived (only the user it was derived from, see --token-secret-file)"
+            ),
+            .value(
+                "token-secret-file",
+                "FILE",
+                "with --token-ownership derived: the namespace UUID the apps derive their tokens in "
+                    + "(UUIDv5 of the user id; Documentation/AntiLostOrder.md)"
+            ),
             .value("config", "FILE.json", "the same settings as a JSON object; options on the command line win"),
         ],
         examples: [

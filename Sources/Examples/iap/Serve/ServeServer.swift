@@ -80,6 +80,7 @@ struct ServeServer {
             hook: hook,
             clock: clock,
             retryPolicy: RetryPolicy(claimDuration: claimDuration),
+            tokenOwnership: settings.tokenOwnership,
             unknownProducts: choice.unknownProducts,
             events: events
         )
@@ -126,7 +127,8 @@ struct ServeServer {
             metrics: metrics,
             readiness: readiness,
             events: events,
-            clock: clock
+            clock: clock,
+            tokenOwnership: settings.tokenOwnership
         )
         let http: HTTPServer
         do {

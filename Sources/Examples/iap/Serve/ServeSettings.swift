@@ -21,6 +21,8 @@ struct ServeSettings {
     var events: any EventSink
     /// `--max-connections-per-address`: the most connections from one IP address.
     var connectionsPerAddress = ServeServer.defaultConnectionsPerAddress
+    /// `--token-ownership derived`: an unclaimed appAccountToken goes only to the user it was derived from.
+    var tokenOwnership: TokenOwnershipCheck?
 
     /// The options of the App Store Server API; any of them asks for the API.
     static let apiOptions = ["api-url", "issuer-id", "key-id", "auth-key", "reconcile-every"]
@@ -116,6 +118,39 @@ struct ServeSettings {
             reconcileEvery = nil
         }
         events = try Self.events(parsed)
+        tokenOwnership = try Self.tokenOwnership(parsed)
+    }
+
+    /// `--token-ownership derived --token-secret-file FILE`: the check of ``AppAccountToken/derive(from:namespace:)``
+    /// in the namespace the file holds; `first-claim` (the default) lets the first user who presents an unclaimed
+    /// token have it.
+    private static func tokenOwnership(_ parsed: Arguments) throws(Arguments.UsageError) -> TokenOwnershipCheck? {
+        let mode = try parsed.value("token-ownership") ?? "first-claim"
+        let path = try parsed.value("token-secret-file")
+        switch mode {
+        case "first-claim":
+            if path != nil {
+                throw .init(message: "--token-secret-file goes with --token-ownership derived")
+            }
+            return nil
+        case "derived":
+            guard let path else {
+                throw .init(
+                    message: "--token-ownership derived needs --token-secret-file FILE: the namespace UUID the apps "
+                        + "derive their appAccountTokens in"
+                )
+            }
+            let bytes = try SecretFile.read(path, option: "--token-secret-file")
+            guard let namespace = UUID(uuidString: String(decoding: bytes, as: UTF8.self)) else {
+                throw .init(
+                    message: "--token-secret-file \(path) must hold one UUID: the namespace the apps derive their "
+                        + "appAccountTokens in"
+                )
+            }
+            return .derived(namespace: namespace)
+        default:
+            throw .init(message: "--token-ownership is first-claim or derived, not '\(mode)'")
+        }
     }
 
     /// A secret from its file option or its environment variable, exactly one of them.
