@@ -9,7 +9,8 @@ public import IAPCore
 ///
 /// The body holds these fields: `type`, `idempotencyKey`, `userId`, `productId`, `transactionId`,
 /// `originalTransactionId`, `environment`, `units`, `purchaseDate`, `expiresDate` and `revocationDate`; a revoke
-/// also holds `grantIdempotencyKey`, `grantAcknowledged`, `revocationType` and `revocationPercentage`. Dates are
+/// also holds `grantIdempotencyKey`, `grantAcknowledged`, `revocationType` and `revocationPercentage`, and
+/// `accessKept: true` for a prorated refund whose purchase keeps its access (then `units` is 0). Dates are
 /// milliseconds since 1970, as Apple writes them; a field that is not known is absent. Later versions may add
 /// fields: a receiver ignores the ones it does not know.
 ///
@@ -59,6 +60,10 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
     /// A revoke: Apple's `revocationPercentage` of a prorated refund, in thousandths of a percent (`25000` is 25 %),
     /// when Apple gave one.
     public var revocationPercentage: Int32?
+    /// A revoke of a prorated refund that keeps the purchase's access (a non-consumable or a subscription, under the
+    /// pipeline's default `ProratedRefundPolicy.keepAccess`): `true`, and `units` is 0 — record the refunded share,
+    /// take nothing back. Absent otherwise.
+    public var accessKept: Bool?
 
     /// The webhook body of a delivery.
     ///
@@ -80,6 +85,7 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
             grantAcknowledged = delivery.grantAcknowledged
             revocationType = delivery.transaction.revocationType?.rawValue
             revocationPercentage = delivery.transaction.revocationPercentage
+            accessKept = delivery.accessKept ? true : nil
         }
     }
 }
