@@ -16,6 +16,7 @@ actor RedisEntitlementStore: EntitlementStore {
     func entries(originalTransactionId: String) async throws -> [LedgerEntry] { assumed() }
     func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage { assumed() }
     func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] { assumed() }
+    func parkedEntries(limit: Int) async throws -> [LedgerEntry] { assumed() }
     func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome { assumed() }
     func user(forAppAccountToken appAccountToken: String) async throws -> String? { assumed() }
     func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool { assumed() }
