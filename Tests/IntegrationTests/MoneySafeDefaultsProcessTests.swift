@@ -125,6 +125,69 @@ struct MoneySafeDefaultsProcessTests {
         #expect(try await server.submitUntilFinished(coins.signedTransaction, as: "alice").status == 200)
     }
 
+    @Test func aProratedRefundTakesBackAConsumablesShareAndKeepsANonConsumablesAccess() async throws {
+        let port = try ServeProcess.freePort()
+        let emulator = try await EmulatorProcess.start(
+            extraArguments: ["--notify-url", "http://127.0.0.1:\(port)/iap/v1/notifications"],
+            environment: .production
+        )
+        defer { emulator.stop() }
+        let wallet = try ServeCommandTests.Wallet()
+        defer { wallet.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let arguments =
+            [
+                "--port", String(port), "--data", emulator.directory.appending(path: "ledger").path, "--catalog",
+                try emulator.saveCatalog().path,
+            ]
+            + (try ServeProcess.grantOptions(wallet.url, directory: emulator.directory))
+            + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "off"]
+        let server = try await ServeProcess.start(arguments, directory: emulator.directory)
+        defer { server.stop() }
+        let token = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
+        let coins = try await emulator.purchase("coins.100", account: "erin", token: token)
+        let premium = try await emulator.purchase("premium", account: "erin", token: token)
+        #expect(try await server.submitUntilFinished(coins.signedTransaction, as: "erin").status == 200)
+        #expect(try await server.submitUntilFinished(premium.signedTransaction, as: "erin").status == 200)
+
+        // 33.333 % of 100 coins back: 33 taken back (rounded down, in the customer's favour), 67 left.
+        let refunds = [(coins.transactionId, 33_333), (premium.transactionId, 40_000)]
+        for (id, percentage) in refunds {
+            let answer = try await emulator.post(
+                "/emulator/v1/transactions/\(id)/refund",
+                json: #"{"percentage": \#(percentage)}"#
+            )
+            #expect(answer.status == 200)
+        }
+        #expect(await eventually { wallet.deliveries.filter { $0.type == .revoke }.count == 2 })
+        let coinsBack = try #require(
+            wallet.deliveries.first { $0.type == .revoke && $0.transactionId == coins.transactionId }
+        )
+        #expect(coinsBack.units == 33)
+        #expect(coinsBack.revocationType == "REFUND_PRORATED")
+        #expect(coinsBack.revocationPercentage == 33_333)
+        #expect(coinsBack.accessKept == nil)
+        let premiumBack = try #require(
+            wallet.deliveries.first { $0.type == .revoke && $0.transactionId == premium.transactionId }
+        )
+        #expect(premiumBack.units == 0)
+        #expect(premiumBack.accessKept == true)
+        #expect(premiumBack.revocationPercentage == 40_000)
+
+        let listing = try ServeCommandTests.object(
+            try await server.send("GET", "/iap/v1/users/erin/entitlements", bearer: ServeProcess.serviceToken)
+        )
+        #expect((listing["balances"] as? [String: Any])?["coins.100"] as? Int == 67)
+        let rows = listing["entitlements"] as? [[String: Any]] ?? []
+        #expect(rows.contains { $0["productId"] as? String == "premium" && $0["hasAccess"] as? Bool == true })
+        let history = try ServeCommandTests.object(
+            try await server.send("GET", "/iap/v1/users/erin/history", bearer: ServeProcess.serviceToken)
+        )
+        let items = history["items"] as? [[String: Any]] ?? []
+        #expect(items.filter { $0["state"] as? String == "partlyRefunded" }.count == 2)
+        #expect(items.contains { $0["revocationPercentage"] as? Int == 33_333 })
+    }
+
     @Test func ledgerOnlyWithoutACatalogNotesItAndDeliversAsTheSignedTypeSays() async throws {
         let emulator = try await EmulatorProcess.start(environment: .production)
         defer { emulator.stop() }

@@ -116,6 +116,7 @@ public struct EntitlementListing: Sendable, Hashable {
     ///   - store: The ledger.
     ///   - catalog: What each product is.
     ///   - unknownProducts: What a product the catalog does not know is: skipped by default.
+    ///   - proratedRefunds: What a prorated refund does to a non-consumable or a subscription (access kept by default).
     ///   - instant: Now, as the caller's clock says.
     /// - Returns: The listing.
     /// - Throws: ``IAPError`` when the ledger or the catalog fails.
@@ -124,6 +125,7 @@ public struct EntitlementListing: Sendable, Hashable {
         from store: some EntitlementStore,
         catalog: some ProductCatalog,
         unknownProducts: UnknownProductPolicy = .park,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess,
         at instant: Date
     ) async throws -> EntitlementListing {
         let entries = try await store.allHistory(userId: userId)
@@ -154,7 +156,7 @@ public struct EntitlementListing: Sendable, Hashable {
                 storeKitSettings: snapshot.storeKitSettings
             )
         }
-        let evaluated = EntitlementEngine(catalog: snapshot).evaluate(
+        let evaluated = EntitlementEngine(catalog: snapshot, proratedRefunds: proratedRefunds).evaluate(
             entries: entries,
             renewalInfos: renewals,
             at: instant

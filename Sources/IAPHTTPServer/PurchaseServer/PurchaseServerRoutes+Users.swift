@@ -28,6 +28,7 @@ extension PurchaseServerRoutes {
                 from: store,
                 catalog: catalog,
                 unknownProducts: unknownProducts,
+                proratedRefunds: proratedRefunds,
                 at: instant
             )
             return .json(try listing.jsonData())

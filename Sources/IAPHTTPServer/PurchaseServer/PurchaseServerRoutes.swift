@@ -39,6 +39,7 @@ public struct PurchaseServerRoutes: Sendable {
     let store: any EntitlementStore
     let catalog: any ProductCatalog
     let unknownProducts: UnknownProductPolicy
+    let proratedRefunds: ProratedRefundPolicy
     let users: any UserAuthenticator
     let service: ServiceTokenAuthenticator
     let support: OrderLookup?
@@ -64,6 +65,8 @@ public struct PurchaseServerRoutes: Sendable {
     ///   - catalog: What each product is, for the entitlements.
     ///   - unknownProducts: What a product the catalog does not know is, for the entitlements: as the pipeline's
     ///     ``DeliveryPipeline/unknownProducts`` (skipped when parked, the default).
+    ///   - proratedRefunds: What a prorated refund does to access, for the entitlements: as the pipeline's
+    ///     ``DeliveryPipeline/proratedRefunds`` (access kept by default).
     ///   - users: Authenticates the app's user.
     ///   - service: Checks the service token of the user and support endpoints.
     ///   - support: The order tool, with the App Store Server API client of Production and the audit log; `nil`
@@ -80,6 +83,7 @@ public struct PurchaseServerRoutes: Sendable {
         store: some EntitlementStore,
         catalog: some ProductCatalog,
         unknownProducts: UnknownProductPolicy = .park,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess,
         users: some UserAuthenticator,
         service: ServiceTokenAuthenticator,
         support: OrderLookup?,
@@ -94,6 +98,7 @@ public struct PurchaseServerRoutes: Sendable {
         self.store = store
         self.catalog = catalog
         self.unknownProducts = unknownProducts
+        self.proratedRefunds = proratedRefunds
         self.users = users
         self.service = service
         self.support = support

@@ -22,7 +22,8 @@ enum ServeCommand {
             "  \(GrantOptions.synopsis)",
             "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
-            "  [--token-ownership derived --token-secret-file FILE] [--events FILE] [--config FILE.json]",
+            "  [--token-ownership derived --token-secret-file FILE] [--prorated-refunds keep-access|revoke-access]",
+            "  [--events FILE] [--config FILE.json]",
         ],
         discussion: """
             Serves the purchase server over HTTP/1.1 (libmicrohttpd) until SIGTERM or SIGINT, then stops accepting,
@@ -127,6 +128,13 @@ enum ServeCommand {
                 "reconcile with Apple this often (default 1h with the API; off never): 30s, 15m, 6h, 1d, 1h30m"
             ),
             CommandEvents.option,
+            .value(
+                "prorated-refunds",
+                "POLICY",
+                "what a prorated refund of a non-consumable or subscription does: keep-access (default: the webhook "
+                    + "is told of the refunded share, accessKept, 0 units) or revoke-access (taken back as a full "
+                    + "refund); a consumable always loses its share of units, rounded down"
+            ),
             .value(
                 "token-ownership",
                 "MODE",

@@ -81,6 +81,7 @@ struct ServeServer {
             clock: clock,
             retryPolicy: RetryPolicy(claimDuration: claimDuration),
             tokenOwnership: settings.tokenOwnership,
+            proratedRefunds: settings.proratedRefunds,
             unknownProducts: choice.unknownProducts,
             events: events
         )
@@ -121,6 +122,7 @@ struct ServeServer {
             store: ledger.store,
             catalog: choice.catalog,
             unknownProducts: choice.unknownProducts,
+            proratedRefunds: settings.proratedRefunds,
             users: settings.users,
             service: settings.service,
             support: support,

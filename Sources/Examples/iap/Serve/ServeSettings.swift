@@ -23,6 +23,9 @@ struct ServeSettings {
     var connectionsPerAddress = ServeServer.defaultConnectionsPerAddress
     /// `--token-ownership derived`: an unclaimed appAccountToken goes only to the user it was derived from.
     var tokenOwnership: TokenOwnershipCheck?
+    /// `--prorated-refunds`: what a prorated refund of a non-consumable or a subscription does (access kept by
+    /// default).
+    var proratedRefunds = ProratedRefundPolicy.keepAccess
 
     /// The options of the App Store Server API; any of them asks for the API.
     static let apiOptions = ["api-url", "issuer-id", "key-id", "auth-key", "reconcile-every"]
@@ -119,6 +122,14 @@ struct ServeSettings {
         }
         events = try Self.events(parsed)
         tokenOwnership = try Self.tokenOwnership(parsed)
+        switch try parsed.value("prorated-refunds") {
+        case nil, "keep-access": proratedRefunds = .keepAccess
+        case "revoke-access": proratedRefunds = .revokeAccess
+        case let other?:
+            throw Arguments.UsageError(
+                message: "--prorated-refunds takes keep-access or revoke-access, not '\(other)'"
+            )
+        }
     }
 
     /// `--token-ownership derived --token-secret-file FILE`: the check of ``AppAccountToken/derive(from:namespace:)``
