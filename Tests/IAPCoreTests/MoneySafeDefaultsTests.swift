@@ -15,15 +15,7 @@ struct MoneySafeDefaultsTests {
         var shop = try Shop()
         let events = InMemoryEventSink()
         let catalog = ReloadableProductCatalog(shop.catalog)
-        let pipeline = DeliveryPipeline(
-            verifier: shop.verifier,
-            catalog: catalog,
-            store: shop.store,
-            hook: shop.wallet,
-            clock: shop.clock,
-            retryPolicy: RetryPolicy(jitter: 0),
-            events: events
-        )
+        let pipeline = shop.pipeline(catalog: catalog, events: events)
         let purchase = shop.transaction("gems.50", quantity: 2)
         let outcome = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice")
         guard case .deferred(let parked, let error) = outcome else {
@@ -64,14 +56,7 @@ struct MoneySafeDefaultsTests {
     @Test func aProductDroppedFromTheCatalogParksItsRetryInsteadOfFailingAttempts() async throws {
         var shop = try Shop()
         let catalog = ReloadableProductCatalog(shop.catalog)
-        let pipeline = DeliveryPipeline(
-            verifier: shop.verifier,
-            catalog: catalog,
-            store: shop.store,
-            hook: shop.wallet,
-            clock: shop.clock,
-            retryPolicy: RetryPolicy(jitter: 0)
-        )
+        let pipeline = shop.pipeline(catalog: catalog)
         shop.wallet.failNext(1)
         let purchase = shop.transaction("pro.lifetime")
         guard case .deferred = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice")
@@ -248,15 +233,7 @@ struct MoneySafeDefaultsTests {
     @Test(arguments: [ProratedRefundPolicy.keepAccess, .revokeAccess])
     func aProratedRefundOfANonConsumableFollowsThePolicy(policy: ProratedRefundPolicy) async throws {
         var shop = try Shop()
-        let pipeline = DeliveryPipeline(
-            verifier: shop.verifier,
-            catalog: shop.catalog,
-            store: shop.store,
-            hook: shop.wallet,
-            clock: shop.clock,
-            retryPolicy: RetryPolicy(jitter: 0),
-            proratedRefunds: policy
-        )
+        let pipeline = shop.pipeline(proratedRefunds: policy)
         let purchase = shop.transaction("pro.lifetime")
         #expect(await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice").isDelivered)
         var refund = purchase

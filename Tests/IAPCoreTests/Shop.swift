@@ -45,18 +45,22 @@ struct Shop {
     }
 
     func pipeline(
+        catalog: (any ProductCatalog)? = nil,
         retryPolicy: RetryPolicy = RetryPolicy(jitter: 0),
         tokenOwnership: TokenOwnershipCheck? = nil,
+        proratedRefunds: ProratedRefundPolicy = .keepAccess,
         events: any EventSink = DiscardingEventSink()
     ) -> DeliveryPipeline {
-        DeliveryPipeline(
+        let chosen: any ProductCatalog = catalog ?? self.catalog
+        return DeliveryPipeline(
             verifier: verifier,
-            catalog: catalog,
+            catalog: chosen,
             store: store,
             hook: wallet,
             clock: clock,
             retryPolicy: retryPolicy,
             tokenOwnership: tokenOwnership,
+            proratedRefunds: proratedRefunds,
             events: events
         )
     }

@@ -26,6 +26,18 @@ struct MoneySafeDefaultsProcessTests {
         return file
     }
 
+    /// A test PKI valid through 2029, its root written to `root`.
+    static func testPKI(rootAt root: URL) throws -> TestPKI {
+        let pki = try TestPKI.generate(
+            TestPKI.Options(
+                notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
+                notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
+            )
+        )
+        try Data(pki.root.derBytes).write(to: root)
+        return pki
+    }
+
     @Test func aGrantURLWithoutACatalogRefusesToStartAndSaysHowToGiveOne() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-no-catalog-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -45,14 +57,8 @@ struct MoneySafeDefaultsProcessTests {
         #expect(run.stderr.contains("needs a catalog") && run.stderr.contains("--catalog FILE"))
         #expect(run.stdout.isEmpty)
 
-        let pki = try TestPKI.generate(
-            TestPKI.Options(
-                notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
-                notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
-            )
-        )
         let root = directory.appending(path: "root.der")
-        try Data(pki.root.derBytes).write(to: root)
+        _ = try Self.testPKI(rootAt: root)
         let ingest = try await CLI.iap(
             ["ledger", "ingest", "--data", directory.appending(path: "ledger2").path, "--root", root.path] + grant,
             input: Data()
@@ -221,14 +227,8 @@ struct MoneySafeDefaultsProcessTests {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-env-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pki = try TestPKI.generate(
-            TestPKI.Options(
-                notBefore: Date(millisecondsSince1970: 1_704_067_200_000),
-                notAfter: Date(millisecondsSince1970: 1_893_456_000_000)
-            )
-        )
         let rootFile = directory.appending(path: "root.der")
-        try Data(pki.root.derBytes).write(to: rootFile)
+        let pki = try Self.testPKI(rootAt: rootFile)
         let signer = JWSSigner(key: pki.leafKey, certificateChain: pki.x5c)
         let now = Date(millisecondsSince1970: 1_767_225_600_000)
         var purchase = TransactionPayload(

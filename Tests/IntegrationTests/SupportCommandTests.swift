@@ -31,14 +31,13 @@ struct SupportCommandTests {
             try await emulator.purchase(productId, account: "alice", token: token)
         }
 
-        /// Records a purchase in the ledger for a user, as `iap ledger ingest` does.
-        func ingest(_ purchase: EmulatorProcess.Purchase, user: String) async throws {
+        /// Records a purchase in the ledger for a user, as `iap ledger ingest` does: the file ledger with the
+        /// catalog, or the ledger `ledger` names (`--database URL --schema S`).
+        func ingest(_ purchase: EmulatorProcess.Purchase, user: String, ledger: [String]? = nil) async throws {
             let run = try await CLI.iap(
-                [
-                    "ledger", "ingest", "--data", data.path, "--catalog", catalog.path, "--root", root.path,
-                    "--bundle-id",
-                    EmulatorProcess.bundleId, "--environment", "Production", "--app-apple-id",
-                    String(EmulatorProcess.appAppleId), "--user", user, "--ledger-only",
+                ["ledger", "ingest"] + (ledger ?? ["--data", data.path, "--catalog", catalog.path]) + [
+                    "--root", root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Production",
+                    "--app-apple-id", String(EmulatorProcess.appAppleId), "--user", user, "--ledger-only",
                 ],
                 input: Data((purchase.signedTransaction + "\n").utf8)
             )
@@ -466,14 +465,7 @@ struct SupportCommandTests {
         let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
         let orderId = try #require(purchase.orderId)
         let ledger = ["--database", url, "--schema", schema]
-        let ingest = try await CLI.iap(
-            ["ledger", "ingest"] + ledger + [
-                "--root", desk.root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Production",
-                "--app-apple-id", String(EmulatorProcess.appAppleId), "--user", "alice", "--ledger-only",
-            ],
-            input: Data((purchase.signedTransaction + "\n").utf8)
-        )
-        #expect(ingest.status == 0, "\(ingest.stderr)")
+        try await desk.ingest(purchase, user: "alice", ledger: ledger)
         for _ in 0..<3 {
             await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
         }
@@ -530,14 +522,7 @@ struct SupportCommandTests {
         let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
         let orderId = try #require(purchase.orderId)
         let ledger = ["--database", url, "--schema", schema]
-        let ingest = try await CLI.iap(
-            ["ledger", "ingest"] + ledger + [
-                "--root", desk.root.path, "--bundle-id", EmulatorProcess.bundleId, "--environment", "Production",
-                "--app-apple-id", String(EmulatorProcess.appAppleId), "--user", "alice", "--ledger-only",
-            ],
-            input: Data((purchase.signedTransaction + "\n").utf8)
-        )
-        #expect(ingest.status == 0, "\(ingest.stderr)")
+        try await desk.ingest(purchase, user: "alice", ledger: ledger)
 
         await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
         await #expect(

@@ -330,6 +330,15 @@ public final class DeliveryPipeline: Sendable {
         public var skipped = 0
         /// Failures of the store itself.
         public var errors: [IAPError] = []
+
+        /// Counts what settling one entry came to.
+        mutating func count(_ outcome: DeliveryOutcome) {
+            switch outcome {
+            case .delivered, .revoked: delivered += 1
+            case .deferred: deferred += 1
+            case .alreadyDelivered, .pending, .awaitingOwner, .rejected: skipped += 1
+            }
+        }
     }
 
     /// Delivers every entry whose retry is due, and every entry left unclaimed by a crash.
@@ -350,11 +359,7 @@ public final class DeliveryPipeline: Sendable {
         }
         for entry in due {
             do {
-                switch try await settle(entry) {
-                case .delivered, .revoked: report.delivered += 1
-                case .deferred: report.deferred += 1
-                case .alreadyDelivered, .pending, .awaitingOwner, .rejected: report.skipped += 1
-                }
+                report.count(try await settle(entry))
             } catch {
                 report.errors.append(Self.classify(error))
             }
@@ -389,11 +394,7 @@ public final class DeliveryPipeline: Sendable {
                     continue
                 }
                 let unparked = try await compareAndSet(entry, ifExhausted: { $0 }, change: unpark)
-                switch try await settle(unparked) {
-                case .delivered, .revoked: report.delivered += 1
-                case .deferred: report.deferred += 1
-                case .alreadyDelivered, .pending, .awaitingOwner, .rejected: report.skipped += 1
-                }
+                report.count(try await settle(unparked))
             } catch {
                 report.errors.append(Self.classify(error))
             }

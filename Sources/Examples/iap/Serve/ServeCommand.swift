@@ -225,33 +225,11 @@ enum ServeCommand {
         if text == "off" || text == "0" {
             return nil
         }
-        let usage = Arguments.UsageError(
-            message: "--reconcile-every takes a duration such as 30s, 15m, 6h, 1d or 1h30m, or off; not '\(text)'"
-        )
-        var seconds: Int64 = 0
-        var number = ""
-        var parts = 0
-        for character in text {
-            if let digit = character.wholeNumberValue, character.isASCII {
-                number.append(character)
-                guard number.count <= 9 else { throw usage }
-                _ = digit
-                continue
-            }
-            let unit: Int64
-            switch character {
-            case "s": unit = 1
-            case "m": unit = 60
-            case "h": unit = 3_600
-            case "d": unit = 86_400
-            default: throw usage
-            }
-            guard let value = Int64(number) else { throw usage }
-            seconds += value * unit
-            number = ""
-            parts += 1
+        guard let seconds = ServeDuration.seconds(text, allowsBareNumber: false) else {
+            throw .init(
+                message: "--reconcile-every takes a duration such as 30s, 15m, 6h, 1d or 1h30m, or off; not '\(text)'"
+            )
         }
-        guard number.isEmpty, parts > 0 else { throw usage }
         guard (1...(30 * 86_400)).contains(seconds) else {
             throw .init(message: "--reconcile-every must be from 1s to 30d, or off")
         }

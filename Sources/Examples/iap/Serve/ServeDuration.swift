@@ -1,5 +1,5 @@
-/// A duration option of `iap serve` other than `--reconcile-every`: a number of seconds (`3600`) or numbers with
-/// units (`90m`, `24h`, `1d`, `1h30m`; `s`, `m`, `h`, `d`).
+/// The durations of `iap serve`'s options: numbers with units (`90m`, `24h`, `1d`, `1h30m`; `s`, `m`, `h`, `d`), and
+/// for some options a bare number of seconds (`3600`).
 enum ServeDuration {
     /// Parses a duration.
     ///
@@ -14,15 +14,29 @@ enum ServeDuration {
         option: String,
         range: ClosedRange<Int64>
     ) throws(Arguments.UsageError) -> Duration {
-        let usage = Arguments.UsageError(
-            message: "\(option) takes a duration such as 3600, 90m, 24h or 1h30m; not '\(text)'"
-        )
+        guard let seconds = seconds(text, allowsBareNumber: true) else {
+            throw .init(message: "\(option) takes a duration such as 3600, 90m, 24h or 1h30m; not '\(text)'")
+        }
+        guard range.contains(seconds) else {
+            throw .init(message: "\(option) must be from \(range.lowerBound)s to \(range.upperBound)s, not '\(text)'")
+        }
+        return .seconds(seconds)
+    }
+
+    /// The seconds a duration names, or `nil` when it is not one.
+    ///
+    /// - Parameters:
+    ///   - text: The text, such as `1h30m`.
+    ///   - allowsBareNumber: Whether digits without a unit count seconds (`3600`, or the tail of `1m30`).
+    /// - Returns: The seconds.
+    static func seconds(_ text: String, allowsBareNumber: Bool) -> Int64? {
+        guard text.first?.isNumber == true else { return nil }
         var seconds: Int64 = 0
         var number = ""
         for character in text {
             if character.isASCII, character.isNumber {
                 number.append(character)
-                guard number.count <= 9 else { throw usage }
+                guard number.count <= 9 else { return nil }
                 continue
             }
             let unit: Int64
@@ -31,21 +45,16 @@ enum ServeDuration {
             case "m": unit = 60
             case "h": unit = 3_600
             case "d": unit = 86_400
-            default: throw usage
+            default: return nil
             }
-            guard let value = Int64(number) else { throw usage }
+            guard let value = Int64(number) else { return nil }
             seconds += value * unit
             number = ""
         }
         if !number.isEmpty {
-            // A bare number, or what follows the last unit, counts seconds: "3600", "1m30".
-            guard let value = Int64(number) else { throw usage }
+            guard allowsBareNumber, let value = Int64(number) else { return nil }
             seconds += value
         }
-        guard !text.isEmpty, text.first?.isNumber == true else { throw usage }
-        guard range.contains(seconds) else {
-            throw .init(message: "\(option) must be from \(range.lowerBound)s to \(range.upperBound)s, not '\(text)'")
-        }
-        return .seconds(seconds)
+        return seconds
     }
 }
