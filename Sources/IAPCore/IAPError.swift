@@ -90,7 +90,7 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let sandboxPurchaseRefused = Code("sandboxPurchaseRefused")
         /// The integrator's fulfillment hook failed.
         public static let fulfillmentFailed = Code("fulfillmentFailed")
-        /// The integrator's fulfillment hook refused the delivery for good (a webhook answered `400`, `410` or `422`):
+        /// The integrator's fulfillment hook refused the delivery for good (a webhook answered `410` or `422`):
         /// no retry can mend it, so the pipeline dead-letters it at once, for a person to look at.
         public static let fulfillmentRefused = Code("fulfillmentRefused")
         /// The record does not exist.

@@ -230,6 +230,76 @@ struct MoneySafeDefaultsTests {
         #expect(OrderHistoryItem(history).state == (percentage < 100_000 ? .partlyRefunded : .revoked))
     }
 
+    @Test func aProratedRefundBeforeTheGrantWasConfirmedGrantsFirstThenTakesBackTheShare() async throws {
+        var shop = try Shop()
+        let pipeline = shop.pipeline()
+        // The grant fails; the refund of a quarter arrives while it waits for its retry.
+        shop.wallet.failNext(1)
+        let purchase = shop.transaction("coins.100")
+        guard case .deferred = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice") else {
+            Issue.record("the failed grant must be deferred")
+            return
+        }
+        var refund = purchase
+        refund.revocationDate = shop.clock.now
+        refund.revocationType = .refundProrated
+        refund.revocationPercentage = 25_000
+        refund.signedDate = shop.clock.now.addingTimeInterval(1)
+        _ = await pipeline.apply(refund)
+        shop.clock.advance(by: .seconds(3_600))
+        _ = await pipeline.drainDueRetries()
+        #expect(shop.wallet.applied.values.map(\.action).sorted { $0.rawValue < $1.rawValue } == [.grant, .revoke])
+        #expect(shop.wallet.balance("alice") == 75)
+
+        // First seen already partly refunded (the refund's notification before the app's submission): granted,
+        // then its share taken back; a full refund first seen is recorded settled, granted nothing.
+        let late = shop.transaction("coins.100")
+        var partly = late
+        partly.revocationDate = shop.clock.now
+        partly.revocationType = .refundProrated
+        partly.revocationPercentage = 50_000
+        #expect(await pipeline.deliver(partly, userId: "bob").isRevoked)
+        #expect(shop.wallet.balance("bob") == 50)
+        var full = shop.transaction("coins.100")
+        full.revocationDate = shop.clock.now
+        full.revocationType = .refundFull
+        #expect(await pipeline.deliver(full, userId: "carol").isRevoked)
+        #expect(shop.wallet.balance("carol") == 0)
+        #expect(!shop.wallet.calls.contains { $0.userId == "carol" })
+    }
+
+    @Test func aSandboxRenewalOfAProductionSubscriptionIsRefused() async throws {
+        var shop = try Shop()
+        let events = InMemoryEventSink()
+        let pipeline = try DeliveryEnvironmentTests.pipeline(shop, events: events)
+        let subscription = DeliveryEnvironmentTests.production(&shop, "plus.monthly")
+        let original = try #require(subscription.originalTransactionId)
+        #expect(await pipeline.submit(signedTransaction: try shop.sign(subscription), userId: "alice").isDelivered)
+        var renewal = shop.transaction("plus.monthly")
+        renewal.originalTransactionId = original
+        renewal.environment = .sandbox
+        guard case .rejected(let error) = await pipeline.deliver(renewal, userId: nil) else {
+            Issue.record("a Sandbox renewal of a Production subscription must be refused")
+            return
+        }
+        #expect(error.code == .environmentMismatch)
+        #expect(await shop.memory.entries(originalTransactionId: original).count == 1)
+
+        // A renewal info of one environment never replaces one of another.
+        let production = RenewalInfoPayload(
+            originalTransactionId: "2999999999999999",
+            autoRenewStatus: .on,
+            signedDate: shop.clock.now,
+            environment: .production
+        )
+        _ = try await shop.memory.storeRenewalInfo(production)
+        var sandbox = production
+        sandbox.environment = .sandbox
+        sandbox.signedDate = shop.clock.now.addingTimeInterval(60)
+        await #expect(throws: IAPError.self) { try await pipeline.checkEnvironment(of: sandbox) }
+        #expect(events.events.filter { $0.event == "delivery.environmentConflict" }.count == 2)
+    }
+
     @Test(arguments: [ProratedRefundPolicy.keepAccess, .revokeAccess])
     func aProratedRefundOfANonConsumableFollowsThePolicy(policy: ProratedRefundPolicy) async throws {
         var shop = try Shop()

@@ -93,3 +93,20 @@ struct HS256UserAuthenticatorTests {
         #expect(Self.refusal(try Self.token(#"{"sub":"a","exp":\#(now + 601)}"#), strict) != nil)
     }
 }
+
+extension HS256UserAuthenticatorTests {
+    @Test func anIssueDateCannotStretchTheLifetime() throws {
+        let users = try Self.authenticator()
+        let far = Self.now + 30 * 86_400
+        // An iat as far ahead as exp made the lifetime 0; it is refused, and so is a far exp with an honest iat.
+        for claims in [
+            #"{"sub":"alice","exp":1e308,"iat":1e308}"#,
+            #"{"sub":"alice","exp":\#(far),"iat":\#(far - 60)}"#,
+            #"{"sub":"alice","exp":\#(far),"iat":\#(Self.now)}"#,
+        ] {
+            #expect(Self.refusal(try Self.token(claims), users)?.code == .unauthenticated, "\(claims)")
+        }
+        let honest = #"{"sub":"alice","exp":\#(Self.now + 3_600),"iat":\#(Self.now)}"#
+        #expect(try users.verify(try Self.token(honest)) == "alice")
+    }
+}

@@ -109,6 +109,11 @@ struct MoneySafeDefaultsProcessTests {
         )
         #expect(try server.standardError().contains("\"event\":\"delivery.unknownProduct\""))
 
+        // The ledger is whole, and says what is parked.
+        let check = try await CLI.iap(["ledger", "check", "--data", emulator.directory.appending(path: "ledger").path])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdoutLines.contains { $0.hasPrefix("note: 1 purchase is recorded but parked") })
+
         // The catalog learns the product; SIGHUP reloads it and the parked purchase is granted once.
         try Data(contentsOf: try emulator.saveCatalog()).write(to: catalog)
         server.signal(SIGHUP)

@@ -210,6 +210,9 @@ struct SupportCommandTests {
         let entry = try CLI.json(try #require(export.stdoutLines.first { $0.contains(bought.transactionId) }))
         #expect(entry["deliveryState"] as? String == "awaitingOwner")
         #expect(entry["userId"] as? String != "dave")
+        // A ledger with an entry waiting for its owner is whole.
+        let check = try await CLI.iap(["ledger", "check", "--data", desk.data.path])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
 
         // The real buyer's later submission gets it: it was never given to a pseudo-user named after the token.
         try await desk.ingest(bought, user: "dave")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small, strict command-line parser: `--name value` (or `--name=value`) options, repeatable where asked,
 /// `--flag` switches and positional arguments, with usage errors that name the problem.
 ///
@@ -132,5 +134,19 @@ struct Arguments {
         if let first = positionals.first {
             throw UsageError(message: "unexpected argument '\(first)'")
         }
+    }
+}
+
+extension Arguments {
+    /// A URL given on the command line as a message may show it: without what stands before an `@` (a user and a
+    /// password), which a message must never repeat.
+    ///
+    /// - Parameter text: The option's value.
+    /// - Returns: The text, its userinfo replaced by `***`.
+    static func shown(url text: String) -> String {
+        guard let at = text.lastIndex(of: "@") else { return text }
+        let start = text.range(of: "://").map(\.upperBound) ?? text.startIndex
+        guard start <= at else { return text }
+        return String(text[..<start]) + "***" + String(text[at...])
     }
 }

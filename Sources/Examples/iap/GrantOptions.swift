@@ -81,7 +81,7 @@ enum GrantOptions {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", url.host?.isEmpty == false
             else {
-                throw .init(message: "--grant-url must be an http or https URL, not '\(text)'")
+                throw .init(message: "--grant-url must be an http or https URL, not '\(Arguments.shown(url: text))'")
             }
             guard url.user == nil, url.password == nil else {
                 // Not echoed: it holds a password, which a command line shows to every user of the machine.

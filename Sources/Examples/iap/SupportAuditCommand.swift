@@ -110,15 +110,19 @@ enum SupportAuditCommand {
                 throw IAPError(.notFound, "there is no ledger at \(directory.path)")
             }
             let identity = try FileEntitlementStore.ledgerIdentity(in: directory)
+            // The head the ledger keeps is read first (a read-only open: no lock, nothing written), then the log: an
+            // append between the two reads leaves the log ahead of the head, which is no tampering.
+            var ledgerHead: SupportAuditHead?
+            if auditPath == nil {
+                let ledger = try await CommandLedger.open(parsed, ledger: argument)
+                ledgerHead = try await keeper(ledger).supportAuditHead()
+                await ledger.store.close()
+            }
             var result = try FileSupportAuditLog.verify(
                 path: auditPath ?? directory.appendingPathComponent(fileName).path,
                 ledgerId: identity ?? ""
             )
             if auditPath == nil {
-                // The head the ledger keeps, from a read-only open: no lock, nothing written.
-                let ledger = try await CommandLedger.open(parsed, ledger: argument)
-                let ledgerHead = try await keeper(ledger).supportAuditHead()
-                await ledger.store.close()
                 result = result.checked(againstLedgerHead: ledgerHead)
             }
             if identity == nil, result.entryCount > 0 || result.recordedHead != nil {
@@ -143,8 +147,12 @@ enum SupportAuditCommand {
                     if let auditPath {
                         try FileSupportAuditLog.verify(path: auditPath, ledgerId: try await store.ledgerIdentity())
                     } else {
-                        try await PostgresSupportAuditLog(store: store).verify()
-                            .checked(againstLedgerHead: try await store.supportAuditHead())
+                        // The ledger's head first, then the log (see above).
+                        try await {
+                            let ledgerHead = try await store.supportAuditHead()
+                            return try await PostgresSupportAuditLog(store: store).verify()
+                                .checked(againstLedgerHead: ledgerHead)
+                        }()
                     }
                 await store.close()
                 return result

@@ -63,8 +63,8 @@ enum SupportCommand {
             .value(
                 "audit",
                 "FILE",
-                "write the audit to FILE, anchored to the ledger, instead of the ledger's own (DIR/support-audit.jsonl"
-                    + " or the iap_support_audit table)"
+                "write a lookup's audit to FILE, anchored to the ledger, instead of the ledger's own "
+                    + "(DIR/support-audit.jsonl or the iap_support_audit table); not with --redeliver"
             ),
             .flag("no-audit-lookups", "write no audit entry for this lookup (not allowed with --redeliver)"),
         ] + GrantOptions.options
@@ -180,6 +180,12 @@ enum SupportCommand {
                     throw Arguments.UsageError(message: "--\(name) applies only with --redeliver")
                 }
                 try GrantOptions.refuse(parsed, without: "--redeliver")
+            }
+            if parsed.has("redeliver"), parsed.options["audit"] != nil {
+                // Money moves only under the ledger's own audit, whose head the ledger keeps and checks.
+                throw Arguments.UsageError(
+                    message: "a redelivery is audited in the ledger's own audit: drop --audit FILE"
+                )
             }
             if parsed.has("no-audit-lookups") {
                 if parsed.has("redeliver") {

@@ -13,12 +13,14 @@ public enum DeliveryOutcome: Sendable, Hashable {
     /// (state ``DeliveryState/awaitingOwner``).
     case awaitingOwner(LedgerEntry)
     /// Recorded, but the fulfillment hook failed; a retry is scheduled (``LedgerEntry/nextAttemptAt``),
-    /// or, in state ``DeliveryState/deadLettered``, it waits for a person. Nothing is lost.
+    /// or, in state ``DeliveryState/deadLettered``, it waits for a person; or, in state
+    /// ``DeliveryState/unknownProduct`` (error code `unknownProduct`), it is parked until the catalog names its
+    /// product. Nothing is lost.
     case deferred(LedgerEntry, IAPError)
     /// Recorded; the App Store revoked it (refund, family sharing ended), so nothing is granted and
     /// anything granted before is taken back.
     case revoked(LedgerEntry)
-    /// Not recorded: the signed data did not verify, names an unknown product, belongs to another user,
+    /// Not recorded: the signed data did not verify, belongs to another user (or environment),
     /// comes from an environment the pipeline refuses, or the store failed (then ``IAPError/isRetryable`` is
     /// `true`: submit again later).
     case rejected(IAPError)

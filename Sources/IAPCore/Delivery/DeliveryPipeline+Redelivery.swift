@@ -24,8 +24,15 @@ extension DeliveryPipeline {
             ifExhausted: { DeliveryOutcome.pending($0) },
             change: { current in
                 guard current.deliveryState == .retrying || current.deliveryState == .deadLettered,
-                    let action = Self.pendingAction(current)
+                    let action = self.pendingAction(current)
                 else { return .done(nil) }
+                if try await knownProduct(of: current.transaction, id: current.productId) == nil {
+                    // Its product left the catalog: parked, as the retry queue would, rather than an attempt made.
+                    var parked = current
+                    parked.deliveryState = .unknownProduct
+                    parked.nextAttemptAt = nil
+                    return .write(parked) { .deferred($0, Self.parkedError($0)) }
+                }
                 var due = current
                 due.deliveryState = .pending
                 due.nextAttemptAt = nil

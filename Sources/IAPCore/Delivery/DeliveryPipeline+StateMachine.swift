@@ -91,7 +91,7 @@ extension DeliveryPipeline {
     }
 
     /// What an entry still needs from the hook.
-    static func pendingAction(_ entry: LedgerEntry) -> Delivery.Action? {
+    func pendingAction(_ entry: LedgerEntry) -> Delivery.Action? {
         if entry.deliveryState == .awaitingOwner || entry.deliveryState == .unknownProduct {
             return nil
         }
@@ -101,8 +101,21 @@ extension DeliveryPipeline {
         if entry.revocationDelivered {
             return nil
         }
+        if entry.deliveredAt == nil, keepsPartOfAGrant(entry) {
+            // A refund of a share leaves the customer the rest: the grant is owed first (retried under its own key
+            // until confirmed), then the take-back of the share.
+            return .grant
+        }
         // Take back whatever may have been given: a confirmed grant, or a grant call whose answer was lost.
         return entry.deliveredAt != nil || entry.grantAttempted ? .revoke : nil
+    }
+
+    /// Whether a revocation leaves the customer part of the grant: a prorated refund of a share below 100 % of a
+    /// consumable (the rest of its units), or of anything else whose access the ``proratedRefunds`` policy keeps.
+    /// The signed transaction's `type` tells a consumable, so no catalog is needed.
+    func keepsPartOfAGrant(_ entry: LedgerEntry) -> Bool {
+        guard entry.transaction.isPartlyRefunded else { return false }
+        return entry.transaction.type == .consumable || proratedRefunds == .keepAccess
     }
 
     /// Whether a deliverer holds the entry right now.
@@ -116,7 +129,7 @@ extension DeliveryPipeline {
         {
             return
         }
-        if Self.pendingAction(entry) == nil {
+        if self.pendingAction(entry) == nil {
             if entry.revokedAt != nil {
                 entry.revocationDelivered = true
             }
@@ -196,7 +209,7 @@ extension DeliveryPipeline {
                 if current.deliveryState == .unknownProduct {
                     return .done(.deferred(current, Self.parkedError(current)))
                 }
-                guard let action = Self.pendingAction(current) else {
+                guard let action = self.pendingAction(current) else {
                     guard current.deliveryState != .delivered, !isClaimed(current, at: now) else {
                         return .done(Self.finished(current))
                     }
@@ -474,10 +487,10 @@ extension DeliveryPipeline {
             ifExhausted: { .deferred($0, failure) },
             change: { current in
                 let now = clock.now
-                guard Self.pendingAction(current) == action, current.grantGeneration == entry.grantGeneration,
+                guard self.pendingAction(current) == action, current.grantGeneration == entry.grantGeneration,
                     current.deliveryState != .deadLettered, !isClaimed(current, at: now)
                 else {
-                    return .done(Self.pendingAction(current) == nil ? Self.finished(current) : .pending(current))
+                    return .done(self.pendingAction(current) == nil ? Self.finished(current) : .pending(current))
                 }
                 var next = current
                 next.deliveryAttempts += 1
@@ -557,7 +570,7 @@ extension DeliveryPipeline {
                 }
                 normalize(&next, now: now)
                 return .write(next) { stored in
-                    if Self.pendingAction(stored) != nil, stored.deliveryState == .pending,
+                    if self.pendingAction(stored) != nil, stored.deliveryState == .pending,
                         !self.isClaimed(stored, at: now)
                     {
                         // Something is still owed (a refund arrived while the grant ran): do it now.

@@ -486,6 +486,26 @@ public final class DeliveryPipeline: Sendable {
         )
     }
 
+    /// Refuses a new transaction that continues a purchase family (a renewal, a restore: another transaction id, the
+    /// same original transaction id) the ledger holds in another environment: a Sandbox renewal never extends a
+    /// Production subscription, nor goes to its owner. A first purchase is its own family, checked by its id.
+    private func checkFamilyEnvironment(of transaction: TransactionPayload, transactionId: String) async throws {
+        guard let incoming = transaction.environment, let original = transaction.originalTransactionId,
+            !original.isEmpty, original != transactionId
+        else { return }
+        let family = try await store.entries(originalTransactionId: original)
+        guard let other = family.first(where: { $0.environment.map { $0 != incoming } ?? false }),
+            let recorded = other.environment
+        else { return }
+        let error = IAPError(
+            .environmentMismatch,
+            "transaction \(transactionId) of the \(incoming.rawValue) environment continues original transaction "
+                + "\(original), which the ledger holds in the \(recorded.rawValue) environment; nothing was recorded"
+        )
+        report("delivery.environmentConflict", transaction, error: error)
+        throw error
+    }
+
     /// Refuses a renewal info of one environment for a purchase family the ledger holds in another (a Sandbox
     /// notification about a Production subscription's original transaction id): the environment is part of a
     /// purchase's identity, as ``deliver(_:signedTransaction:userId:orderId:)`` says.
@@ -496,6 +516,25 @@ public final class DeliveryPipeline: Sendable {
     ///   environment; a store failure.
     public func checkEnvironment(of renewalInfo: RenewalInfoPayload) async throws {
         guard let incoming = renewalInfo.environment, let original = renewalInfo.originalTransactionId else { return }
+        if let stored = try await store.renewalInfo(originalTransactionId: original)?.environment, stored != incoming {
+            let error = IAPError(
+                .environmentMismatch,
+                "the renewal info of original transaction \(original) of the \(incoming.rawValue) environment would "
+                    + "replace one of the \(stored.rawValue) environment; it is left as it was"
+            )
+            events.record(
+                IAPEvent(
+                    time: clock.now,
+                    event: "delivery.environmentConflict",
+                    originalTransactionId: original,
+                    environment: incoming.rawValue,
+                    outcome: "rejected",
+                    errorCode: error.code.rawValue,
+                    message: error.message
+                )
+            )
+            throw error
+        }
         let family = try await store.entries(originalTransactionId: original)
         guard let other = family.first(where: { $0.environment.map { $0 != incoming } ?? false }),
             let recorded = other.environment
@@ -577,6 +616,7 @@ public final class DeliveryPipeline: Sendable {
         guard let productId = transaction.productId, !productId.isEmpty else {
             throw IAPError(.malformedSignedData, "transaction \(transactionId) has no productId")
         }
+        try await checkFamilyEnvironment(of: transaction, transactionId: transactionId)
         // A product the catalog does not know is never granted by guess: the purchase is recorded and parked.
         let product = try await knownProduct(of: transaction, id: productId)
         let claim = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
@@ -593,18 +633,21 @@ public final class DeliveryPipeline: Sendable {
             candidate.deliveryState = .awaitingOwner
         }
         if let revoked = transaction.revocationDate {
-            // Revoked before the ledger ever saw it: record it settled, never granted.
             candidate.revokedAt = revoked
-            candidate.deliveryState = .delivered
-            candidate.revocationDelivered = true
-        } else if product == nil, !claim.awaitingOwner {
+            if !keepsPartOfAGrant(candidate) {
+                // Revoked before the ledger ever saw it: record it settled, never granted.
+                candidate.deliveryState = .delivered
+                candidate.revocationDelivered = true
+            }
+        }
+        if candidate.deliveryState == .pending, product == nil, !claim.awaitingOwner {
             candidate.deliveryState = .unknownProduct
         }
         // The token is bound below once the ledger agreed the transaction is this user's; until then nothing may be
         // granted, since a binding that loses to another user hands the purchase to them.
         let needsBinding = claim.token.map { !claim.awaitingOwner && claim.owner != $0 && !claim.tokenBound } ?? false
         var entry: LedgerEntry
-        if !needsBinding, let product, Self.pendingAction(candidate) == .grant {
+        if !needsBinding, let product, self.pendingAction(candidate) == .grant {
             // The usual purchase: recorded and granted in one go (see `recordAndGrant`).
             let recorded = try await recordAndGrant(candidate, signedTransaction: signedTransaction, product: product) {
                 inserted in

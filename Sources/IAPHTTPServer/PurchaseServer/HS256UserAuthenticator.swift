@@ -124,7 +124,11 @@ public struct HS256UserAuthenticator: UserAuthenticator {
         case nil:
             lifetime = expiry - now
         case .number(let issuedAt)?:
-            lifetime = expiry - issuedAt
+            guard issuedAt <= now + slack else {
+                throw refuse("it was issued in the future (iat)")
+            }
+            // Whatever iat says, it never lives longer than the limit from now.
+            lifetime = max(expiry - issuedAt, expiry - now)
         default:
             throw refuse("its iat is not numeric")
         }

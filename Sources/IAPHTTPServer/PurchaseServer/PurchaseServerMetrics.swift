@@ -15,6 +15,7 @@ public import IAPCore
 /// | `iap_reconciliations_total` | counter | `outcome` | scheduled reconciliation runs: `clean`, `repaired`, `failed`, or `skipped` (another instance held the lock) |
 /// | `iap_reconciliation_alarms_total` | counter | | reconciliation alarms: customers whose ledger had missed more than the threshold |
 /// | `iap_support_audit_refused` | gauge | | 1 while support actions are refused because the support audit does not match the ledger's head, else 0 |
+/// | `iap_unknown_product_purchases` | gauge | | purchases recorded but parked: the catalog does not know their product |
 ///
 /// Labels never hold a user id, a transaction id or anything a client chose: routes are patterns
 /// (`/iap/v1/users/{userId}/history`), types and codes are the package's or Apple's.

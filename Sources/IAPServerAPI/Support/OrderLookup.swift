@@ -182,11 +182,14 @@ public struct OrderLookup: Sendable {
         for index in report.transactions.indices {
             let (transaction, signed) = payloads[index]
             // A failure here must not end the run: what was delivered before it still goes into the audit entry.
-            // A delivery waiting for its retry, or dead-lettered, is called now (the receiver was fixed); then newer
-            // data (a refund) is applied as for any other.
-            let retried = try? await pipeline.redeliver(transactionId: report.transactions[index].transactionId)
+            // Delivered as any road delivers it (the owner, the environment and the product checked, newer data such
+            // as a refund applied); a delivery that then still waits for its retry, or was dead-lettered, is called
+            // now (the receiver was fixed) instead of waiting for the retry queue.
             var outcome = await pipeline.deliver(transaction, signedTransaction: signed, userId: userId)
-            if case .alreadyDelivered = outcome, let retried {
+            if case .deferred(let waiting, _) = outcome,
+                waiting.deliveryState == .retrying || waiting.deliveryState == .deadLettered,
+                let retried = try? await pipeline.redeliver(transactionId: waiting.transactionId)
+            {
                 outcome = retried
             }
             var error: String?

@@ -100,6 +100,18 @@ public struct SupportAuditVerification: Sendable, Hashable {
             )
             return result
         }
+        guard ledgerHead.entries >= 0, ledgerHead.entries <= entryHashes.count else {
+            // A count the log cannot hold (negative, or a verification made without the entries' hashes).
+            result.problems.append(
+                .init(
+                    entry: nil,
+                    location: "",
+                    message: "the ledger records \(ledgerHead.entries) entries with head \(ledgerHead.lastHash), which "
+                        + "this log's \(entryHashes.count) known entries cannot be compared with"
+                )
+            )
+            return result
+        }
         let hash = ledgerHead.entries == 0 ? anchor : entryHashes[ledgerHead.entries - 1]
         if hash != ledgerHead.lastHash {
             result.problems.append(

@@ -98,7 +98,8 @@ enum LedgerCheckCommand {
                 let parked = try await store.parkedEntries(limit: 5)
                 let named = parked.map { "\($0.transactionId) (\($0.productId))" }.joined(separator: ", ")
                 report.notes.append(
-                    "\(statistics.unknownProduct) purchases are recorded but parked, their product unknown to the "
+                    (statistics.unknownProduct == 1 ? "1 purchase is" : "\(statistics.unknownProduct) purchases are")
+                        + " recorded but parked, their product unknown to the "
                         + "catalog (\(named)\(statistics.unknownProduct > parked.count ? ", ..." : "")): nothing is "
                         + "granted until the catalog names them; add them to the catalog, then send 'iap serve' SIGHUP "
                         + "(or run 'iap ledger ingest --catalog FILE')"

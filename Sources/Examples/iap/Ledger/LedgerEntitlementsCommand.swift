@@ -56,15 +56,18 @@ enum LedgerEntitlementsCommand {
             throw error
         }
         await store.close()
+        // Without a catalog, each product is what its latest signed transaction says, as --ledger-only delivered it.
         let catalog =
             try products
             ?? StaticProductCatalog(
-                products: Set(entries.map(\.productId)).sorted().map {
-                    CatalogProduct(productId: $0, kind: .nonConsumable)
+                products: Set(entries.map(\.productId)).sorted().compactMap { productId in
+                    entries.last { $0.productId == productId }.flatMap {
+                        UnknownProductPolicy.product(describedBy: $0.transaction)
+                    }
                 }
             )
         if products == nil {
-            Output.error("note: no catalog: every product is treated as a non-consumable")
+            Output.error("note: no catalog: each product is taken as its signed transaction's type says")
         }
         let snapshot = EntitlementEngine(catalog: catalog).evaluate(
             entries: entries,

@@ -48,12 +48,16 @@ enum ServeDuration {
             default: return nil
             }
             guard let value = Int64(number) else { return nil }
-            seconds += value * unit
+            let (sum, overflow) = seconds.addingReportingOverflow(value * unit)
+            guard !overflow else { return nil }
+            seconds = sum
             number = ""
         }
         if !number.isEmpty {
             guard allowsBareNumber, let value = Int64(number) else { return nil }
-            seconds += value
+            let (sum, overflow) = seconds.addingReportingOverflow(value)
+            guard !overflow else { return nil }
+            seconds = sum
         }
         return seconds
     }
