@@ -417,11 +417,19 @@ struct SupportCommandTests {
         #expect(noReason.stderr.contains("--reason"))
         let help = try await CLI.iap(["support", "audit", "reseal", "--help"])
         #expect(help.status == 0 && help.stdout.contains("--reason TEXT"))
+        let events = desk.emulator.directory.appending(path: "reseal-events.jsonl")
         let resealed = try await CLI.iap([
             "support", "audit", "reseal", desk.data.path, "--operator", "ops-1", "--reason", "INC-7: disk restored",
+            "--events", events.path,
         ])
         #expect(resealed.status == 0, "\(resealed.stderr)")
         #expect(resealed.stdoutLines.last?.hasPrefix("resealed: entry 3 (audit.reseal by ops-1)") == true)
+        // The reseal is a support event, and carries the head after it.
+        let event = try CLI.json(try String(contentsOf: events, encoding: .utf8).trimmingCharacters(in: .newlines))
+        #expect(event["event"] as? String == "support.audit")
+        #expect(event["outcome"] as? String == "resealed")
+        let newHead = try #require(event["auditHead"] as? String)
+        #expect(resealed.stdoutLines.last?.contains(newHead) == true)
         let verified = try await CLI.iap(["support", "audit", "verify", desk.data.path])
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(verified.stdoutLines.first?.hasPrefix("ok: 3 entries") == true)

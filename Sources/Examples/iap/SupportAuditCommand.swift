@@ -170,8 +170,10 @@ enum SupportAuditCommand {
         let ledgerArgument: String?
         let reason: String
         let actor: String
+        let events: any EventSink
         do {
             ledgerArgument = try parsed.singlePositional()
+            events = try CommandEvents.sink(parsed)
             _ = try CommandLedger.location(parsed, ledger: ledgerArgument)
             guard let given = try parsed.value("reason"), !given.allSatisfy(\.isWhitespace) else {
                 throw Arguments.UsageError(message: "--reason TEXT is required: say why the audit is resealed")
@@ -191,7 +193,13 @@ enum SupportAuditCommand {
             let ledger = try await CommandLedger.open(parsed, ledger: ledgerArgument, access: .readWrite)
             let code: ExitCode
             do {
-                code = try await reseal(ledger, reason: reason, actor: actor, json: parsed.has("json"))
+                code = try await reseal(
+                    ledger,
+                    reason: reason,
+                    actor: actor,
+                    json: parsed.has("json"),
+                    events: events
+                )
             } catch {
                 await ledger.store.close()
                 throw error
@@ -208,7 +216,13 @@ enum SupportAuditCommand {
     }
 
     /// Reseals the ledger's own audit when it does not match the ledger's head; writes nothing when it does.
-    static func reseal(_ ledger: CommandLedger, reason: String, actor: String, json: Bool) async throws -> ExitCode {
+    static func reseal(
+        _ ledger: CommandLedger,
+        reason: String,
+        actor: String,
+        json: Bool,
+        events: any EventSink
+    ) async throws -> ExitCode {
         let keeper = try keeper(ledger)
         let ledgerId = try await ledger.store.ledgerIdentity()
         let ledgerHead = try await keeper.supportAuditHead()
@@ -260,6 +274,15 @@ enum SupportAuditCommand {
         let stored = try await append(entry)
         let head = try SupportAuditChain.head(after: stored)
         try await keeper.recordSupportAuditHead(head, resealing: true)
+        events.record(
+            IAPEvent(
+                time: SystemClock().now,
+                event: "support.audit",
+                outcome: "resealed",
+                message: "the support audit was resealed by \(actor) at entry \(head.entries): \(reason)",
+                auditHead: head.lastHash
+            )
+        )
         let ledgerSaid = ledgerHead.map { "\($0.entries) entries with head \($0.lastHash)" } ?? "no head"
         if json {
             var document: [String: Any] = [

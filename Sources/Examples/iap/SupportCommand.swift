@@ -108,7 +108,9 @@ enum SupportCommand {
     static let auditResealSpec = CommandSpec(
         name: "support audit reseal",
         summary: "let support write to an audit that does not match the ledger's head again, with an entry saying why",
-        synopsis: ["(LEDGER | \(CommandLedger.synopsis.dropFirst()) --reason TEXT [--operator NAME] [--json]"],
+        synopsis: [
+            "(LEDGER | \(CommandLedger.synopsis.dropFirst()) --reason TEXT [--operator NAME] [--json] [--events FILE]"
+        ],
         discussion: """
             The ledger keeps its support audit's head (how many entries, the last one's SHA-256) itself: in its
             journal and snapshots (a file ledger) or its iap_ledger_identity row (a PostgreSQL ledger). An audit
@@ -124,7 +126,8 @@ enum SupportCommand {
             reseal entry. An audit that matches the ledger's head is left as it is ('ok: nothing to reseal').
 
             A file ledger is opened for writing: stop 'iap serve' on it first. A PostgreSQL ledger may be resealed
-            while servers run; they take support actions again at the next one.
+            while servers run; they take support actions again at the next one. --events FILE appends the event
+            'support.audit' (outcome resealed, auditHead the new head), as every support event carries the head.
 
             Exit status: 0 resealed, or nothing to reseal; 1 an error; 2 usage error (no --reason).
             """,
@@ -132,6 +135,7 @@ enum SupportCommand {
             .value("reason", "TEXT", "why the audit is resealed, for the reseal entry (required)"),
             .value("operator", "NAME", "who reseals, for the reseal entry (default: the OS user the tool runs as)"),
             .flag("json", "print one JSON object {\"resealed\", \"entries\", \"head\", ...}"),
+            CommandEvents.option,
         ],
         examples: [
             "iap support audit reseal ./ledger --operator ops-1 --reason \"INC-42: support-audit.jsonl lost in a disk "
