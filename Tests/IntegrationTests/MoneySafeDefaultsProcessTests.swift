@@ -199,6 +199,72 @@ struct MoneySafeDefaultsProcessTests {
         #expect(items.contains { $0["revocationPercentage"] as? Int == 33_333 })
     }
 
+    @Test func aRedirectingWebhookAndOddTransferCodingsAreAnsweredAtOnceByIAPServe() async throws {
+        let emulator = try await EmulatorProcess.start(environment: .production)
+        defer { emulator.stop() }
+        // The redirect's target records what reaches it: nothing may.
+        let target = try LoopbackServer { _ in .respond(status: 200, headers: [:], body: Data()) }
+        defer { target.stop() }
+        let redirecting = try LoopbackServer { _ in
+            .respond(status: 307, headers: ["Location": "\(target.url)/stolen"], body: Data())
+        }
+        defer { redirecting.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let arguments =
+            [
+                "--port", "0", "--data", emulator.directory.appending(path: "ledger").path, "--catalog",
+                try emulator.saveCatalog().path,
+            ]
+            + (try ServeProcess.grantOptions(
+                redirecting.url.appending(path: "iap/deliveries"),
+                directory: emulator.directory
+            ))
+            + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "off"]
+        let server = try await ServeProcess.start(arguments, directory: emulator.directory)
+        defer { server.stop() }
+
+        let premium = try await emulator.purchase(
+            "premium",
+            account: "gail",
+            token: "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e"
+        )
+        let answer = try await server.submit(premium.signedTransaction, as: "gail")
+        #expect(answer.status == 202)
+        #expect(try ServeCommandTests.object(answer)["outcome"] as? String == "deferred")
+        #expect(redirecting.requests.count == 1)
+        #expect(target.requests.isEmpty)
+        #expect(try server.standardError().contains(#""event":"delivery.failed""#))
+
+        // An unknown transfer coding: 501 at once; a chunked body past the cap: 413 at once.
+        let odd = try server.raw(
+            Array(
+                "POST /iap/v1/notifications HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: xchunked\r\n\r\n"
+                    .utf8
+            ),
+            halfClose: false
+        )
+        #expect(odd.hasPrefix("HTTP/1.1 501"), "\(odd)")
+        let chunk = String(repeating: "a", count: 65_536)
+        var oversized = "POST /iap/v1/notifications HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        oversized += "Transfer-Encoding: chunked\r\n\r\n"
+        for _ in 0..<12 {
+            oversized += "10000\r\n\(chunk)\r\n"
+        }
+        oversized += "0\r\n\r\n"
+        let tooLarge = try server.raw(Array(oversized.utf8), halfClose: false)
+        #expect(tooLarge.hasPrefix("HTTP/1.1 413"), "\(tooLarge.prefix(200))")
+        #expect(try await server.send("GET", "/healthz").status == 200)
+
+        // The failed attempt is recorded with the redirect's status.
+        server.stop()
+        let export = try await CLI.iap([
+            "ledger", "export", "--data", emulator.directory.appending(path: "ledger").path,
+        ])
+        let entry = try CLI.json(try #require(export.stdoutLines.first))
+        #expect(entry["deliveryState"] as? String == "retrying")
+        #expect((entry["lastError"] as? String)?.contains("HTTP 307") == true, "\(entry)")
+    }
+
     @Test func ledgerOnlyWithoutACatalogNotesItAndDeliversAsTheSignedTypeSays() async throws {
         let emulator = try await EmulatorProcess.start(environment: .production)
         defer { emulator.stop() }
