@@ -19,7 +19,7 @@ extension DeliveryPipeline {
     /// Whether an entry's owner is a placeholder (the token itself while it waits, or `unowned:<id>`): the first
     /// user who presents the transaction may take it.
     static func isPlaceholder(_ entry: LedgerEntry) -> Bool {
-        entry.deliveryState == .awaitingOwner || entry.userId.hasPrefix(unownedPrefix)
+        entry.owner == nil
     }
 
     func resolveOwner(of transaction: TransactionPayload, transactionId: String, requested: String?)

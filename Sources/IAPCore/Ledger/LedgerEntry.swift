@@ -116,6 +116,14 @@ extension LedgerEntry {
     }
 }
 
+extension LedgerEntry {
+    /// The user who owns the purchase, or `nil` while nobody does: the entry waits for its owner (recorded under
+    /// its appAccountToken) or is recorded for `unowned:<transactionId>` (``DeliveryPipeline/unownedPrefix``).
+    public var owner: String? {
+        deliveryState == .awaitingOwner || userId.hasPrefix(DeliveryPipeline.unownedPrefix) ? nil : userId
+    }
+}
+
 extension LedgerEntry: CustomStringConvertible {
     /// One line for logs, such as `transaction 2000000000000001 (coins.100) of alice, Sandbox, delivered, revoked`.
     public var description: String {

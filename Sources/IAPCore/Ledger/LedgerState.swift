@@ -293,9 +293,9 @@ package struct LedgerState: Sendable {
         if entry.revokedAt != nil {
             counts.revoked += delta
         }
-        if entry.deliveryState != .awaitingOwner, !entry.userId.hasPrefix("unowned:") {
-            let owned = (ownedEntriesByUser[entry.userId] ?? 0) + delta
-            ownedEntriesByUser[entry.userId] = owned > 0 ? owned : nil
+        if let owner = entry.owner {
+            let owned = (ownedEntriesByUser[owner] ?? 0) + delta
+            ownedEntriesByUser[owner] = owned > 0 ? owned : nil
         }
         if let environment = entry.transaction.environment?.rawValue {
             if delta > 0 {

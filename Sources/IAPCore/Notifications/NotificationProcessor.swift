@@ -356,7 +356,7 @@ public final class NotificationProcessor: Sendable {
             IAPEvent(
                 time: clock.now,
                 event: "notification.\(outcome.name)",
-                userId: entry.flatMap { DeliveryPipeline.isPlaceholder($0) ? nil : $0.userId },
+                userId: entry?.owner,
                 productId: entry?.productId ?? transaction?.productId,
                 transactionId: entry?.transactionId ?? transaction?.transactionId,
                 originalTransactionId: entry?.originalTransactionId ?? transaction?.originalTransactionId,

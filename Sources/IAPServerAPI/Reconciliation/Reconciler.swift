@@ -849,7 +849,7 @@ public actor Reconciler {
                     transactionId: latest?.transactionId,
                     originalTransactionId: original,
                     productId: latest?.productId ?? renewal.productId,
-                    userId: latest.flatMap { Self.isPlaceholder($0) ? nil : $0.userId },
+                    userId: latest?.owner,
                     repair: "stored"
                 )
             )
@@ -979,7 +979,7 @@ public actor Reconciler {
         } else {
             return
         }
-        let owner = outcome.entry.flatMap { Self.isPlaceholder($0) ? nil : $0.userId }
+        let owner = outcome.entry?.owner
         let discrepancy = ReconciliationReport.Discrepancy(
             kind: kind,
             transactionId: transactionId,
@@ -1049,11 +1049,6 @@ public actor Reconciler {
     private static func isSettled(_ entry: LedgerEntry, as transaction: TransactionPayload) -> Bool {
         guard entry.deliveryState == .delivered else { return false }
         return (transaction.revocationDate != nil) == (entry.revokedAt != nil)
-    }
-
-    /// Whether an entry names no real user yet (it waits for its owner).
-    private static func isPlaceholder(_ entry: LedgerEntry) -> Bool {
-        entry.deliveryState == .awaitingOwner || entry.userId.hasPrefix(DeliveryPipeline.unownedPrefix)
     }
 
     /// Orders a family's entries by purchase date, then by the ledger's order.

@@ -276,9 +276,7 @@ public struct OrderLookup: Sendable {
             case .deferred(_, let error), .rejected(let error): error
             default: nil
             }
-        let owner = outcome.entry.flatMap {
-            $0.deliveryState == .awaitingOwner || $0.userId.hasPrefix(DeliveryPipeline.unownedPrefix) ? nil : $0.userId
-        }
+        let owner = outcome.entry?.owner
         return IAPEvent(
             time: clock.now,
             event: "support.redeliver",
@@ -400,10 +398,8 @@ public struct OrderLookup: Sendable {
     private func describe(_ entry: LedgerEntry, in item: inout OrderLookupItem) {
         item.ledgerState = OrderHistoryItem(entry).state
         item.delivered = entry.deliveredAt != nil
-        let placeholder =
-            entry.deliveryState == .awaitingOwner || entry.userId.hasPrefix(DeliveryPipeline.unownedPrefix)
-        if !placeholder {
-            item.owner = entry.userId
+        if let owner = entry.owner {
+            item.owner = owner
             item.ownerSource = .ledger
         }
     }

@@ -64,12 +64,8 @@ enum LedgerInvariants {
             pendingRetries: entries.filter { $0.deliveryState == .retrying }.count,
             deadLetters: entries.filter { $0.deliveryState == .deadLettered }.count,
             revoked: entries.filter { $0.revokedAt != nil }.count,
-            // Users are the real owners: not the token of an entry waiting for its owner, not `unowned:<id>`.
-            users: Set(
-                entries.filter {
-                    $0.deliveryState != .awaitingOwner && !$0.userId.hasPrefix(DeliveryPipeline.unownedPrefix)
-                }.map(\.userId)
-            ).count,
+            // Users are the real owners (LedgerEntry.owner), as the stores count them.
+            users: Set(entries.compactMap(\.owner)).count,
             environments: entries.reduce(into: [:]) { counts, entry in
                 if let environment = entry.environment {
                     counts[environment.rawValue, default: 0] += 1
