@@ -26,7 +26,7 @@ extension DeliveryPipeline {
                 guard current.deliveryState == .retrying || current.deliveryState == .deadLettered,
                     let action = self.pendingAction(current)
                 else { return .done(nil) }
-                if try await knownProduct(of: current.transaction, id: current.productId) == nil {
+                guard let product = try await knownProduct(of: current.transaction, id: current.productId) else {
                     // Its product left the catalog: parked, as the retry queue would, rather than an attempt made.
                     var parked = current
                     parked.deliveryState = .unknownProduct
@@ -46,7 +46,7 @@ extension DeliveryPipeline {
                 if action == .grant {
                     due.grantAttempted = true
                 }
-                return .write(due) { try await self.runHook($0, action: action) }
+                return .write(due) { try await self.runHook($0, action: action, product: product) }
             }
         )
     }

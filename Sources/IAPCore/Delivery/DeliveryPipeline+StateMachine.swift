@@ -241,7 +241,7 @@ extension DeliveryPipeline {
                 case .delivered, .awaitingOwner, .unknownProduct:
                     break
                 }
-                if try await knownProduct(of: current.transaction, id: current.productId) == nil {
+                guard let product = try await knownProduct(of: current.transaction, id: current.productId) else {
                     // The catalog no longer (or not yet) names the product: park it rather than fail attempts.
                     var parked = current
                     parked.deliveryState = .unknownProduct
@@ -264,13 +264,7 @@ extension DeliveryPipeline {
                 }
                 if case .transactional(let ledger) = fulfillment {
                     // No claim: the ledger takes the write and the fulfillment together, or neither.
-                    let delivery: Delivery
-                    do {
-                        delivery = try await self.delivery(for: current, action: action)
-                    } catch {
-                        let failure = IAPError.wrapping(error, as: .fulfillmentFailed, "the delivery cannot be made")
-                        return .done(try await recordFailedAttempt(current, action: action, failure: failure))
-                    }
+                    let delivery = self.delivery(for: current, action: action, product: product)
                     return .fulfill(
                         fulfilled(current, action: action, units: delivery.units, now: now),
                         delivery,
@@ -287,12 +281,22 @@ extension DeliveryPipeline {
                 if action == .grant {
                     claimed.grantAttempted = true
                 }
-                return .write(claimed) { try await self.runHook($0, action: action) }
+                return .write(claimed) { try await self.runHook($0, action: action, product: product) }
             }
         )
     }
 
-    func runHook(_ claimed: LedgerEntry, action: Delivery.Action) async throws -> DeliveryOutcome {
+    /// Calls the hook for an entry this deliverer has claimed, and records what it did.
+    ///
+    /// - Parameters:
+    ///   - claimed: The entry, claimed.
+    ///   - action: Grant or take back.
+    ///   - product: Its product, as the catalog (or the signed type) said when it was claimed.
+    func runHook(
+        _ claimed: LedgerEntry,
+        action: Delivery.Action,
+        product: CatalogProduct
+    ) async throws -> DeliveryOutcome {
         guard case .hook(let hook) = fulfillment else {
             throw IAPError(
                 .internalError,
@@ -303,7 +307,7 @@ extension DeliveryPipeline {
         var grantedUnits = claimed.grantedUnits
         let started = ContinuousClock.now
         do {
-            let delivery = try await self.delivery(for: claimed, action: action)
+            let delivery = self.delivery(for: claimed, action: action, product: product)
             if action == .grant {
                 grantedUnits = delivery.units
                 try await hook.grant(delivery)
@@ -349,14 +353,6 @@ extension DeliveryPipeline {
                 durationMs: Int64((elapsed / .milliseconds(1)).rounded())
             )
         )
-    }
-
-    /// What the fulfillment is asked to do for an entry.
-    func delivery(for entry: LedgerEntry, action: Delivery.Action) async throws -> Delivery {
-        guard let product = try await knownProduct(of: entry.transaction, id: entry.productId) else {
-            throw Self.parkedError(entry)
-        }
-        return delivery(for: entry, action: action, product: product)
     }
 
     /// What the fulfillment is asked to do for an entry of a product.
@@ -442,7 +438,7 @@ extension DeliveryPipeline {
             switch try await store.insert(claimed, signedTransaction: signedTransaction) {
             case .inserted(let stored):
                 inserted(stored)
-                return .settled(try await runHook(stored, action: .grant))
+                return .settled(try await runHook(stored, action: .grant, product: product))
             case .existing(let existing):
                 return .existing(existing)
             }

@@ -493,10 +493,7 @@ public final class DeliveryPipeline: Sendable {
         guard let incoming = transaction.environment, let original = transaction.originalTransactionId,
             !original.isEmpty, original != transactionId
         else { return }
-        let family = try await store.entries(originalTransactionId: original)
-        guard let other = family.first(where: { $0.environment.map { $0 != incoming } ?? false }),
-            let recorded = other.environment
-        else { return }
+        guard let recorded = try await otherEnvironment(ofFamily: original, than: incoming) else { return }
         let error = IAPError(
             .environmentMismatch,
             "transaction \(transactionId) of the \(incoming.rawValue) environment continues original transaction "
@@ -516,36 +513,38 @@ public final class DeliveryPipeline: Sendable {
     ///   environment; a store failure.
     public func checkEnvironment(of renewalInfo: RenewalInfoPayload) async throws {
         guard let incoming = renewalInfo.environment, let original = renewalInfo.originalTransactionId else { return }
-        if let stored = try await store.renewalInfo(originalTransactionId: original)?.environment, stored != incoming {
-            let error = IAPError(
-                .environmentMismatch,
-                "the renewal info of original transaction \(original) of the \(incoming.rawValue) environment would "
-                    + "replace one of the \(stored.rawValue) environment; it is left as it was"
-            )
-            events.record(
-                IAPEvent(
-                    time: clock.now,
-                    event: "delivery.environmentConflict",
-                    originalTransactionId: original,
-                    environment: incoming.rawValue,
-                    outcome: "rejected",
-                    errorCode: error.code.rawValue,
-                    message: error.message
-                )
-            )
-            throw error
-        }
-        let family = try await store.entries(originalTransactionId: original)
-        guard let other = family.first(where: { $0.environment.map { $0 != incoming } ?? false }),
-            let recorded = other.environment
-        else { return }
+        let stored = try await store.renewalInfo(originalTransactionId: original)?.environment
+        let recorded =
+            if let stored, stored != incoming { stored } else {
+                try await otherEnvironment(ofFamily: original, than: incoming)
+            }
+        guard let recorded else { return }
         let error = IAPError(
             .environmentMismatch,
-            "the renewal info of original transaction \(original) of the \(incoming.rawValue) environment matches "
-                + "ledger entries of the \(recorded.rawValue) environment; they are left as they were"
+            "the renewal info of original transaction \(original) of the \(incoming.rawValue) environment meets a "
+                + "purchase family the ledger holds in the \(recorded.rawValue) environment; it is left as it was"
         )
-        report("delivery.environmentConflict", other.transaction, error: error)
+        events.record(
+            IAPEvent(
+                time: clock.now,
+                event: "delivery.environmentConflict",
+                originalTransactionId: original,
+                environment: incoming.rawValue,
+                outcome: "rejected",
+                errorCode: error.code.rawValue,
+                message: error.message
+            )
+        )
         throw error
+    }
+
+    /// The environment of an entry of a purchase family other than `incoming`, or `nil` when every entry agrees.
+    private func otherEnvironment(
+        ofFamily original: String,
+        than incoming: AppStoreEnvironment
+    ) async throws -> AppStoreEnvironment? {
+        try await store.entries(originalTransactionId: original).lazy.compactMap(\.environment)
+            .first { $0 != incoming }
     }
 
     /// Lets a new transaction in, or refuses it by the sandbox policy.
