@@ -9,6 +9,24 @@ import Testing
 /// touches another's purchase; a prorated refund takes back its share; a purchase ahead of the clock is never expired.
 @Suite("Money-safe defaults")
 struct MoneySafeDefaultsTests {
+    /// A transaction as the App Store signs it after a prorated refund of `percentage` thousandths of a percent:
+    /// revoked at `date`, signed a second later (newer data than the purchase) unless `signedLater` is `false`.
+    static func prorated(
+        _ purchase: TransactionPayload,
+        _ percentage: Int32,
+        at date: Date,
+        signedLater: Bool = true
+    ) -> TransactionPayload {
+        var refund = purchase
+        refund.revocationDate = date
+        refund.revocationType = .refundProrated
+        refund.revocationPercentage = percentage
+        if signedLater {
+            refund.signedDate = date.addingTimeInterval(1)
+        }
+        return refund
+    }
+
     // MARK: Unknown products
 
     @Test func aPurchaseOfAnUnknownProductIsParkedThenDeliveredOnceTheCatalogNamesIt() async throws {
@@ -210,11 +228,7 @@ struct MoneySafeDefaultsTests {
         let pipeline = shop.pipeline()
         let purchase = shop.transaction("coins.100")
         #expect(await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice").isDelivered)
-        var refund = purchase
-        refund.revocationDate = shop.clock.now
-        refund.revocationType = .refundProrated
-        refund.revocationPercentage = percentage
-        refund.signedDate = shop.clock.now.addingTimeInterval(1)
+        let refund = Self.prorated(purchase, percentage, at: shop.clock.now)
         #expect(try #require(await pipeline.apply(refund)).isRevoked)
         let takeBack = try #require(shop.wallet.calls.last)
         #expect(takeBack.action == .revoke)
@@ -240,11 +254,7 @@ struct MoneySafeDefaultsTests {
             Issue.record("the failed grant must be deferred")
             return
         }
-        var refund = purchase
-        refund.revocationDate = shop.clock.now
-        refund.revocationType = .refundProrated
-        refund.revocationPercentage = 25_000
-        refund.signedDate = shop.clock.now.addingTimeInterval(1)
+        let refund = Self.prorated(purchase, 25_000, at: shop.clock.now)
         _ = await pipeline.apply(refund)
         shop.clock.advance(by: .seconds(3_600))
         _ = await pipeline.drainDueRetries()
@@ -253,11 +263,7 @@ struct MoneySafeDefaultsTests {
 
         // First seen already partly refunded (the refund's notification before the app's submission): granted,
         // then its share taken back; a full refund first seen is recorded settled, granted nothing.
-        let late = shop.transaction("coins.100")
-        var partly = late
-        partly.revocationDate = shop.clock.now
-        partly.revocationType = .refundProrated
-        partly.revocationPercentage = 50_000
+        let partly = Self.prorated(shop.transaction("coins.100"), 50_000, at: shop.clock.now, signedLater: false)
         #expect(await pipeline.deliver(partly, userId: "bob").isRevoked)
         #expect(shop.wallet.balance("bob") == 50)
         var full = shop.transaction("coins.100")
@@ -306,11 +312,7 @@ struct MoneySafeDefaultsTests {
         let pipeline = shop.pipeline(proratedRefunds: policy)
         let purchase = shop.transaction("pro.lifetime")
         #expect(await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice").isDelivered)
-        var refund = purchase
-        refund.revocationDate = shop.clock.now
-        refund.revocationType = .refundProrated
-        refund.revocationPercentage = 40_000
-        refund.signedDate = shop.clock.now.addingTimeInterval(1)
+        let refund = Self.prorated(purchase, 40_000, at: shop.clock.now)
         _ = await pipeline.apply(refund)
         let takeBack = try #require(shop.wallet.calls.last)
         #expect(takeBack.action == .revoke)

@@ -50,6 +50,17 @@ struct SupportCommandTests {
             )
         }
 
+        /// A fresh PostgreSQL ledger (its options and schema, which the caller drops) holding alice's purchase of
+        /// premium, and the purchase's order id.
+        func postgresLedgerWithAnOrder() async throws -> (ledger: [String], schema: String, orderId: String) {
+            let url = try PostgresTestServer.requireURL()
+            let schema = PostgresTestServer.freshSchema()
+            let purchase = try await buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
+            let ledger = ["--database", url, "--schema", schema]
+            try await ingest(purchase, user: "alice", ledger: ledger)
+            return (ledger, schema, try #require(purchase.orderId))
+        }
+
         /// The audit's entries, one JSON object a line.
         func audit(_ path: URL? = nil) throws -> [[String: Any]] {
             let text = try String(contentsOf: path ?? data.appending(path: "support-audit.jsonl"), encoding: .utf8)
@@ -470,13 +481,8 @@ struct SupportCommandTests {
     func onPostgreSQLAnAuditDeletedWithItsHeadIsRefusedUntilResealed() async throws {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
-        let url = try PostgresTestServer.requireURL()
-        let schema = PostgresTestServer.freshSchema()
+        let (ledger, schema, orderId) = try await desk.postgresLedgerWithAnOrder()
         defer { _ = try? PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE") }
-        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
-        let orderId = try #require(purchase.orderId)
-        let ledger = ["--database", url, "--schema", schema]
-        try await desk.ingest(purchase, user: "alice", ledger: ledger)
         for _ in 0..<3 {
             await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
         }
@@ -527,13 +533,8 @@ struct SupportCommandTests {
     func onPostgreSQLTheAuditIsATableOfTheLedgersSchema() async throws {
         let desk = try await Desk()
         defer { desk.emulator.stop() }
-        let url = try PostgresTestServer.requireURL()
-        let schema = PostgresTestServer.freshSchema()
+        let (ledger, schema, orderId) = try await desk.postgresLedgerWithAnOrder()
         defer { _ = try? PostgresTestServer.sql("DROP SCHEMA \(schema) CASCADE") }
-        let purchase = try await desk.buy("premium", token: "7e3fb20b-4cdb-47cc-936d-99d65866a1d5")
-        let orderId = try #require(purchase.orderId)
-        let ledger = ["--database", url, "--schema", schema]
-        try await desk.ingest(purchase, user: "alice", ledger: ledger)
 
         await #expect(try desk.support([orderId, "--operator", "agent-7"] + ledger).status == 0)
         await #expect(
@@ -543,7 +544,9 @@ struct SupportCommandTests {
         #expect(rows.count == 3)
         #expect(rows.first?.contains(#""actor":"agent-7""#) == true)
         #expect(rows.allSatisfy { $0.contains(#""osUser":"\#(SupportAuditChain.osUser)""#) })
-        let verified = try await CLI.iap(["support", "audit", "verify", url, "--schema", schema])
+        let verified = try await CLI.iap([
+            "support", "audit", "verify", try PostgresTestServer.requireURL(), "--schema", schema,
+        ])
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(verified.stdoutLines.first?.hasPrefix("ok: 3 entries") == true)
 
