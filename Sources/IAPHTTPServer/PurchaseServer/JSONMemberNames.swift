@@ -31,15 +31,24 @@ enum JSONMemberNames {
                 expectingName = depth == 1
             case UInt8(ascii: "\""):
                 let start = index
+                var escaped = false
                 index += 1
                 while index < text.count, text[index] != UInt8(ascii: "\"") {
+                    escaped = escaped || text[index] == UInt8(ascii: "\\")
                     index += text[index] == UInt8(ascii: "\\") ? 2 : 1
                 }
                 guard index < text.count else { return false }
                 if depth == 1, expectingName {
                     expectingName = false
-                    let quoted = Data(text[start...index])
-                    guard let name = try? JSONDecoder().decode(String.self, from: quoted) else { return false }
+                    // A name without escapes is its bytes; only one with escapes needs unescaping.
+                    let name: String
+                    if escaped {
+                        guard let unescaped = try? JSONDecoder().decode(String.self, from: Data(text[start...index]))
+                        else { return false }
+                        name = unescaped
+                    } else {
+                        name = String(decoding: text[(start + 1)..<index], as: UTF8.self)
+                    }
                     guard seen.insert(name).inserted else { return true }
                 }
             default:
