@@ -259,7 +259,8 @@ public final class TransactionSubmissionHandler: Sendable {
         case .bundleIdMismatch, .appAppleIdMismatch:
             return "the signed transaction is for another app"
         case .unknownProduct:
-            return "the product is not sold here"
+            // Parked, not refused: the purchase is kept and granted once the catalog names its product.
+            return "the purchase is recorded; it is delivered once the server knows its product: submit it again later"
         case .malformedSignedData, .unexpectedPayload:
             return "the signed transaction is malformed"
         case .unsupportedAlgorithm, .certificateInvalid, .certificateChainInvalid, .untrustedRoot, .certificateExpired,
