@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "IAPStoragePostgres", targets: ["IAPStoragePostgres"]),
         .library(name: "IAPTransportURLSession", targets: ["IAPTransportURLSession"]),
         .library(name: "IAPHTTPServer", targets: ["IAPHTTPServer"]),
+        .library(name: "IAPPurchaseServer", targets: ["IAPPurchaseServer"]),
         .library(name: "IAPInMemory", targets: ["IAPInMemory"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
@@ -52,14 +53,19 @@ let package = Package(
         ),
         .target(name: "IAPStoragePostgres", dependencies: ["IAPCore", "IAPServerAPI", "CIAPLibPQ"]),
         .target(name: "IAPTransportURLSession", dependencies: ["IAPCore"]),
-        // The HTTP server side: routes and async handlers on GNU libmicrohttpd (only its MicroHTTPD/ files import it),
+        // A generic HTTP/1.1 server: routes and async handlers on GNU libmicrohttpd (only its MicroHTTPD/ files
+        // import it).
         .systemLibrary(
             name: "CIAPMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
-        // and the purchase server's routes, metrics and background work (`iap serve` runs them).
-        .target(name: "IAPHTTPServer", dependencies: ["IAPCore", "IAPServerAPI", "CIAPMicroHTTPD"]),
+        .target(name: "IAPHTTPServer", dependencies: ["IAPCore", "CIAPMicroHTTPD"]),
+
+        // MARK: - The purchase server
+        // Its routes, authenticators, metrics, readiness, background worker and `PurchaseServer`, which composes them
+        // on a ledger site (`iap serve` runs it).
+        .target(name: "IAPPurchaseServer", dependencies: ["IAPCore", "IAPServerAPI", "IAPHTTPServer"]),
 
         // MARK: - Test kit
         // In-memory stores, clocks, fault injection and the conformance suites: no C module, builds for iOS.
@@ -75,7 +81,7 @@ let package = Package(
             name: "iap",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres",
-                "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer",
+                "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer", "IAPPurchaseServer",
             ],
             path: "Sources/Examples/iap"
         ),
@@ -138,8 +144,12 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPHTTPServerTests",
+            dependencies: ["IAPCore", "IAPHTTPServer", "IAPInMemory", "IAPTransportURLSession", "IAPTestSupport"]
+        ),
+        .testTarget(
+            name: "IAPPurchaseServerTests",
             dependencies: [
-                "IAPCore", "IAPHTTPServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting",
+                "IAPCore", "IAPHTTPServer", "IAPPurchaseServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting",
                 "IAPTransportURLSession", "IAPTestSupport",
             ]
         ),

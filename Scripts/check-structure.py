@@ -27,7 +27,8 @@ ALLOWED = {
     "IAPStorageFile": {"IAPCore", "IAPServerAPI"},
     "IAPStoragePostgres": {"IAPCore", "IAPServerAPI", "CIAPLibPQ"},
     "IAPTransportURLSession": {"IAPCore"},
-    "IAPHTTPServer": {"IAPCore", "IAPServerAPI", "CIAPMicroHTTPD"},
+    "IAPHTTPServer": {"IAPCore", "CIAPMicroHTTPD"},
+    "IAPPurchaseServer": {"IAPCore", "IAPServerAPI", "IAPHTTPServer"},
     "IAPInMemory": {"IAPCore", "IAPApp", "IAPServerAPI"},
     "IAPTesting": {"IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPCrypto"},
 }

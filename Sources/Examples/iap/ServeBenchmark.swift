@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPHTTPServer
+import IAPPurchaseServer
 import IAPStorageFile
 
 /// `iap bench serve`: the app's submissions per second through `iap serve`'s routes over loopback HTTP, against the

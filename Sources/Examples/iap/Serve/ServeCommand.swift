@@ -7,6 +7,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPHTTPServer
+import IAPPurchaseServer
 import IAPServerAPI
 import IAPStorageFile
 

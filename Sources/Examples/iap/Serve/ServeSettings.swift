@@ -2,6 +2,7 @@ import Foundation
 import IAPCore
 import IAPCrypto
 import IAPHTTPServer
+import IAPPurchaseServer
 import IAPStorageFile
 
 /// What `iap serve`'s options (and `--config`) say, checked before anything is opened: every usage error, a missing or

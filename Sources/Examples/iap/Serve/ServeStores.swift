@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPHTTPServer
+import IAPPurchaseServer
 import IAPServerAPI
 import IAPStorageFile
 import IAPStoragePostgres

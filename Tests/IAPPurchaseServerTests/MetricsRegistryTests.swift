@@ -1,5 +1,5 @@
 import IAPCore
-import IAPHTTPServer
+import IAPPurchaseServer
 import IAPTestSupport
 import Testing
 

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 public import IAPCore
+public import IAPHTTPServer
 public import IAPServerAPI
 
 /// The purchase server's endpoints, to add to an ``HTTPRouter``: what `iap serve` answers, for a Swift server that

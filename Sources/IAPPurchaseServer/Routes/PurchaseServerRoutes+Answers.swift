@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPHTTPServer
 
 extension PurchaseServerRoutes {
     /// A JSON object of strings, keys sorted.

@@ -1,4 +1,5 @@
 public import IAPCore
+import IAPHTTPServer
 
 /// The metrics of the purchase server, on a ``MetricsRegistry``: what `GET /metrics` exposes.
 ///
@@ -23,29 +24,29 @@ public final class PurchaseServerMetrics: Sendable {
     /// The registry the families are registered on.
     public let registry: MetricsRegistry
     /// `iap_submissions_total{outcome}`.
-    public let submissions: Counter
+    public let submissions: MetricCounter
     /// `iap_notifications_total{type,outcome}`.
-    public let notifications: Counter
+    public let notifications: MetricCounter
     /// `iap_webhook_requests_total{type,result}`.
-    public let webhookRequests: Counter
+    public let webhookRequests: MetricCounter
     /// `iap_retry_queue_depth`.
-    public let retryQueueDepth: Gauge
+    public let retryQueueDepth: MetricGauge
     /// `iap_dead_letters`.
-    public let deadLetters: Gauge
+    public let deadLetters: MetricGauge
     /// `iap_verification_failures_total{code}`.
-    public let verificationFailures: Counter
+    public let verificationFailures: MetricCounter
     /// `iap_http_request_duration_seconds{route}`.
-    public let requestDuration: Histogram
+    public let requestDuration: MetricHistogram
     /// `iap_http_responses_total{route,status}`.
-    public let responses: Counter
+    public let responses: MetricCounter
     /// `iap_reconciliations_total{outcome}`.
-    public let reconciliations: Counter
+    public let reconciliations: MetricCounter
     /// `iap_reconciliation_alarms_total`.
-    public let reconciliationAlarms: Counter
+    public let reconciliationAlarms: MetricCounter
     /// `iap_support_audit_refused`.
-    public let supportAuditRefused: Gauge
+    public let supportAuditRefused: MetricGauge
     /// `iap_unknown_product_purchases`.
-    public let unknownProductPurchases: Gauge
+    public let unknownProductPurchases: MetricGauge
 
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
@@ -182,9 +183,9 @@ public final class PurchaseServerMetrics: Sendable {
 /// ``PurchaseServerMetrics/measuring(_:)``.
 public struct MeasuredFulfillmentHook: FulfillmentHook {
     private let hook: any FulfillmentHook
-    private let counter: Counter
+    private let counter: MetricCounter
 
-    init(_ hook: some FulfillmentHook, counter: Counter) {
+    init(_ hook: some FulfillmentHook, counter: MetricCounter) {
         self.hook = hook
         self.counter = counter
     }

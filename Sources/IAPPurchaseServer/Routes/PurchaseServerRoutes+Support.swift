@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPHTTPServer
 import IAPServerAPI
 
 extension PurchaseServerRoutes {

@@ -1,4 +1,5 @@
 import IAPCore
+import IAPHTTPServer
 
 /// One metric family of a ``MetricsRegistry``: its name, help, type and label names, and the value of each series
 /// (each combination of label values), guarded by one lock.

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 public import IAPCore
+public import IAPHTTPServer
 
 /// The bundled ``UserAuthenticator``: the user is the `sub` of an HS256 JSON Web Token (RFC 7519) sent as
 /// `Authorization: Bearer <token>`, signed with a secret the app's own backend shares with the purchase server.

@@ -1,5 +1,6 @@
+import IAPHTTPServer
 /// A histogram of a ``MetricsRegistry``: observations counted in buckets by upper bound, with their sum and count.
-public struct Histogram: Sendable {
+public struct MetricHistogram: Sendable {
     let family: MetricFamily
 
     /// Prometheus's default bounds, in seconds: 5 ms to 10 s.

@@ -1,7 +1,7 @@
 import Foundation
 import IAPCore
 import IAPCrypto
-import IAPHTTPServer
+import IAPPurchaseServer
 import IAPInMemory
 import Testing
 

@@ -1,3 +1,4 @@
+import IAPHTTPServer
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

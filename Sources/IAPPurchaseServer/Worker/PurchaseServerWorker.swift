@@ -1,4 +1,5 @@
 public import IAPCore
+import IAPHTTPServer
 public import IAPServerAPI
 
 /// The purchase server's background work: the retry queue drained continuously, and a reconciliation with Apple on

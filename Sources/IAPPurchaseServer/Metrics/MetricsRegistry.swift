@@ -1,4 +1,5 @@
 import IAPCore
+import IAPHTTPServer
 
 /// A small metrics registry that writes the Prometheus text exposition format, version 0.0.4: counters, gauges and
 /// histograms with buckets, each family with label names fixed when it is registered.
@@ -36,8 +37,8 @@ public final class MetricsRegistry: Sendable {
     ///   - labels: The label names, `[a-zA-Z_][a-zA-Z0-9_]*`, none beginning with `__`.
     /// - Returns: The counter.
     /// - Throws: ``IAPError`` `invalidArgument` for an invalid or repeated name, or a repeated label name.
-    public func counter(_ name: String, help: String, labels: [String] = []) throws -> Counter {
-        Counter(family: try register(name, help: help, kind: .counter, labels: labels))
+    public func counter(_ name: String, help: String, labels: [String] = []) throws -> MetricCounter {
+        MetricCounter(family: try register(name, help: help, kind: .counter, labels: labels))
     }
 
     /// Registers a gauge family: a value that goes up and down.
@@ -48,8 +49,8 @@ public final class MetricsRegistry: Sendable {
     ///   - labels: The label names.
     /// - Returns: The gauge.
     /// - Throws: ``IAPError`` `invalidArgument` for an invalid or repeated name, or a repeated label name.
-    public func gauge(_ name: String, help: String, labels: [String] = []) throws -> Gauge {
-        Gauge(family: try register(name, help: help, kind: .gauge, labels: labels))
+    public func gauge(_ name: String, help: String, labels: [String] = []) throws -> MetricGauge {
+        MetricGauge(family: try register(name, help: help, kind: .gauge, labels: labels))
     }
 
     /// Registers a histogram family: observations counted in buckets, with their sum and count.
@@ -59,7 +60,7 @@ public final class MetricsRegistry: Sendable {
     ///   - help: One line saying what it observes.
     ///   - labels: The label names; `le` is the format's own and cannot be one.
     ///   - buckets: The upper bounds, finite and strictly ascending; `+Inf` is added.
-    ///     ``Histogram/defaultBuckets`` by default (5 ms to 10 s).
+    ///     ``MetricHistogram/defaultBuckets`` by default (5 ms to 10 s).
     /// - Returns: The histogram.
     /// - Throws: ``IAPError`` `invalidArgument` for an invalid or repeated name, a label named `le`, or bounds that are
     ///   empty, not finite or not strictly ascending.
@@ -67,15 +68,15 @@ public final class MetricsRegistry: Sendable {
         _ name: String,
         help: String,
         labels: [String] = [],
-        buckets: [Double] = Histogram.defaultBuckets
-    ) throws -> Histogram {
+        buckets: [Double] = MetricHistogram.defaultBuckets
+    ) throws -> MetricHistogram {
         guard !labels.contains("le") else {
             throw IAPError(.invalidArgument, "histogram \(name): 'le' is the format's bucket label")
         }
         guard !buckets.isEmpty, buckets.allSatisfy(\.isFinite), zip(buckets, buckets.dropFirst()).allSatisfy(<) else {
             throw IAPError(.invalidArgument, "histogram \(name): the buckets must be finite and strictly ascending")
         }
-        return Histogram(family: try register(name, help: help, kind: .histogram, labels: labels, buckets: buckets))
+        return MetricHistogram(family: try register(name, help: help, kind: .histogram, labels: labels, buckets: buckets))
     }
 
     /// Every family in the text exposition format 0.0.4, ending with a line feed.

@@ -1,4 +1,5 @@
 import IAPCore
+public import IAPHTTPServer
 
 /// Tells which user an app's request is made by: the authentication of `POST /iap/v1/transactions`.
 ///

@@ -1,5 +1,6 @@
+import IAPHTTPServer
 /// A gauge of a ``MetricsRegistry``: a value per series that goes up and down.
-public struct Gauge: Sendable {
+public struct MetricGauge: Sendable {
     let family: MetricFamily
 
     /// Sets a series.

@@ -1,4 +1,5 @@
 import IAPCore
+public import IAPHTTPServer
 
 /// The check of the service endpoints (a user's entitlements and history, support): the request carries
 /// `Authorization: Bearer <token>` with the one token the server's operators share with their backend.

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPHTTPServer
 
 extension PurchaseServerRoutes {
     /// `GET /iap/v1/users/{userId}/entitlements[?at=MILLIS]`.

@@ -1,5 +1,6 @@
+import IAPHTTPServer
 /// A counter of a ``MetricsRegistry``: a value per series that only goes up, from zero.
-public struct Counter: Sendable {
+public struct MetricCounter: Sendable {
     let family: MetricFamily
 
     /// Adds to a series, creating it at zero first.

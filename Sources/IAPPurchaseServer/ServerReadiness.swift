@@ -1,4 +1,5 @@
 import IAPCore
+import IAPHTTPServer
 
 /// Whether the purchase server takes work: what `GET /readyz` answers.
 ///
