@@ -149,7 +149,8 @@ let package = Package(
         .testTarget(
             name: "IAPPurchaseServerTests",
             dependencies: [
-                "IAPCore", "IAPHTTPServer", "IAPPurchaseServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting",
+                "IAPCore", "IAPHTTPServer", "IAPPurchaseServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory",
+                "IAPTesting",
                 "IAPTransportURLSession", "IAPTestSupport",
             ]
         ),

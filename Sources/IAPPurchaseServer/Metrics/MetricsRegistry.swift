@@ -76,7 +76,9 @@ public final class MetricsRegistry: Sendable {
         guard !buckets.isEmpty, buckets.allSatisfy(\.isFinite), zip(buckets, buckets.dropFirst()).allSatisfy(<) else {
             throw IAPError(.invalidArgument, "histogram \(name): the buckets must be finite and strictly ascending")
         }
-        return MetricHistogram(family: try register(name, help: help, kind: .histogram, labels: labels, buckets: buckets))
+        return MetricHistogram(
+            family: try register(name, help: help, kind: .histogram, labels: labels, buckets: buckets)
+        )
     }
 
     /// Every family in the text exposition format 0.0.4, ending with a line feed.
