@@ -166,20 +166,7 @@ struct DeliveryEnvironmentTests {
     @Test func notificationsOfBothEnvironmentsGoThroughOneProcessor() async throws {
         var shop = try Shop()
         let pipeline = try Self.pipeline(shop)
-        let verifier = try AppStoreSignedDataVerifier(
-            configuration: .init(
-                rootCertificates: [shop.pki.root],
-                bundleId: Shop.bundleId,
-                environments: [.production, .sandbox],
-                appAppleId: Self.appAppleId
-            )
-        )
-        let processor = NotificationProcessor(
-            verifier: verifier,
-            pipeline: pipeline,
-            store: shop.store,
-            clock: shop.clock
-        )
+        let processor = NotificationProcessor(pipeline: pipeline)
         let token = UUID().uuidString.lowercased()
         _ = try await shop.memory.bind(appAccountToken: token, to: "alice")
 

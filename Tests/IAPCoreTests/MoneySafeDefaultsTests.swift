@@ -99,10 +99,7 @@ struct MoneySafeDefaultsTests {
         var shop = try Shop()
         let pipeline = shop.pipeline()
         let processor = NotificationProcessor(
-            verifier: shop.verifier,
-            pipeline: pipeline,
-            store: shop.store,
-            clock: shop.clock
+            pipeline: pipeline
         )
         let token = UUID().uuidString.lowercased()
         _ = try await shop.memory.bind(appAccountToken: token, to: "alice")
@@ -162,20 +159,7 @@ struct MoneySafeDefaultsTests {
     @Test func aSandboxNotificationNeverTouchesAProductionSubscription() async throws {
         var shop = try Shop()
         let pipeline = try DeliveryEnvironmentTests.pipeline(shop)
-        let verifier = try AppStoreSignedDataVerifier(
-            configuration: .init(
-                rootCertificates: [shop.pki.root],
-                bundleId: Shop.bundleId,
-                environments: [.production, .sandbox],
-                appAppleId: DeliveryEnvironmentTests.appAppleId
-            )
-        )
-        let processor = NotificationProcessor(
-            verifier: verifier,
-            pipeline: pipeline,
-            store: shop.store,
-            clock: shop.clock
-        )
+        let processor = NotificationProcessor(pipeline: pipeline)
         let subscription = DeliveryEnvironmentTests.production(&shop, "plus.monthly")
         let original = try #require(subscription.originalTransactionId)
         #expect(await pipeline.submit(signedTransaction: try shop.sign(subscription), userId: "alice").isDelivered)

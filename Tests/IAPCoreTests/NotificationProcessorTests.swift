@@ -37,10 +37,7 @@ struct NotificationProcessorTests {
                 retryPolicy: RetryPolicy(jitter: 0)
             )
             processor = NotificationProcessor(
-                verifier: world.verifier,
                 pipeline: pipeline,
-                store: store,
-                clock: world.clock,
                 consumptionRequests: consumption
             )
         }
@@ -68,12 +65,12 @@ struct NotificationProcessorTests {
         let refund = try #require(await setup.world.appStore.drainNotifications().first)
         let first = await setup.post(refund)
         #expect(first.status == 200)
-        #expect(first.body.contains("revoked"))
+        #expect(first.body == #"{"outcome":"processed"}"#)
         #expect(setup.world.wallet.balance("alice") == 0)
 
         let again = await setup.post(refund)  // the App Store retries a notification it thinks was lost
         #expect(again.status == 200)
-        #expect(again.body.hasPrefix("duplicate"))
+        #expect(again.body == #"{"outcome":"duplicate"}"#)
         #expect(setup.world.wallet.calls.filter { $0.action == .revoke }.count == 1)
     }
 
@@ -103,6 +100,15 @@ struct NotificationProcessorTests {
         setup.store.inject(.beforeApplying, on: .isNotificationProcessed)
         let down = await setup.post(notification)
         #expect(down.status == 503)
+        // The answer is neutral: the code and what to do, never the store's own message.
+        let code = try #require(
+            try JSONSerialization.jsonObject(with: Data(down.body.utf8)) as? [String: String]
+        )["code"]
+        #expect(
+            down.body
+                == #"{"code":"\#(code ?? "")","error":"the notification could not be recorded now; send it again"}"#
+        )
+        #expect(down.retryAfterSeconds == 5)
         #expect(await setup.world.ledger.isNotificationProcessed("x") == false)
 
         let retried = await setup.post(notification)
@@ -129,7 +135,7 @@ struct NotificationProcessorTests {
         )
         let response = await setup.post(forged)
         #expect(response.status == 400)
-        #expect(response.body.hasPrefix("signatureInvalid"))
+        #expect(response.body == #"{"code":"signatureInvalid","error":"the notification did not verify"}"#)
         #expect(await setup.world.ledger.statistics().transactions == 0)
     }
 

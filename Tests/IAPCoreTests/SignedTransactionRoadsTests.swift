@@ -31,7 +31,7 @@ struct SignedTransactionRoadsTests {
     @Test func aNotificationKeepsItsSignedTransactionInfoAndARefundReplacesIt() async throws {
         let world = try SimulatedShop()
         let pipeline = world.pipeline()
-        let processor = NotificationProcessor(verifier: world.verifier, pipeline: pipeline, store: world.ledger)
+        let processor = NotificationProcessor(pipeline: pipeline)
         let purchase = try await world.buy("pro.lifetime", user: "alice")
         _ = await pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
         _ = await world.appStore.drainNotifications()

@@ -23,10 +23,7 @@ struct LedgerConsumptionResponderTests {
 
         func processor(facts: @escaping LedgerConsumptionResponder.Facts) -> NotificationProcessor {
             NotificationProcessor(
-                verifier: shop.verifier,
                 pipeline: pipeline,
-                store: shop.ledger,
-                clock: shop.clock,
                 consumptionRequests: LedgerConsumptionResponder(
                     store: shop.ledger,
                     clients: clients,

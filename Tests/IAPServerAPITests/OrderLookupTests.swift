@@ -15,11 +15,8 @@ struct OrderLookupTests {
     func lookup(_ setup: Setup, auditLog: some SupportAuditLog) -> OrderLookup {
         OrderLookup(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
-            store: setup.world.ledger,
             pipeline: setup.pipeline,
-            auditLog: auditLog,
-            clock: setup.world.clock
+            auditLog: auditLog
         )
     }
 
@@ -160,11 +157,8 @@ struct OrderLookupTests {
         let audit = InMemorySupportAuditLog()
         let tool = OrderLookup(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
-            store: outage,
             pipeline: pipeline,
-            auditLog: audit,
-            clock: setup.world.clock
+            auditLog: audit
         )
         // The wallet grants the coins, then the ledger stops answering reads.
         setup.world.wallet.duringNextCall { outage.inject(.beforeApplying, on: .entry, count: 10) }

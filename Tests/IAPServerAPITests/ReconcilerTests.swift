@@ -38,9 +38,7 @@ struct ReconcilerTests {
             let checkpoints: any ReconciliationCheckpointStore = checkpoints ?? self.checkpoints
             return Reconciler(
                 client: connection.client,
-                verifier: world.verifier,
                 pipeline: pipeline,
-                store: world.ledger,
                 checkpoints: checkpoints,
                 configuration: .init(
                     alarmThreshold: threshold,
@@ -48,7 +46,6 @@ struct ReconcilerTests {
                     ledgerPageSize: pageSize
                 ),
                 clock: sleeper,
-                wallClock: world.clock,
                 alarm: { alarm in alarms.append(alarm) }
             )
         }
@@ -125,13 +122,10 @@ struct ReconcilerTests {
         )
         let reconciler = Reconciler(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
             pipeline: pipeline,
-            store: outage,
             checkpoints: setup.checkpoints,
             configuration: .init(alarmThreshold: 10, requestsPerSecond: 0),
-            clock: setup.sleeper,
-            wallClock: setup.world.clock
+            clock: setup.sleeper
         )
         let failed = try await reconciler.reconcile(transactionId: pro.transactionId)
         #expect(failed.revokedNow.isEmpty)
@@ -324,13 +318,10 @@ struct ReconcilerTests {
         _ = await setup.world.appStore.drainNotifications()
         let reconciler = Reconciler(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
             pipeline: setup.pipeline,
-            store: setup.world.ledger,
             checkpoints: FailingFor(key: pro.originalTransactionId),
             configuration: .init(alarmThreshold: 10, requestsPerSecond: 0),
-            clock: setup.sleeper,
-            wallClock: setup.world.clock
+            clock: setup.sleeper
         )
 
         let summary = try await reconciler.reconcileLedger()
@@ -373,13 +364,10 @@ struct ReconcilerTests {
         let alarms = setup.alarms
         let reconciler = Reconciler(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
             pipeline: setup.pipeline,
-            store: setup.world.ledger,
             checkpoints: Unsavable(),
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 0),
             clock: setup.sleeper,
-            wallClock: setup.world.clock,
             alarm: { alarm in alarms.append(alarm) }
         )
 
@@ -458,15 +446,20 @@ struct ReconcilerTests {
             }
         }
         let setup = try Setup()
-        let unlistable = UnlistableStore(base: setup.world.ledger)
+        let world = setup.world
+        let unlistable = DeliveryPipeline(
+            verifier: world.verifier,
+            catalog: world.catalog,
+            store: UnlistableStore(base: world.ledger),
+            hook: world.wallet,
+            clock: world.clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
         let reconciler = Reconciler(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
-            pipeline: setup.pipeline,
-            store: unlistable,
+            pipeline: unlistable,
             checkpoints: setup.checkpoints,
-            clock: setup.sleeper,
-            wallClock: setup.world.clock
+            clock: setup.sleeper
         )
         await #expect(throws: IAPError(.unsupportedOperation)) {
             try await reconciler.reconcileLedger()
@@ -529,14 +522,20 @@ struct ReconcilerTests {
         }
         let setup = try Setup(environment: .production)
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
+        let world = setup.world
+        let offline = DeliveryPipeline(
+            verifier: OfflineVerifier(base: world.verifier),
+            catalog: world.catalog,
+            store: world.ledger,
+            hook: world.wallet,
+            clock: world.clock,
+            retryPolicy: RetryPolicy(jitter: 0)
+        )
         let reconciler = Reconciler(
             client: setup.connection.client,
-            verifier: OfflineVerifier(base: setup.world.verifier),
-            pipeline: setup.pipeline,
-            store: setup.world.ledger,
+            pipeline: offline,
             checkpoints: setup.checkpoints,
-            clock: setup.sleeper,
-            wallClock: setup.world.clock
+            clock: setup.sleeper
         )
 
         let upload = await reconciler.reconcileUpload([lost.signedTransaction], userId: "alice")
@@ -550,11 +549,8 @@ struct ReconcilerTests {
         // The support desk's lookup says the same of it.
         let lookup = OrderLookup(
             client: setup.connection.client,
-            verifier: OfflineVerifier(base: setup.world.verifier),
-            store: setup.world.ledger,
-            pipeline: setup.pipeline,
-            auditLog: InMemorySupportAuditLog(),
-            clock: setup.world.clock
+            pipeline: offline,
+            auditLog: InMemorySupportAuditLog()
         )
         let order = try await lookup.lookUp(orderId: try #require(lost.orderId), actor: "agent-7")
         #expect(order.rejectedSignatures.count == 1)
@@ -592,12 +588,9 @@ struct ReconcilerTests {
             )
             let reconciler = Reconciler(
                 client: setup.connection.client,
-                verifier: setup.world.verifier,
                 pipeline: pipeline,
-                store: ledger,
                 checkpoints: checkpoints,
-                clock: setup.sleeper,
-                wallClock: setup.world.clock
+                clock: setup.sleeper
             )
             let report = try await reconciler.reconcileLedger()
             #expect(report.failedCustomers.isEmpty)

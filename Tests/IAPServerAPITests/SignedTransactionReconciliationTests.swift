@@ -39,11 +39,8 @@ struct SignedTransactionReconciliationTests {
         let lost = try await setup.buyAndLose("coins.100", user: "alice")
         let tool = OrderLookup(
             client: setup.connection.client,
-            verifier: setup.world.verifier,
-            store: setup.world.ledger,
             pipeline: setup.pipeline,
-            auditLog: InMemorySupportAuditLog(),
-            clock: setup.world.clock
+            auditLog: InMemorySupportAuditLog()
         )
         let report = try await tool.redeliver(orderId: try #require(lost.orderId), actor: "agent-7", userId: "alice")
         #expect(report.transactions.map(\.redelivery) == ["delivered"])

@@ -209,13 +209,10 @@ struct SubscriptionResyncTests {
         func reconciler(_ clients: AppStoreServerAPIClients) -> Reconciler {
             Reconciler(
                 clients: clients,
-                verifier: verifier,
                 pipeline: pipeline,
-                store: ledger,
                 checkpoints: InMemoryReconciliationCheckpointStore(),
                 configuration: .init(requestsPerSecond: 0),
-                clock: ImmediateClock(),
-                wallClock: clock
+                clock: ImmediateClock()
             )
         }
 

@@ -62,17 +62,14 @@ struct PostgresReconciliationTests {
         await #expect(throws: IAPError.self) { try await first.originalTransactionIds(cursor: "v1:5", limit: 4) }
 
         let summaries = try await withThrowingTaskGroup(of: LedgerReconciliationSummary.self) { group in
-            for (index, store) in [first, second].enumerated() {
+            for index in 0..<2 {
                 group.addTask {
                     let connection = try SimulatedAppStoreTransport.connect(to: appStore)
                     let reconciler = Reconciler(
                         client: connection.client,
-                        verifier: verifier,
                         pipeline: pipelines[index],
-                        store: store,
                         checkpoints: InMemoryReconciliationCheckpointStore(),
-                        configuration: .init(requestsPerSecond: 0, ledgerPageSize: 2),
-                        wallClock: clock
+                        configuration: .init(requestsPerSecond: 0, ledgerPageSize: 2)
                     )
                     return try await reconciler.reconcileLedger()
                 }

@@ -333,9 +333,7 @@ struct EmulatorTests {
             hook: RecordingFulfillmentHook()
         )
         let processor = NotificationProcessor(
-            verifier: verifier,
             pipeline: pipeline,
-            store: ledger,
             consumptionRequests: LedgerConsumptionResponder(store: ledger, clients: AppStoreServerAPIClients(client)) {
                 _ in ConsumptionFacts(customerConsented: true, unitsUsed: 100)
             }

@@ -242,15 +242,12 @@ enum ReconcileCommand {
         let alarms = AlarmCounter()
         let reconciler = Reconciler(
             clients: settings.session.clients,
-            verifier: verifier,
             pipeline: pipeline,
-            store: ledger.store,
             checkpoints: checkpoints,
             configuration: .init(
                 alarmThreshold: settings.alarmThreshold,
                 requestsPerSecond: settings.requestsPerSecond
             ),
-            events: settings.events,
             alarm: { alarm in
                 alarms.add()
                 for discrepancy in alarm.discrepancies {

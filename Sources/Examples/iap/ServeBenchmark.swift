@@ -127,10 +127,7 @@ enum ServeBenchmark {
         let serveHook = CountingHook()
         let pipeline = DeliveryPipeline(verifier: verifier, catalog: catalog, store: serveStore, hook: serveHook)
         let routes = PurchaseServerRoutes(
-            submissions: TransactionSubmissionHandler(pipeline: pipeline),
-            notifications: NotificationProcessor(verifier: verifier, pipeline: pipeline, store: serveStore),
-            store: serveStore,
-            catalog: catalog,
+            pipeline: pipeline,
             users: HS256UserAuthenticator(secret: userKey, maximumLifetime: .seconds(tokenLifetime)),
             service: try ServiceTokenAuthenticator(token: serviceToken),
             support: nil,

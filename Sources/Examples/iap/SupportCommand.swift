@@ -335,8 +335,6 @@ enum SupportCommand {
         let auditLog: any SupportAuditLog = audit?.log ?? InMemorySupportAuditLog()
         let tool = OrderLookup(
             clients: session.clients,
-            verifier: verifier,
-            store: ledger.store,
             pipeline: pipeline,
             auditLog: auditLog,
             fulfillment: fulfillment?.description

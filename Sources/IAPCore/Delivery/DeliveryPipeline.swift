@@ -46,12 +46,18 @@ public final class DeliveryPipeline: Sendable {
         case transactional(any TransactionalFulfillmentStore)
     }
 
-    let verifier: any Verifier
-    let catalog: any ProductCatalog
-    let store: any EntitlementStore
+    /// Verifies what is submitted; the engines built on the pipeline (``NotificationProcessor``, reconciliation, the
+    /// order lookup) verify with it too.
+    public let verifier: any Verifier
+    /// What each product is.
+    public let catalog: any ProductCatalog
+    /// The ledger.
+    public let store: any EntitlementStore
     let fulfillment: Fulfillment
-    let clock: any WallClock
-    let events: any EventSink
+    /// The clock of claims, expiry decisions and events.
+    public let clock: any WallClock
+    /// Where each delivery is reported; the engines built on the pipeline report there too.
+    public let events: any EventSink
     /// The retry policy.
     public let retryPolicy: RetryPolicy
     /// Who owns a transaction whose appAccountToken no user has claimed.

@@ -4,18 +4,42 @@
     public import Foundation
 #endif
 
-/// The answer for the App Store: an HTTP status and a short body.
+/// The answer for the App Store: an HTTP status and a small JSON body that names what happened and never the internal
+/// detail (which goes to the pipeline's ``EventSink``).
+///
+/// | Outcome | Status | Body |
+/// |---|---|---|
+/// | processed, duplicate, unowned | `200` | `{"outcome":"processed"}` (`duplicate`, `unowned`) |
+/// | rejected: did not verify | `400` | `{"code":"<IAPError code>","error":"the notification did not verify"}` |
+/// | rejected: not a notification of this app | `400` | `{"code":"<IAPError code>","error":"the body is not {\"signedPayload\": \"...\"} of this app"}` |
+/// | failed | `503`, `Retry-After: 5` | `{"code":"<IAPError code>","error":"the notification could not be recorded now; send it again"}` |
 public struct NotificationResponse: Sendable, Hashable {
-    /// `200` once the effect is durable; `4xx` for a body that is not App Store data (retrying cannot
-    /// help); `5xx` when the App Store should send the notification again.
+    /// `200` once the effect is durable; `400` for a body that is not App Store data of this app (retrying cannot
+    /// help); `503` when the App Store should send the notification again.
     public var status: Int
-    /// A short plain-text explanation, for logs.
+    /// The JSON body.
     public var body: String
+    /// How many seconds the App Store should wait before sending again (the `Retry-After` header), for a `503`.
+    public var retryAfterSeconds: Int?
+
+    /// The body's media type.
+    public static let contentType = "application/json"
 
     /// Creates a response.
-    public init(status: Int, body: String) {
+    public init(status: Int, body: String, retryAfterSeconds: Int? = nil) {
         self.status = status
         self.body = body
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// A JSON object of strings, keys sorted, `/` not escaped.
+    static func json(_ object: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(object), let text = String(data: data, encoding: .utf8) else {
+            return "{}"
+        }
+        return text
     }
 }
 
@@ -61,19 +85,29 @@ public enum NotificationOutcome: Sendable, Hashable {
         }
     }
 
-    /// The HTTP answer for this outcome.
+    /// The neutral HTTP answer for this outcome (see ``NotificationResponse``): what happened, never the internal
+    /// detail of a failure.
     public var response: NotificationResponse {
         switch self {
-        case .processed(let type, let delivery):
-            NotificationResponse(
-                status: 200,
-                body: "processed \(type?.rawValue ?? "notification")" + (delivery.map { ": \($0.name)" } ?? "")
+        case .processed, .duplicate, .unowned:
+            return NotificationResponse(status: 200, body: NotificationResponse.json(["outcome": name]))
+        case .rejected(let error):
+            let message =
+                error.code.isVerificationFailure
+                ? "the notification did not verify" : #"the body is not {"signedPayload": "..."} of this app"#
+            return NotificationResponse(
+                status: 400,
+                body: NotificationResponse.json(["code": error.code.rawValue, "error": message])
             )
-        case .duplicate(let uuid): NotificationResponse(status: 200, body: "duplicate \(uuid)")
-        case .unowned(let type, _):
-            NotificationResponse(status: 200, body: "processed \(type?.rawValue ?? ""): no owner yet")
-        case .rejected(let error): NotificationResponse(status: 400, body: "\(error.code.rawValue): \(error.message)")
-        case .failed(let error): NotificationResponse(status: 503, body: "\(error.code.rawValue): \(error.message)")
+        case .failed(let error):
+            return NotificationResponse(
+                status: 503,
+                body: NotificationResponse.json([
+                    "code": error.code.rawValue,
+                    "error": "the notification could not be recorded now; send it again",
+                ]),
+                retryAfterSeconds: 5
+            )
         }
     }
 }
@@ -125,11 +159,11 @@ public protocol ConsumptionRequestHandler: Sendable {
 /// return HTTPResponse(status: response.status, body: response.body)
 /// ```
 public final class NotificationProcessor: Sendable {
-    private let verifier: any Verifier
     private let pipeline: DeliveryPipeline
-    private let store: any EntitlementStore
-    private let clock: any WallClock
     private let consumption: (any ConsumptionRequestHandler)?
+    private var verifier: any Verifier { pipeline.verifier }
+    private var store: any EntitlementStore { pipeline.store }
+    private var clock: any WallClock { pipeline.clock }
 
     /// The largest body accepted; the App Store's notifications are far smaller.
     public static let maximumBodySize = 512 * 1024
@@ -137,22 +171,12 @@ public final class NotificationProcessor: Sendable {
     /// Creates a processor.
     ///
     /// - Parameters:
-    ///   - verifier: Verifies the notification and its nested signed data.
-    ///   - pipeline: Delivers and revokes transactions.
-    ///   - store: The ledger (renewal infos and processed notification ids).
-    ///   - clock: When notifications are marked processed.
+    ///   - pipeline: Delivers and revokes transactions; its verifier checks the notification and the signed data
+    ///     nested in it, its store keeps the renewal infos and the processed notification ids, its clock dates them,
+    ///     and its event sink hears of each notification.
     ///   - consumptionRequests: Answers `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
-    public init(
-        verifier: some Verifier,
-        pipeline: DeliveryPipeline,
-        store: some EntitlementStore,
-        clock: some WallClock = SystemClock(),
-        consumptionRequests: (any ConsumptionRequestHandler)? = nil
-    ) {
-        self.verifier = verifier
+    public init(pipeline: DeliveryPipeline, consumptionRequests: (any ConsumptionRequestHandler)? = nil) {
         self.pipeline = pipeline
-        self.store = store
-        self.clock = clock
         self.consumption = consumptionRequests
     }
 

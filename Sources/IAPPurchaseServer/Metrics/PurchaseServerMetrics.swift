@@ -51,11 +51,7 @@ public final class PurchaseServerMetrics: Sendable {
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
     /// The codes of a failed verification: what counts in `iap_verification_failures_total`.
-    public static let verificationCodes: Set<IAPError.Code> = [
-        .malformedSignedData, .unsupportedAlgorithm, .certificateInvalid, .certificateChainInvalid, .untrustedRoot,
-        .certificateExpired, .missingAppleMarker, .signatureInvalid, .bundleIdMismatch, .environmentMismatch,
-        .appAppleIdMismatch, .unexpectedPayload, .unsignedEnvironmentRejected,
-    ]
+    public static var verificationCodes: Set<IAPError.Code> { IAPError.Code.verificationFailures }
 
     /// Registers the families on a registry.
     ///

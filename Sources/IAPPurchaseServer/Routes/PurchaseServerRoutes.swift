@@ -35,20 +35,22 @@ public import IAPServerAPI
 /// let server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 8080), router: router)
 /// ```
 public struct PurchaseServerRoutes: Sendable {
+    let pipeline: DeliveryPipeline
     let submissions: TransactionSubmissionHandler
     let notifications: NotificationProcessor
-    let store: any EntitlementStore
-    let catalog: any ProductCatalog
-    let unknownProducts: UnknownProductPolicy
-    let proratedRefunds: ProratedRefundPolicy
     let users: any UserAuthenticator
     let service: ServiceTokenAuthenticator
     let support: OrderLookup?
     let metrics: PurchaseServerMetrics
     let readiness: ServerReadiness
-    let events: any EventSink
-    let clock: any WallClock
-    let tokenOwnership: TokenOwnershipCheck?
+
+    var store: any EntitlementStore { pipeline.store }
+    var catalog: any ProductCatalog { pipeline.catalog }
+    var unknownProducts: UnknownProductPolicy { pipeline.unknownProducts }
+    var proratedRefunds: ProratedRefundPolicy { pipeline.proratedRefunds }
+    var events: any EventSink { pipeline.events }
+    var clock: any WallClock { pipeline.clock }
+    var tokenOwnership: TokenOwnershipCheck? { pipeline.tokenOwnership }
 
     /// The largest body the routes need: a notification (``NotificationProcessor/maximumBodySize``). Give the
     /// ``HTTPServer`` this ``HTTPServer/Configuration/maximumBodySize``.
@@ -60,54 +62,35 @@ public struct PurchaseServerRoutes: Sendable {
     /// Creates the routes.
     ///
     /// - Parameters:
-    ///   - submissions: Answers the app's submissions (its pipeline reports one event per submission).
-    ///   - notifications: Processes the App Store's notifications.
-    ///   - store: The ledger the entitlements and history are read from.
-    ///   - catalog: What each product is, for the entitlements.
-    ///   - unknownProducts: What a product the catalog does not know is, for the entitlements: as the pipeline's
-    ///     ``DeliveryPipeline/unknownProducts`` (skipped when parked, the default).
-    ///   - proratedRefunds: What a prorated refund does to access, for the entitlements: as the pipeline's
-    ///     ``DeliveryPipeline/proratedRefunds`` (access kept by default).
+    ///   - pipeline: Delivers the app's submissions and the App Store's notifications; its store is the ledger the
+    ///     entitlements and history are read from, its catalog and policies (unknown products, prorated refunds, who
+    ///     may claim an appAccountToken) decide the entitlements and the `account-tokens` answers, its clock is the
+    ///     instant of the entitlements, and its event sink hears of refused credentials and failures.
+    ///   - consumptionRequests: Answers the App Store's `CONSUMPTION_REQUEST`s; without one they are acknowledged
+    ///     only.
     ///   - users: Authenticates the app's user.
     ///   - service: Checks the service token of the user and support endpoints.
     ///   - support: The order tool, with the App Store Server API client of Production and the audit log; `nil`
     ///     answers the support endpoints `501`.
     ///   - metrics: What `GET /metrics` exposes, counted as requests are answered.
     ///   - readiness: What `GET /readyz` answers.
-    ///   - events: Where refused credentials and failures of the service endpoints are reported.
-    ///   - clock: The instant of the entitlements.
-    ///   - tokenOwnership: The pipeline's check of who may claim an appAccountToken, if any: a token it refuses to a
-    ///     user cannot be bound to them through `account-tokens` either (`422`).
     public init(
-        submissions: TransactionSubmissionHandler,
-        notifications: NotificationProcessor,
-        store: some EntitlementStore,
-        catalog: some ProductCatalog,
-        unknownProducts: UnknownProductPolicy = .park,
-        proratedRefunds: ProratedRefundPolicy = .keepAccess,
+        pipeline: DeliveryPipeline,
+        consumptionRequests: (any ConsumptionRequestHandler)? = nil,
         users: some UserAuthenticator,
         service: ServiceTokenAuthenticator,
-        support: OrderLookup?,
+        support: OrderLookup? = nil,
         metrics: PurchaseServerMetrics,
-        readiness: ServerReadiness = ServerReadiness(ready: true),
-        events: some EventSink = DiscardingEventSink(),
-        clock: some WallClock = SystemClock(),
-        tokenOwnership: TokenOwnershipCheck? = nil
+        readiness: ServerReadiness = ServerReadiness(ready: true)
     ) {
-        self.submissions = submissions
-        self.notifications = notifications
-        self.store = store
-        self.catalog = catalog
-        self.unknownProducts = unknownProducts
-        self.proratedRefunds = proratedRefunds
+        self.pipeline = pipeline
+        self.submissions = TransactionSubmissionHandler(pipeline: pipeline)
+        self.notifications = NotificationProcessor(pipeline: pipeline, consumptionRequests: consumptionRequests)
         self.users = users
         self.service = service
         self.support = support
         self.metrics = metrics
         self.readiness = readiness
-        self.events = events
-        self.clock = clock
-        self.tokenOwnership = tokenOwnership
     }
 
     /// Adds every route to a router.
@@ -200,25 +183,20 @@ public struct PurchaseServerRoutes: Sendable {
         )
     }
 
-    /// `POST /iap/v1/notifications`.
+    /// `POST /iap/v1/notifications`: the processor's neutral answer (``NotificationOutcome/response``).
     @Sendable
     func notify(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         let outcome = await notifications.process(body: request.body)
         metrics.notifications.increment(labels: [outcome.notificationType?.rawValue ?? "unknown", outcome.name])
-        switch outcome {
-        case .processed, .duplicate, .unowned:
-            return Self.json(["outcome": outcome.name])
-        case .rejected(let error):
+        if case .rejected(let error) = outcome {
             metrics.recordVerificationFailure(error)
-            let message =
-                PurchaseServerMetrics.verificationCodes.contains(error.code)
-                ? "the notification did not verify" : #"the body is not {"signedPayload": "..."} of this app"#
-            return Self.failure(400, error.code, message)
-        case .failed(let error):
-            var response = Self.failure(503, error.code, "the notification could not be recorded now; send it again")
-            response.headers.add(name: "Retry-After", value: "5")
-            return response
         }
+        let answer = outcome.response
+        var response = HTTPServerResponse.json(Data(answer.body.utf8), status: answer.status)
+        if let seconds = answer.retryAfterSeconds {
+            response.headers.add(name: "Retry-After", value: String(seconds))
+        }
+        return response
     }
 
     // MARK: - Operations

@@ -18,7 +18,7 @@ public import IAPServerAPI
 /// ledger failed is reported as `delivery.drainFailed`.
 ///
 /// ```swift
-/// let worker = PurchaseServerWorker(pipeline: pipeline, store: ledger, reconciler: reconciler, metrics: metrics)
+/// let worker = PurchaseServerWorker(pipeline: pipeline, reconciler: reconciler, metrics: metrics)
 /// await worker.start()
 /// // ... serve ...
 /// await worker.stop()
@@ -60,14 +60,14 @@ public actor PurchaseServerWorker {
     public let configuration: Configuration
 
     private let pipeline: DeliveryPipeline
-    private let store: any EntitlementStore
     private let reconciler: Reconciler?
     private let lock: (any ExclusiveRunLock)?
     private var reconciling = false
     private let metrics: PurchaseServerMetrics?
-    private let events: any EventSink
     private let clock: any Clock<Duration>
-    private let wallClock: any WallClock
+    private var store: any EntitlementStore { pipeline.store }
+    private var events: any EventSink { pipeline.events }
+    private var wallClock: any WallClock { pipeline.clock }
     private var tasks: [Task<Void, Never>] = []
     private var stopping = false
     private var drainRunning = false
@@ -75,36 +75,28 @@ public actor PurchaseServerWorker {
     /// Creates the worker; nothing runs before ``start()``.
     ///
     /// - Parameters:
-    ///   - pipeline: The pipeline whose retry queue is drained.
-    ///   - store: Its ledger, for the metrics' gauges.
+    ///   - pipeline: The pipeline whose retry queue is drained; its ledger refreshes the metrics' gauges, its event
+    ///     sink hears of runs and failures, its clock dates them.
     ///   - reconciler: The reconciler of the scheduled runs; `nil` reconciles never.
     ///   - lock: Lets one instance of a fleet reconcile at a time (`PostgresAdvisoryLock` on a PostgreSQL ledger,
     ///     `FileExclusiveRunLock` beside a file ledger); `nil` for a ledger only this process opens.
     ///   - metrics: Where drains and runs are counted, and the ledger gauges refreshed.
-    ///   - events: Where runs and failures are reported.
     ///   - configuration: How often.
     ///   - clock: The clock the waits between drains and between reconciliations sleep on.
-    ///   - wallClock: The clock of events.
     public init(
         pipeline: DeliveryPipeline,
-        store: some EntitlementStore,
         reconciler: Reconciler? = nil,
         lock: (any ExclusiveRunLock)? = nil,
         metrics: PurchaseServerMetrics? = nil,
-        events: some EventSink = DiscardingEventSink(),
         configuration: Configuration = Configuration(),
-        clock: some Clock<Duration> = ContinuousClock(),
-        wallClock: some WallClock = SystemClock()
+        clock: some Clock<Duration> = ContinuousClock()
     ) {
         self.pipeline = pipeline
-        self.store = store
         self.reconciler = reconciler
         self.lock = lock
         self.metrics = metrics
-        self.events = events
         self.configuration = configuration
         self.clock = clock
-        self.wallClock = wallClock
     }
 
     /// Starts the drain, and the reconciliation when a reconciler and a period are configured. Calling it again does

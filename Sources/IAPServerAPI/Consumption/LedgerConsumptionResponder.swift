@@ -26,8 +26,7 @@ public import IAPCore
 ///         unitsUsed: await wallet.unitsSpent(of: context.transaction.transactionId)
 ///     )
 /// }
-/// let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: ledger,
-///                                       consumptionRequests: responder)
+/// let processor = NotificationProcessor(pipeline: pipeline, consumptionRequests: responder)
 /// ```
 public struct LedgerConsumptionResponder: ConsumptionRequestHandler {
     /// How long after a request Apple takes an answer.

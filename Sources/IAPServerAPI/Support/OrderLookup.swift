@@ -20,77 +20,56 @@ public import IAPCore
 /// verifier for both.
 public struct OrderLookup: Sendable {
     private let clients: AppStoreServerAPIClients
-    private let verifier: any Verifier
-    private let store: any EntitlementStore
     private let pipeline: DeliveryPipeline
     private let auditLog: any SupportAuditLog
-    private let clock: any WallClock
     private let fulfillment: String?
-    private let events: any EventSink
+    private var verifier: any Verifier { pipeline.verifier }
+    private var store: any EntitlementStore { pipeline.store }
+    private var clock: any WallClock { pipeline.clock }
+    private var events: any EventSink { pipeline.events }
 
     /// Creates the tool.
     ///
     /// - Parameters:
     ///   - clients: The App Store Server API clients; Look Up Order ID asks the Production one.
-    ///   - verifier: Verifies Apple's signed transactions.
-    ///   - store: The ledger.
-    ///   - pipeline: Delivers over `store`.
-    ///   - auditLog: Where redeliveries are recorded.
-    ///   - clock: The clock of expiry decisions and audit entries.
+    ///   - pipeline: Delivers what the ledger lacks; its verifier checks Apple's signed transactions, its store is
+    ///     the ledger read, its clock decides expiry and dates the audit entries, and its event sink hears of each
+    ///     lookup (`support.lookup`) and each redelivered transaction (`support.redeliver`), with the operator and
+    ///     the order id in `message`.
+    ///   - auditLog: Where lookups and redeliveries are recorded (``SupportAuditLog``).
     ///   - fulfillment: How the pipeline's grants reach the customer, as the audit log should say it (such as
     ///     `webhook wallet.example.com` or `ledger-only`); see ``SupportAuditEntry/fulfillment``.
-    ///   - events: Where each lookup (`support.lookup`) and each redelivered transaction (`support.redeliver`) is
-    ///     reported, with the operator and the order id in `message`.
     public init(
         clients: AppStoreServerAPIClients,
-        verifier: some Verifier,
-        store: some EntitlementStore,
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
-        clock: some WallClock = SystemClock(),
-        fulfillment: String? = nil,
-        events: some EventSink = DiscardingEventSink()
+        fulfillment: String? = nil
     ) {
         self.clients = clients
-        self.verifier = verifier
-        self.store = store
         self.pipeline = pipeline
         self.auditLog = auditLog
-        self.clock = clock
         self.fulfillment = fulfillment
-        self.events = events
     }
 
     /// Creates the tool with one App Store Server API client, which must be a Production one for Look Up Order ID.
     ///
     /// - Parameters:
     ///   - client: The App Store Server API client.
-    ///   - verifier: Verifies Apple's signed transactions.
-    ///   - store: The ledger.
-    ///   - pipeline: Delivers over `store`.
+    ///   - pipeline: Delivers what the ledger lacks, verifies, and hears of what happens (see
+    ///     ``init(clients:pipeline:auditLog:fulfillment:)``).
     ///   - auditLog: Where lookups and redeliveries are recorded (``SupportAuditLog``).
-    ///   - clock: The clock of expiry decisions and audit entries.
     ///   - fulfillment: How the pipeline's grants reach the customer, for the audit log.
-    ///   - events: Where lookups and redelivered transactions are reported.
     public init(
         client: AppStoreServerAPIClient,
-        verifier: some Verifier,
-        store: some EntitlementStore,
         pipeline: DeliveryPipeline,
         auditLog: some SupportAuditLog,
-        clock: some WallClock = SystemClock(),
-        fulfillment: String? = nil,
-        events: some EventSink = DiscardingEventSink()
+        fulfillment: String? = nil
     ) {
         self.init(
             clients: AppStoreServerAPIClients(client),
-            verifier: verifier,
-            store: store,
             pipeline: pipeline,
             auditLog: auditLog,
-            clock: clock,
-            fulfillment: fulfillment,
-            events: events
+            fulfillment: fulfillment
         )
     }
 

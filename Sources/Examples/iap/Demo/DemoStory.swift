@@ -108,7 +108,7 @@ struct DemoStory {
             retryPolicy: RetryPolicy(jitter: 0),
             sandboxPolicy: .grantAndFlag
         )
-        notifications = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: ledger, clock: clock)
+        notifications = NotificationProcessor(pipeline: pipeline)
 
         let connection = try SimulatedAppStoreTransport.connect(to: appStore)
         let clients = try AppStoreServerAPIClients([
@@ -117,14 +117,11 @@ struct DemoStory {
         let timeline = timeline
         reconciler = Reconciler(
             clients: clients,
-            verifier: verifier,
             pipeline: pipeline,
-            store: ledger,
             checkpoints: try FileReconciliationCheckpointStore(
                 path: directory.appendingPathComponent("reconciliation-checkpoints.jsonl").path
             ),
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
-            wallClock: clock,
             alarm: { alarm in
                 for discrepancy in alarm.discrepancies {
                     timeline.detail("ALARM: \(discrepancy)")
@@ -133,14 +130,11 @@ struct DemoStory {
         )
         support = OrderLookup(
             clients: clients,
-            verifier: verifier,
-            store: ledger,
             pipeline: pipeline,
             auditLog: try FileSupportAuditLog(
                 path: ledgerDirectory.appendingPathComponent("support-audit.jsonl").path,
                 ledgerId: ledger.ledgerIdentity()
             ),
-            clock: clock,
             fulfillment: "the demo's wallet"
         )
     }

@@ -148,7 +148,7 @@ enum LedgerIngestCommand {
             unknownProducts: choice.unknownProducts,
             events: events
         )
-        let processor = NotificationProcessor(verifier: verifier, pipeline: pipeline, store: store)
+        let processor = NotificationProcessor(pipeline: pipeline)
         let released = await pipeline.releaseParked()
         if let error = released.errors.first {
             await store.close()

@@ -86,52 +86,30 @@ struct ServeServer {
             unknownProducts: choice.unknownProducts,
             events: events
         )
-        let processor = NotificationProcessor(
-            verifier: settings.verifier,
-            pipeline: pipeline,
-            store: ledger.store,
-            clock: clock
-        )
         var reconciler: Reconciler?
         var support: OrderLookup?
         if let api = settings.api {
             reconciler = Reconciler(
                 clients: api.clients,
-                verifier: settings.verifier,
                 pipeline: pipeline,
-                store: ledger.store,
-                checkpoints: stores.checkpoints,
-                wallClock: clock,
-                events: events
+                checkpoints: stores.checkpoints
             )
             if let audit = stores.audit {
                 support = OrderLookup(
                     clients: api.clients,
-                    verifier: settings.verifier,
-                    store: ledger.store,
                     pipeline: pipeline,
                     auditLog: audit,
-                    clock: clock,
-                    fulfillment: grant.description,
-                    events: events
+                    fulfillment: grant.description
                 )
             }
         }
         let routes = PurchaseServerRoutes(
-            submissions: TransactionSubmissionHandler(pipeline: pipeline),
-            notifications: processor,
-            store: ledger.store,
-            catalog: choice.catalog,
-            unknownProducts: choice.unknownProducts,
-            proratedRefunds: settings.proratedRefunds,
+            pipeline: pipeline,
             users: settings.users,
             service: settings.service,
             support: support,
             metrics: metrics,
-            readiness: readiness,
-            events: events,
-            clock: clock,
-            tokenOwnership: settings.tokenOwnership
+            readiness: readiness
         )
         let http: HTTPServer
         do {
@@ -144,13 +122,10 @@ struct ServeServer {
         readiness.markReady()
         let worker = PurchaseServerWorker(
             pipeline: pipeline,
-            store: ledger.store,
             reconciler: reconciler,
             lock: stores.lock,
             metrics: metrics,
-            events: events,
-            configuration: .init(reconcileEvery: settings.reconcileEvery),
-            wallClock: clock
+            configuration: .init(reconcileEvery: settings.reconcileEvery)
         )
         await worker.start()
         // What an earlier run parked for products its catalog did not know, this catalog may name.
