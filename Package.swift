@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "IAPHTTPServer", targets: ["IAPHTTPServer"]),
         .library(name: "IAPPurchaseServer", targets: ["IAPPurchaseServer"]),
         .library(name: "IAPInMemory", targets: ["IAPInMemory"]),
+        .library(name: "IAPConformance", targets: ["IAPConformance"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
     ],
@@ -68,12 +69,14 @@ let package = Package(
         .target(name: "IAPPurchaseServer", dependencies: ["IAPCore", "IAPServerAPI", "IAPHTTPServer"]),
 
         // MARK: - Test kit
-        // In-memory stores, clocks, fault injection and the conformance suites: no C module, builds for iOS.
+        // In-memory stores, clocks, fault injection, transports: no C module, builds for iOS.
         .target(name: "IAPInMemory", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI"]),
-        // The simulated App Store and its device, which sign like Apple's (re-exports IAPInMemory).
+        // The conformance suites a backend runs against its stores, catalog and run lock: no C module, no doubles.
+        .target(name: "IAPConformance", dependencies: ["IAPCore", "IAPServerAPI"]),
+        // The simulated App Store and its device, which sign like Apple's; re-exports IAPInMemory, IAPConformance.
         .target(
             name: "IAPTesting",
-            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPCrypto"]
+            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPConformance", "IAPCrypto"]
         ),
 
         // MARK: - Tool and examples
@@ -127,13 +130,13 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPStorageFileTests",
-            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPStorageFile", "IAPInMemory", "IAPTestSupport"]
+            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPStorageFile", "IAPConformance", "IAPTestSupport"]
         ),
         .testTarget(
             name: "IAPStoragePostgresTests",
             dependencies: [
-                "IAPCore", "IAPCrypto", "IAPServerAPI", "IAPStoragePostgres", "IAPInMemory", "IAPTesting",
-                "IAPTestSupport", "CIAPLibPQ",
+                "IAPCore", "IAPCrypto", "IAPServerAPI", "IAPStoragePostgres", "IAPInMemory", "IAPConformance",
+                "IAPTesting", "IAPTestSupport", "CIAPLibPQ",
             ]
         ),
         .testTarget(
@@ -154,7 +157,10 @@ let package = Package(
                 "IAPTransportURLSession", "IAPTestSupport",
             ]
         ),
-        .testTarget(name: "IAPInMemoryTests", dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory"]),
+        .testTarget(
+            name: "IAPInMemoryTests",
+            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPConformance"]
+        ),
         .testTarget(
             name: "IAPTestingTests",
             dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting"]

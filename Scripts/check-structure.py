@@ -2,8 +2,8 @@
 """Checks the package's house rules from `swift package dump-package`, as an integrator would see them.
 
 - IAPCore depends on no other target.
-- No target an app links (IAPCore, IAPApp, IAPStoreKit, IAPInMemory) reaches a system-library target (a C module),
-  directly or through another target.
+- No target an app links (IAPCore, IAPApp, IAPStoreKit, IAPInMemory, IAPConformance) reaches a system-library
+  target (a C module), directly or through another target.
 - Every target a product is named after exists as a product (IAPInMemory, IAPApp, IAPServerAPI, IAPLegacyReceipts...).
 - Each target depends only on what its row of Documentation/Architecture.md allows.
 
@@ -30,9 +30,10 @@ ALLOWED = {
     "IAPHTTPServer": {"IAPCore", "CIAPMicroHTTPD"},
     "IAPPurchaseServer": {"IAPCore", "IAPServerAPI", "IAPHTTPServer"},
     "IAPInMemory": {"IAPCore", "IAPApp", "IAPServerAPI"},
-    "IAPTesting": {"IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPCrypto"},
+    "IAPConformance": {"IAPCore", "IAPServerAPI"},
+    "IAPTesting": {"IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPConformance", "IAPCrypto"},
 }
-APP_LINKED = ["IAPCore", "IAPApp", "IAPStoreKit", "IAPInMemory"]
+APP_LINKED = ["IAPCore", "IAPApp", "IAPStoreKit", "IAPInMemory", "IAPConformance"]
 REQUIRED_PRODUCTS = set(ALLOWED)
 
 

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import IAPConformance
 import IAPCore
 import IAPInMemory
 import Testing

@@ -1,3 +1,4 @@
+import IAPConformance
 import IAPCore
 import IAPInMemory
 import Testing

@@ -1,5 +1,5 @@
 import IAPCore
-import IAPInMemory
+import IAPConformance
 import Testing
 
 /// A `ProductCatalog` with one deliberate flaw, built on `StaticProductCatalog`, to prove that the

@@ -4,7 +4,7 @@
     import Foundation
 #endif
 import IAPCore
-import IAPInMemory
+import IAPConformance
 import IAPStorageFile
 import Testing
 

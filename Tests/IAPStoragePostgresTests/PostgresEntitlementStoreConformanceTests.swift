@@ -1,6 +1,6 @@
 import Foundation
 import IAPCore
-import IAPInMemory
+import IAPConformance
 import IAPStoragePostgres
 import IAPTestSupport
 import IAPTesting

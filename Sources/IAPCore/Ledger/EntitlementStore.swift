@@ -65,7 +65,7 @@
 ///   changes nothing. A store need not hold them in memory.
 /// - Safe to call from many tasks at once.
 ///
-/// `EntitlementStoreConformance` in `IAPTesting` checks all of this; every backend must pass it.
+/// `EntitlementStoreConformance` in `IAPConformance` checks all of this; every backend must pass it.
 public protocol EntitlementStore: Sendable {
     /// Records a new transaction with the signed data it was verified from, or returns the one already recorded
     /// with its id.

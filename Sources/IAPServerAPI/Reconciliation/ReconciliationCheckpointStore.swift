@@ -11,7 +11,7 @@ import IAPCore
 /// - A lost checkpoint costs only time: the next run reads the whole history again, and delivers nothing twice.
 /// - Safe to call from many tasks at once; a store shared by several processes keeps the rule across them.
 ///
-/// `ReconciliationCheckpointStoreConformance` (in `IAPInMemory`) checks these requirements.
+/// `ReconciliationCheckpointStoreConformance` (in `IAPConformance`) checks these requirements.
 /// `InMemoryReconciliationCheckpointStore` (in `IAPInMemory`), `FileReconciliationCheckpointStore` (in
 /// `IAPStorageFile`) and `PostgresReconciliationCheckpointStore` (in `IAPStoragePostgres`) implement it.
 public protocol ReconciliationCheckpointStore: Sendable {

@@ -27,7 +27,7 @@ public enum RenewalExtensionBeginOutcome: Sendable, Hashable {
 /// - Dates are kept at least to the millisecond; ``records(originalTransactionId:)`` lists in the order the
 ///   requests were begun.
 ///
-/// `RenewalExtensionStoreConformance` (in `IAPInMemory`) checks these requirements. `InMemoryRenewalExtensionStore`
+/// `RenewalExtensionStoreConformance` (in `IAPConformance`) checks these requirements. `InMemoryRenewalExtensionStore`
 /// (in `IAPInMemory`), `FileRenewalExtensionStore` (in `IAPStorageFile`) and `PostgresRenewalExtensionStore` (in
 /// `IAPStoragePostgres`) implement it.
 public protocol RenewalExtensionStore: Sendable {
