@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "IAPCore", targets: ["IAPCore"]),
         .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
         .library(name: "IAPLegacyReceipts", targets: ["IAPLegacyReceipts"]),
+        .library(name: "IAPWebhook", targets: ["IAPWebhook"]),
         .library(name: "IAPApp", targets: ["IAPApp"]),
         .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
         .library(name: "IAPCrypto", targets: ["IAPCrypto"]),
@@ -30,6 +31,8 @@ let package = Package(
         // MARK: - Server side
         // The App Store Server API client, reconciliation, the support desk's order lookup, renewal extensions.
         .target(name: "IAPServerAPI", dependencies: ["IAPCore"]),
+        // The webhook fulfillment hook: grants and take-backs POSTed, signed, to a backend in any language.
+        .target(name: "IAPWebhook", dependencies: ["IAPCore"]),
         // Receipts and verifyReceipt, deprecated by Apple: opt-in, for migrations.
         .target(name: "IAPLegacyReceipts", dependencies: ["IAPCore"]),
 
@@ -85,6 +88,7 @@ let package = Package(
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres",
                 "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer", "IAPPurchaseServer",
+                "IAPWebhook",
             ],
             path: "Sources/Examples/iap"
         ),
@@ -116,6 +120,12 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "IAPWebhookTests",
+            dependencies: [
+                "IAPCore", "IAPWebhook", "IAPServerAPI", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPTestSupport",
+            ]
+        ),
+        .testTarget(
             name: "IAPLegacyReceiptsTests",
             dependencies: ["IAPCore", "IAPLegacyReceipts", "IAPInMemory", "IAPTestSupport"]
         ),
@@ -143,6 +153,7 @@ let package = Package(
             name: "IAPTransportURLSessionTests",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPCrypto", "IAPTesting", "IAPTransportURLSession", "IAPTestSupport",
+                "IAPWebhook",
             ]
         ),
         .testTarget(
@@ -175,7 +186,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPInMemory", "IAPTesting", "IAPTransportURLSession",
-                "IAPStorageFile", "IAPStoragePostgres", "IAPTestSupport",
+                "IAPStorageFile", "IAPStoragePostgres", "IAPTestSupport", "IAPWebhook",
             ]
         ),
     ]

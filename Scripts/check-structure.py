@@ -21,6 +21,7 @@ ALLOWED = {
     "IAPCore": set(),
     "IAPServerAPI": {"IAPCore"},
     "IAPLegacyReceipts": {"IAPCore"},
+    "IAPWebhook": {"IAPCore"},
     "IAPApp": {"IAPCore"},
     "IAPStoreKit": {"IAPCore", "IAPApp"},
     "IAPCrypto": {"IAPCore", "CIAPOpenSSL"},

@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTestSupport
+import IAPWebhook
 import IAPTesting
 import IAPTransportURLSession
 import Testing

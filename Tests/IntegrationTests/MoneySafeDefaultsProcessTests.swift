@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTestSupport
+import IAPWebhook
 import Testing
 
 /// The money-safe defaults through the `iap` process: no grant without a catalog, a product the catalog does not know

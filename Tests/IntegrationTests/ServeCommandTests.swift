@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTestSupport
+import IAPWebhook
 import Testing
 
 /// `iap serve` end to end: an HTTP client with user tokens, `iap emulate` pushing notifications to the server, a webhook

@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTestSupport
+import IAPWebhook
 
 extension LoopbackServer {
     /// A webhook receiver as a wallet runs one: 200 to a JSON `POST` of a ``WebhookDelivery`` whose

@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPServerAPI
 import IAPTransportURLSession
+import IAPWebhook
 
 /// GRANT: how a command that delivers gives the customer what they bought.
 ///

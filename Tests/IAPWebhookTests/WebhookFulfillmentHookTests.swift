@@ -4,6 +4,7 @@ import IAPCrypto
 import IAPInMemory
 import IAPServerAPI
 import IAPTestSupport
+import IAPWebhook
 import IAPTesting
 import Testing
 
