@@ -213,98 +213,145 @@ extension PurchaseCoordinator {
             // What the server said, not what the cache read from the store's list.
             var revoked = outbox.history[transactionId]?.delivery == .revoked
             if entry.state != .confirmed {
-                let token = (try? UnverifiedTransaction(signedTransaction: entry.signedTransaction))?.appAccountToken
-                var submission = TransactionSubmission(
-                    signedTransaction: entry.signedTransaction,
-                    userId: entry.userId ?? fallbackUser(forToken: token),
-                    orderId: entry.orderId
-                )
-                if configuration.sendsAppTransaction {
-                    submission.signedAppTransaction = await appTransactionForSubmission()
+                switch await submit(entry, transactionId: transactionId, revoked: revoked) {
+                case .settled(let attempt): return attempt
+                case .changed: continue
+                case .confirmed(let confirmedRevoked): revoked = confirmedRevoked
                 }
-                let result: TransactionSubmissionResult
-                do {
-                    result = try await delivery.submit(submission)
-                } catch {
-                    var failure = IAPError.wrapping(error, as: .transportFailure, "the server could not be reached")
-                    failure.isRetryable = true
-                    result = TransactionSubmissionResult(outcome: .rejected, transactionId: nil, error: failure)
-                }
-                guard var current = outbox.entries[transactionId] else { return .busy }
-                current.attempts += 1
-                if result.finish {
-                    current.state = .confirmed
-                    current.lastErrorCode = nil
-                    current.lastErrorMessage = nil
-                    current.nextAttemptAt = nil
-                    revoked = revoked || result.outcome == .revoked
-                } else {
-                    let error =
-                        result.error
-                        ?? IAPError(
-                            .deliveryRejected,
-                            "the server answered \(result.outcome.rawValue)",
-                            isRetryable: result.isRetryable
-                        )
-                    current.state = result.isRetryable ? .awaitingDelivery : .rejected
-                    current.lastErrorCode = error.code.rawValue
-                    current.lastErrorMessage = error.message
-                    current.nextAttemptAt = clock.now.addingTimeInterval(
-                        retryPolicy.delay(afterAttempts: current.attempts)
-                    )
-                    if current.signedTransaction != entry.signedTransaction {
-                        current.nextAttemptAt = nil
-                    }
-                    outbox.entries[transactionId] = current
-                    setDelivery(transactionId, current.state == .rejected ? .rejected : .awaitingDelivery)
-                    changed()
-                    try? await persist()
-                    if current.state == .rejected {
-                        emit(.rejected(transactionId: transactionId, error))
-                        return .rejected(error)
-                    }
-                    emit(.deferred(transactionId: transactionId, error))
-                    return .waiting(error)
-                }
-                if current.signedTransaction != entry.signedTransaction {
-                    // Newer signed data arrived meanwhile: the server must see it before the transaction is done.
-                    current.state = .awaitingDelivery
-                    outbox.entries[transactionId] = current
-                    changed()
-                    continue
-                }
-                outbox.entries[transactionId] = current
-                setDelivery(transactionId, revoked ? .revoked : .delivered)
-                changed()
-                try? await persist()
             }
-            do {
-                try await store.finish(transactionId: transactionId)
-            } catch {
-                // The server has it; only the finish is left, tried again at the next drain.
-                let failure = IAPError.wrapping(error, as: .internalError, "finishing the transaction failed")
-                emit(.deferred(transactionId: transactionId, failure))
-                return .waiting(failure)
-            }
-            guard let finished = outbox.entries[transactionId] else { return .busy }
-            if finished.signedTransaction != entry.signedTransaction {
+            guard let attempt = await finishConfirmed(entry, transactionId: transactionId, revoked: revoked) else {
                 continue
             }
-            outbox.entries[transactionId] = nil
-            changed()
-            try? await persist()
-            let fallback = (try? UnverifiedTransaction(signedTransaction: entry.signedTransaction)).map {
-                PurchaseHistoryItem($0, delivery: revoked ? .revoked : .delivered)
-            }
-            guard let item = outbox.history[transactionId] ?? fallback else { return .busy }
-            if revoked {
-                emit(.revoked(item))
-                return .revoked(item)
-            }
-            emit(.delivered(item))
-            return .delivered(item)
+            return attempt
         }
         return .busy
+    }
+
+    /// Where one submission of an entry left it.
+    private enum SubmissionStep {
+        /// The delivery ends here, with this answer.
+        case settled(DeliveryAttempt)
+        /// Newer signed data arrived meanwhile: submit again.
+        case changed
+        /// The server confirmed (revoked, or not); the store's transaction is to be finished.
+        case confirmed(revoked: Bool)
+    }
+
+    /// Submits an entry once and records the server's answer in the outbox.
+    private func submit(
+        _ entry: PurchaseOutboxEntry,
+        transactionId: String,
+        revoked: Bool
+    ) async -> SubmissionStep {
+        let token = (try? UnverifiedTransaction(signedTransaction: entry.signedTransaction))?.appAccountToken
+        var submission = TransactionSubmission(
+            signedTransaction: entry.signedTransaction,
+            userId: entry.userId ?? fallbackUser(forToken: token),
+            orderId: entry.orderId
+        )
+        if configuration.sendsAppTransaction {
+            submission.signedAppTransaction = await appTransactionForSubmission()
+        }
+        let result: TransactionSubmissionResult
+        do {
+            result = try await delivery.submit(submission)
+        } catch {
+            var failure = IAPError.wrapping(error, as: .transportFailure, "the server could not be reached")
+            failure.isRetryable = true
+            result = TransactionSubmissionResult(outcome: .rejected, transactionId: nil, error: failure)
+        }
+        guard var current = outbox.entries[transactionId] else { return .settled(.busy) }
+        current.attempts += 1
+        guard result.finish else {
+            return .settled(await recordUnfinished(result, current, entry: entry, transactionId: transactionId))
+        }
+        current.state = .confirmed
+        current.lastErrorCode = nil
+        current.lastErrorMessage = nil
+        current.nextAttemptAt = nil
+        let revoked = revoked || result.outcome == .revoked
+        if current.signedTransaction != entry.signedTransaction {
+            // Newer signed data arrived meanwhile: the server must see it before the transaction is done.
+            current.state = .awaitingDelivery
+            outbox.entries[transactionId] = current
+            changed()
+            return .changed
+        }
+        outbox.entries[transactionId] = current
+        setDelivery(transactionId, revoked ? .revoked : .delivered)
+        changed()
+        try? await persist()
+        return .confirmed(revoked: revoked)
+    }
+
+    /// Records a submission the server did not settle: the entry waits for its next attempt, or is rejected.
+    private func recordUnfinished(
+        _ result: TransactionSubmissionResult,
+        _ current: PurchaseOutboxEntry,
+        entry: PurchaseOutboxEntry,
+        transactionId: String
+    ) async -> DeliveryAttempt {
+        var current = current
+        let error =
+            result.error
+            ?? IAPError(
+                .deliveryRejected,
+                "the server answered \(result.outcome.rawValue)",
+                isRetryable: result.isRetryable
+            )
+        current.state = result.isRetryable ? .awaitingDelivery : .rejected
+        current.lastErrorCode = error.code.rawValue
+        current.lastErrorMessage = error.message
+        current.nextAttemptAt = clock.now.addingTimeInterval(
+            retryPolicy.delay(afterAttempts: current.attempts)
+        )
+        if current.signedTransaction != entry.signedTransaction {
+            current.nextAttemptAt = nil
+        }
+        outbox.entries[transactionId] = current
+        setDelivery(transactionId, current.state == .rejected ? .rejected : .awaitingDelivery)
+        changed()
+        try? await persist()
+        if current.state == .rejected {
+            emit(.rejected(transactionId: transactionId, error))
+            return .rejected(error)
+        }
+        emit(.deferred(transactionId: transactionId, error))
+        return .waiting(error)
+    }
+
+    /// Finishes the store's transaction of a confirmed entry and takes the entry out of the outbox; `nil` when newer
+    /// signed data arrived meanwhile (to be submitted again).
+    private func finishConfirmed(
+        _ entry: PurchaseOutboxEntry,
+        transactionId: String,
+        revoked: Bool
+    ) async -> DeliveryAttempt? {
+        do {
+            try await store.finish(transactionId: transactionId)
+        } catch {
+            // The server has it; only the finish is left, tried again at the next drain.
+            let failure = IAPError.wrapping(error, as: .internalError, "finishing the transaction failed")
+            emit(.deferred(transactionId: transactionId, failure))
+            return .waiting(failure)
+        }
+        guard let finished = outbox.entries[transactionId] else { return .busy }
+        if finished.signedTransaction != entry.signedTransaction {
+            return nil
+        }
+        outbox.entries[transactionId] = nil
+        changed()
+        try? await persist()
+        let fallback = (try? UnverifiedTransaction(signedTransaction: entry.signedTransaction)).map {
+            PurchaseHistoryItem($0, delivery: revoked ? .revoked : .delivered)
+        }
+        guard let item = outbox.history[transactionId] ?? fallback else { return .busy }
+        if revoked {
+            emit(.revoked(item))
+            return .revoked(item)
+        }
+        emit(.delivered(item))
+        return .delivered(item)
     }
 
     func setDelivery(_ transactionId: String, _ delivery: PurchaseHistoryItem.Delivery) {

@@ -123,35 +123,10 @@ extension PurchaseCoordinator {
         orderId: String? = nil,
         options: PurchaseOptions
     ) async -> PurchaseResult {
-        guard !user.isEmpty else {
-            return .failed(IAPError(.invalidArgument, "the user id is empty"))
-        }
-        guard options.quantity >= 1 else {
-            return .failed(IAPError(.invalidArgument, "the quantity \(options.quantity) is not positive"))
-        }
-        if let problem = Self.problem(with: options) {
-            return .failed(problem)
-        }
-        await loadIfNeeded()
-        do {
-            _ = try await product(id: productId)
-        } catch {
-            return .failed(IAPError.wrapping(error, as: .internalError, "the purchase could not start"))
-        }
         let tokenUUID: UUID
-        if let requested = options.appAccountToken {
-            guard isToken(requested, of: user) else {
-                return .failed(
-                    IAPError(
-                        .invalidArgument,
-                        "the appAccountToken \(requested.uuidString.lowercased()) was not issued to this user by "
-                            + "appAccountToken(for:)"
-                    )
-                )
-            }
-            tokenUUID = requested
-        } else {
-            tokenUUID = newToken(for: user)
+        switch await purchaseToken(productId: productId, for: user, options: options) {
+        case .failure(let problem): return .failed(problem)
+        case .success(let token): tokenUUID = token
         }
         let token = tokenUUID.uuidString.lowercased()
         let intent = PurchaseIntent(
@@ -199,43 +174,91 @@ extension PurchaseCoordinator {
             try? await persist()
             return .pending(.awaitingApproval)
         case .success(let signedTransaction):
-            let transaction: UnverifiedTransaction
-            do {
-                transaction = try UnverifiedTransaction(signedTransaction: signedTransaction)
-            } catch {
-                removeIntent(intent)
-                try? await persist()
-                return .failed(
-                    IAPError.wrapping(error, as: .malformedSignedData, "the store's transaction is unreadable")
-                )
-            }
-            removeIntent(intent)
-            enqueue(transaction, userId: user, orderId: orderId)
-            // Saved if the disk allows; otherwise the intent on disk and the unfinished transaction recover it.
-            try? await persist()
-            let attempt = await deliver(transaction.transactionId)
-            let result: PurchaseResult
-            switch attempt {
-            case .delivered(let item):
-                result = .delivered(item)
-            case .revoked:
-                result = .failed(
-                    IAPError(.purchaseRevoked, "the App Store revoked transaction \(transaction.transactionId)")
-                )
-            case .waiting(let error) where error?.code == .authenticationRequired:
-                result = .pending(.authenticationRequired(transactionId: transaction.transactionId))
-            case .waiting, .busy:
-                result = .pending(.awaitingDelivery(transactionId: transaction.transactionId))
-            case .rejected(let error):
-                result = .failed(error)
-            }
-            if case .delivered = attempt {
-                // The server just answered, so the backoff has no reason left: send what waits in the outbox,
-                // without holding up this purchase.
-                Task { [weak self] in _ = await self?.drainOutbox(force: true) }
-            }
-            return result
+            return await deliverPurchased(signedTransaction, intent: intent, for: user, orderId: orderId)
         }
+    }
+
+    /// Checks a purchase before it starts (the user, the quantity, the options, the product) and returns the
+    /// appAccountToken it goes with: the one the options name, if this user was given it, or a new one.
+    private func purchaseToken(
+        productId: String,
+        for user: String,
+        options: PurchaseOptions
+    ) async -> Result<UUID, IAPError> {
+        guard !user.isEmpty else {
+            return .failure(IAPError(.invalidArgument, "the user id is empty"))
+        }
+        guard options.quantity >= 1 else {
+            return .failure(IAPError(.invalidArgument, "the quantity \(options.quantity) is not positive"))
+        }
+        if let problem = Self.problem(with: options) {
+            return .failure(problem)
+        }
+        await loadIfNeeded()
+        do {
+            _ = try await product(id: productId)
+        } catch {
+            return .failure(IAPError.wrapping(error, as: .internalError, "the purchase could not start"))
+        }
+        guard let requested = options.appAccountToken else {
+            return .success(newToken(for: user))
+        }
+        guard isToken(requested, of: user) else {
+            return .failure(
+                IAPError(
+                    .invalidArgument,
+                    "the appAccountToken \(requested.uuidString.lowercased()) was not issued to this user by "
+                        + "appAccountToken(for:)"
+                )
+            )
+        }
+        return .success(requested)
+    }
+
+    /// After the store sold a product: puts its transaction in the outbox in place of the intent, delivers it
+    /// through the server, and answers what the delivery got to.
+    private func deliverPurchased(
+        _ signedTransaction: String,
+        intent: PurchaseIntent,
+        for user: String,
+        orderId: String?
+    ) async -> PurchaseResult {
+        let transaction: UnverifiedTransaction
+        do {
+            transaction = try UnverifiedTransaction(signedTransaction: signedTransaction)
+        } catch {
+            removeIntent(intent)
+            try? await persist()
+            return .failed(
+                IAPError.wrapping(error, as: .malformedSignedData, "the store's transaction is unreadable")
+            )
+        }
+        removeIntent(intent)
+        enqueue(transaction, userId: user, orderId: orderId)
+        // Saved if the disk allows; otherwise the intent on disk and the unfinished transaction recover it.
+        try? await persist()
+        let attempt = await deliver(transaction.transactionId)
+        let result: PurchaseResult
+        switch attempt {
+        case .delivered(let item):
+            result = .delivered(item)
+        case .revoked:
+            result = .failed(
+                IAPError(.purchaseRevoked, "the App Store revoked transaction \(transaction.transactionId)")
+            )
+        case .waiting(let error) where error?.code == .authenticationRequired:
+            result = .pending(.authenticationRequired(transactionId: transaction.transactionId))
+        case .waiting, .busy:
+            result = .pending(.awaitingDelivery(transactionId: transaction.transactionId))
+        case .rejected(let error):
+            result = .failed(error)
+        }
+        if case .delivered = attempt {
+            // The server just answered, so the backoff has no reason left: send what waits in the outbox,
+            // without holding up this purchase.
+            Task { [weak self] in _ = await self?.drainOutbox(force: true) }
+        }
+        return result
     }
 
     /// The appAccountToken for a user's next purchase, to have the server sign a promotional offer for it (the

@@ -9,10 +9,10 @@ package import IAPCore
 /// `JSONEncoder` was half of the CPU each record cost.
 ///
 /// The output is ordinary JSON with the same keys and values `JSONEncoder` writes with
-/// ``AppStoreJSON/makeEncoder()`` (dates as whole milliseconds, absent optionals left out); key order
-/// differs, which no reader depends on. The two rarely present nested objects of a transaction
-/// (`advancedCommerceInfo`, `commitmentInfo`) are written by `JSONEncoder`. Tests check that every entry
-/// written here decodes, with `JSONDecoder`, to an equal entry.
+/// ``AppStoreJSON/makeEncoder()`` (dates as whole milliseconds, absent optionals left out); the entry's key
+/// order differs, which no reader depends on. The transaction is written by `AppStoreJSONWriter`, the package's
+/// one list of a transaction's JSON fields. Tests check that every entry written here decodes, with
+/// `JSONDecoder`, to an equal entry.
 package enum FastRecordEncoder {
     /// The JSON of `{"<operation>": <entry>}`.
     package static func encode(_ entry: LedgerEntry, as operation: String) throws -> [UInt8] {
@@ -60,7 +60,7 @@ package enum FastRecordEncoder {
         out.field("userId", entry.userId)
         out.field("productId", entry.productId)
         out.key("transaction")
-        try write(entry.transaction, to: &out)
+        out.transaction(entry.transaction)
         out.field("orderId", entry.orderId)
         out.field("deliveryState", entry.deliveryState.rawValue)
         out.field("deliveryAttempts", Int64(entry.deliveryAttempts))
@@ -75,50 +75,6 @@ package enum FastRecordEncoder {
         out.field("grantedUnits", entry.grantedUnits)
         out.field("sequence", entry.sequence)
         out.field("revision", entry.revision)
-        out.close()
-    }
-
-    private static func write(_ payload: TransactionPayload, to out: inout JSONWriter) throws {
-        out.open()
-        out.field("originalTransactionId", payload.originalTransactionId)
-        out.field("transactionId", payload.transactionId)
-        out.field("webOrderLineItemId", payload.webOrderLineItemId)
-        out.field("bundleId", payload.bundleId)
-        out.field("productId", payload.productId)
-        out.field("subscriptionGroupIdentifier", payload.subscriptionGroupIdentifier)
-        out.field("purchaseDate", payload.purchaseDate)
-        out.field("originalPurchaseDate", payload.originalPurchaseDate)
-        out.field("expiresDate", payload.expiresDate)
-        out.field("quantity", payload.quantity.map(Int64.init))
-        out.field("type", payload.type?.rawValue)
-        out.field("appAccountToken", payload.appAccountToken)
-        out.field("inAppOwnershipType", payload.inAppOwnershipType?.rawValue)
-        out.field("signedDate", payload.signedDate)
-        out.field("revocationReason", payload.revocationReason.map { Int64($0.rawValue) })
-        out.field("revocationDate", payload.revocationDate)
-        out.field("isUpgraded", payload.isUpgraded)
-        out.field("offerType", payload.offerType.map { Int64($0.rawValue) })
-        out.field("offerIdentifier", payload.offerIdentifier)
-        out.field("environment", payload.environment?.rawValue)
-        out.field("storefront", payload.storefront)
-        out.field("storefrontId", payload.storefrontId)
-        out.field("transactionReason", payload.transactionReason?.rawValue)
-        out.field("currency", payload.currency)
-        out.field("price", payload.price)
-        out.field("offerDiscountType", payload.offerDiscountType?.rawValue)
-        out.field("appTransactionId", payload.appTransactionId)
-        out.field("offerPeriod", payload.offerPeriod)
-        out.field("revocationType", payload.revocationType?.rawValue)
-        out.field("revocationPercentage", payload.revocationPercentage.map(Int64.init))
-        out.field("billingPlanType", payload.billingPlanType?.rawValue)
-        if let info = payload.advancedCommerceInfo {
-            out.key("advancedCommerceInfo")
-            out.raw(try AppStoreJSON.makeEncoder().encode(info))
-        }
-        if let info = payload.commitmentInfo {
-            out.key("commitmentInfo")
-            out.raw(try AppStoreJSON.makeEncoder().encode(info))
-        }
         out.close()
     }
 }
@@ -136,10 +92,6 @@ private struct JSONWriter {
 
     mutating func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
-    }
-
-    mutating func raw(_ data: Data) {
-        bytes.append(contentsOf: data)
     }
 
     mutating func open() {
@@ -193,6 +145,20 @@ private struct JSONWriter {
             return
         }
         raw(String(milliseconds))
+    }
+
+    /// A transaction payload, as `AppStoreJSONWriter` writes it, with no date beyond what the ledger's readers read
+    /// back (``AppStoreJSON/maximumMilliseconds``).
+    mutating func transaction(_ payload: TransactionPayload) {
+        var writer = AppStoreJSONWriter(capacity: 0)
+        writer.dateLimit = AppStoreJSON.maximumMilliseconds
+        swap(&writer.bytes, &bytes)
+        defer { swap(&writer.bytes, &bytes) }
+        do {
+            try writer.append(payload)
+        } catch {
+            invalid = true
+        }
     }
 
     /// A JSON string, escaped as `JSONEncoder` escapes it (``AppStoreJSONWriter``, which copies the runs of bytes

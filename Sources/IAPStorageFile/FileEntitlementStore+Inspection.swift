@@ -233,36 +233,86 @@ extension FileEntitlementStore {
     ///   `unsafeFile` for a symbolic link where a store file belongs, `storageFailure` when writing fails (the
     ///   damaged store is then left as it was).
     public static func repair(directory: URL, options: Options = .init()) async throws -> RepairReport {
-        var inspection = try inspect(directory: directory)
+        let inspection = try inspect(directory: directory)
         let files = StoreFiles(directory: path(of: directory))
         guard !inspection.opens else {
-            let store = try FileEntitlementStore(directory: directory, options: options)
-            let statistics = try await store.statistics()
-            let signed = await store.signedTransactionCount
-            await store.close()
-            return RepairReport(
-                findings: inspection.findings,
-                repaired: false,
-                damagedDirectory: nil,
-                movedFiles: [],
-                entries: statistics.transactions,
-                signedTransactions: signed
-            )
+            return try await openUndamaged(directory: directory, options: options, findings: inspection.findings)
         }
         let lock = try DirectoryLock(directory: files.directory, clock: options.clock)
         defer { lock.release() }
         // Read again under the lock: nobody writes now.
-        inspection = try inspect(directory: directory)
-        let store = inspection.store
-        let loaded = await store.loadedForRepair()
+        let locked = try inspect(directory: directory)
+        let loaded = await locked.store.loadedForRepair()
         let listing = try files.list()
         let generation = listing.newestGeneration + 1
-        var findings = inspection.findings
+        var findings = locked.findings
 
         // 1. The damaged files (and the manifest that described them), copied aside.
+        let (damagedDirectory, damagedFiles) = try copyDamagedFiles(
+            locked.findings,
+            listing: listing,
+            files: files,
+            options: options
+        )
+        // 2. The ledger that verifies, as a new generation: signed file, snapshot, empty journal.
+        let written = try writeVerified(
+            loaded,
+            generation: generation,
+            files: files,
+            sync: options.fsync,
+            findings: &findings
+        )
+        // 3. The commit: the manifest names the new files.
+        let manifest = StoreManifest(
+            snapshot: .init(generation: generation, lsn: loaded.lsn),
+            journals: [.init(generation: generation, bytes: written.journalBytes, lsn: loaded.lsn)],
+            signed: written.signedFile,
+            signedFrom: loaded.signedFrom
+        )
+        try manifest.write(to: files, sync: options.fsync)
+        // 4. Everything older goes: the damaged files are kept aside, the rest is in the new snapshot.
+        try removeOtherGenerations(keeping: generation, files: files, sync: options.fsync)
+        return RepairReport(
+            findings: findings,
+            repaired: true,
+            damagedDirectory: damagedDirectory,
+            movedFiles: damagedFiles,
+            entries: loaded.state.entries.count,
+            signedTransactions: written.signedTransactions
+        )
+    }
+
+    /// A repair of a store without damage: opens it (which repairs what a crash leaves) and closes it.
+    private static func openUndamaged(
+        directory: URL,
+        options: Options,
+        findings: [Finding]
+    ) async throws -> RepairReport {
+        let store = try FileEntitlementStore(directory: directory, options: options)
+        let statistics = try await store.statistics()
+        let signed = await store.signedTransactionCount
+        await store.close()
+        return RepairReport(
+            findings: findings,
+            repaired: false,
+            damagedDirectory: nil,
+            movedFiles: [],
+            entries: statistics.transactions,
+            signedTransactions: signed
+        )
+    }
+
+    /// Copies every file that holds damage, and the manifest, into a new `damaged-<milliseconds>` directory of the
+    /// store's; returns its path and the names of the files copied.
+    private static func copyDamagedFiles(
+        _ findings: [Finding],
+        listing: StoreFiles.Listing,
+        files: StoreFiles,
+        options: Options
+    ) throws -> (directory: String, files: [String]) {
         let damagedName = "damaged-\(options.clock.now.millisecondsSince1970)"
         let damagedDirectory = files.path(damagedName)
-        let damagedFiles = Set(inspection.findings.filter { $0.severity == .damage }.compactMap(\.file))
+        let damagedFiles = Set(findings.filter { $0.severity == .damage }.compactMap(\.file))
             .union(listing.hasManifest ? [StoreFiles.manifestName] : [])
             .filter { SystemFile.exists(files.path($0)) }
             .sorted()
@@ -273,8 +323,27 @@ extension FileEntitlementStore {
         if options.fsync {
             try SystemFile.syncDirectory(damagedDirectory)
         }
+        return (damagedDirectory, damagedFiles)
+    }
 
-        // 2. The ledger that verifies, as a new generation: signed file, snapshot, empty journal.
+    /// What a repair wrote as the new generation.
+    private struct RepairWrite {
+        var signedFile: StoreManifest.Signed?
+        var signedTransactions: Int
+        var journalBytes: Int
+    }
+
+    /// Writes what verifies as generation `generation`: the signed transactions that read back (a damaged one is
+    /// added to `findings` and dropped), the snapshot that refers to them, and an empty journal.
+    private static func writeVerified(
+        _ loaded: (
+            state: LedgerState, signed: [SignedLocation], lsn: UInt64, signedGeneration: UInt64?, signedFrom: Int64
+        ),
+        generation: UInt64,
+        files: StoreFiles,
+        sync: Bool,
+        findings: inout [Finding]
+    ) throws -> RepairWrite {
         var signedCount = 0
         var references = [JournalOperation.SignedReference?](repeating: nil, count: loaded.state.entries.count)
         var appender: SignedFileAppender?
@@ -305,7 +374,7 @@ extension FileEntitlementStore {
         }
         var signedFile: StoreManifest.Signed?
         if var open = appender {
-            try open.finish(sync: options.fsync)
+            try open.finish(sync: sync)
             signedFile = .init(generation: generation, bytes: open.bytes, records: open.records)
         }
         try SnapshotWriter.write(
@@ -315,23 +384,18 @@ extension FileEntitlementStore {
             generation: generation,
             signedGeneration: signedFile?.generation,
             to: files.temporarySnapshot(generation),
-            fsync: options.fsync
+            fsync: sync
         )
         try SystemFile.rename(files.temporarySnapshot(generation), to: files.snapshot(generation))
-        let journal = try StoreLoader.createJournal(generation, files: files, sync: options.fsync)
+        let journal = try StoreLoader.createJournal(generation, files: files, sync: sync)
         let journalBytes = try journal.size()
         journal.close()
+        return RepairWrite(signedFile: signedFile, signedTransactions: signedCount, journalBytes: journalBytes)
+    }
 
-        // 3. The commit: the manifest names the new files.
-        let manifest = StoreManifest(
-            snapshot: .init(generation: generation, lsn: loaded.lsn),
-            journals: [.init(generation: generation, bytes: journalBytes, lsn: loaded.lsn)],
-            signed: signedFile,
-            signedFrom: loaded.signedFrom
-        )
-        try manifest.write(to: files, sync: options.fsync)
-
-        // 4. Everything older goes: the damaged files are kept aside, the rest is in the new snapshot.
+    /// Removes the journals, snapshots and signed-transaction files of other generations than `generation`, and
+    /// temporary files.
+    private static func removeOtherGenerations(keeping generation: UInt64, files: StoreFiles, sync: Bool) throws {
         let old = try files.list()
         let leftovers =
             old.journals.filter { $0 != generation }.map(StoreFiles.journalName)
@@ -340,17 +404,9 @@ extension FileEntitlementStore {
         for name in leftovers {
             try SystemFile.remove(files.path(name))
         }
-        if options.fsync {
+        if sync {
             try SystemFile.syncDirectory(files.directory)
         }
-        return RepairReport(
-            findings: findings,
-            repaired: true,
-            damagedDirectory: damagedDirectory,
-            movedFiles: damagedFiles,
-            entries: loaded.state.entries.count,
-            signedTransactions: signedCount
-        )
     }
 
     /// Copies a file, privately, and flushes the copy.

@@ -19,3 +19,22 @@ extension FileEntitlementStore: SupportAuditHeadKeeper {
         try await recordAuditHead(.init(entries: head.entries, lastHash: head.lastHash), resealing: resealing)
     }
 }
+
+extension FileEntitlementStore {
+    /// The support audit's head as the journal last recorded it, once durable; `nil` when it never recorded one.
+    func auditHead() async throws -> LedgerState.AuditHead? {
+        try checkOpen()
+        return try await answer(state.auditHead)
+    }
+
+    /// Records the support audit's head in the journal (an `auditHead` record), durably; without `resealing`, a head
+    /// with no more entries than the recorded one writes nothing.
+    func recordAuditHead(_ head: LedgerState.AuditHead, resealing: Bool) async throws {
+        try checkOpen()
+        if !resealing, let recorded = state.auditHead, recorded.entries >= head.entries {
+            return try await answer(())
+        }
+        let lsn = try append(.auditHead(head)) { $0.recordAuditHead(head) }
+        try await waitUntilDurable(lsn)
+    }
+}

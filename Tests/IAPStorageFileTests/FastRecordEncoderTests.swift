@@ -117,4 +117,17 @@ struct FastRecordEncoderTests {
         entry.sequence = 1
         #expect(throws: IAPError(.storageFailure)) { try FastRecordEncoder.encode(entry, as: "insert") }
     }
+
+    @Test func aTransactionDateTheLedgerCannotReadBackIsAnErrorNotARecord() {
+        // 2^48 ms: within 64 bits, past what the ledger's readers accept.
+        let entry = LedgerEntry(
+            transaction: TransactionPayload(transactionId: "1", expiresDate: Date(millisecondsSince1970: 1 << 48)),
+            transactionId: "1",
+            originalTransactionId: "1",
+            userId: "u",
+            productId: "p",
+            recordedAt: Date(millisecondsSince1970: 0)
+        )
+        #expect(throws: IAPError(.storageFailure)) { try FastRecordEncoder.encode(entry, as: "insert") }
+    }
 }

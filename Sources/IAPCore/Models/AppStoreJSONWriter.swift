@@ -24,6 +24,10 @@
 package struct AppStoreJSONWriter {
     /// The JSON written so far.
     package var bytes: [UInt8]
+    /// The largest magnitude of a date written, in milliseconds since 1970, or `nil` for what 64 bits hold; a date
+    /// beyond it throws as one beyond 64 bits does. A ledger record sets ``AppStoreJSON/maximumMilliseconds``: it
+    /// keeps only dates its readers read back.
+    package var dateLimit: Int64?
     /// Whether the object being written already holds a member (the next one needs a comma).
     private var needsComma = false
 
@@ -146,7 +150,9 @@ package struct AppStoreJSONWriter {
 
     mutating func field(_ name: StaticString, _ value: Date?) throws {
         guard let value else { return }
-        guard let milliseconds = AppStoreJSON.encodedMilliseconds(value) else {
+        guard let milliseconds = AppStoreJSON.encodedMilliseconds(value),
+            dateLimit.map({ milliseconds.magnitude <= $0.magnitude }) ?? true
+        else {
             throw AppStoreJSON.unencodableDate(value, codingPath: [])
         }
         key(name)

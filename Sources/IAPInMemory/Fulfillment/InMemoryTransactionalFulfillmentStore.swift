@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    public import FoundationEssentials
+    import FoundationEssentials
 #else
-    public import Foundation
+    import Foundation
 #endif
 public import IAPCore
 
@@ -21,7 +21,7 @@ public import IAPCore
 /// _ = await pipeline.drainDueRetries()
 /// #expect(ledger.balance("alice") == 100)
 /// ```
-public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillmentStore {
+public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillmentStore, ForwardingEntitlementStore {
     private struct Wallet {
         var balances: [String: Int64] = [:]
         var attempts: [Delivery] = []
@@ -103,94 +103,5 @@ public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillme
             wallet.balances[delivery.userId, default: 0] += sign * delivery.units
             wallet.committed.append(delivery)
         }
-    }
-
-    // MARK: EntitlementStore
-
-    /// The ledger's ``InMemoryEntitlementStore/insert(_:signedTransaction:)``.
-    public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
-        try await store.insert(entry, signedTransaction: signedTransaction)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/entry(transactionId:)``.
-    public func entry(transactionId: String) async throws -> LedgerEntry? {
-        await store.entry(transactionId: transactionId)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/replace(_:ifRevision:)``.
-    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
-        try await store.replace(entry, ifRevision: revision)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/replace(_:ifRevision:signedTransaction:)``.
-    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
-        -> Bool
-    {
-        try await store.replace(entry, ifRevision: revision, signedTransaction: signedTransaction)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/signedTransaction(transactionId:)``.
-    public func signedTransaction(transactionId: String) async throws -> String? {
-        await store.signedTransaction(transactionId: transactionId)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/entries(originalTransactionId:)``.
-    public func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
-        await store.entries(originalTransactionId: originalTransactionId)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/history(userId:cursor:limit:)``.
-    public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
-        try await store.history(userId: userId, cursor: cursor, limit: limit)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/dueDeliveries(at:limit:)``.
-    public func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
-        try await store.dueDeliveries(at: instant, limit: limit)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/parkedEntries(limit:)``.
-    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
-        try await store.parkedEntries(limit: limit)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/bind(appAccountToken:to:)``.
-    public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
-        try await store.bind(appAccountToken: appAccountToken, to: userId)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/user(forAppAccountToken:)``.
-    public func user(forAppAccountToken appAccountToken: String) async throws -> String? {
-        await store.user(forAppAccountToken: appAccountToken)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/storeRenewalInfo(_:)``.
-    public func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool {
-        try await store.storeRenewalInfo(renewalInfo)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/renewalInfo(originalTransactionId:)``.
-    public func renewalInfo(originalTransactionId: String) async throws -> RenewalInfoPayload? {
-        await store.renewalInfo(originalTransactionId: originalTransactionId)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/markNotificationProcessed(_:at:)``.
-    public func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool {
-        try await store.markNotificationProcessed(notificationUUID, at: instant)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/isNotificationProcessed(_:)``.
-    public func isNotificationProcessed(_ notificationUUID: String) async throws -> Bool {
-        await store.isNotificationProcessed(notificationUUID)
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/statistics()``.
-    public func statistics() async throws -> LedgerStatistics {
-        await store.statistics()
-    }
-
-    /// The ledger's ``InMemoryEntitlementStore/originalTransactionIds(cursor:limit:)``.
-    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
-        try await store.originalTransactionIds(cursor: cursor, limit: limit)
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    public import FoundationEssentials
+    import FoundationEssentials
 #else
-    public import Foundation
+    import Foundation
 #endif
 public import IAPCore
 
@@ -25,7 +25,7 @@ public import IAPCore
 /// ```
 ///
 /// Every ``EntitlementStore`` call is the wrapped store's; `close()` closes it.
-public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillmentStore {
+public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillmentStore, ForwardingEntitlementStore {
     /// The ledger.
     public let store: PostgresEntitlementStore
     /// How concurrent deliveries share commits, or `nil` when each delivery commits on its own.
@@ -196,94 +196,5 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
                 isRetryable: true
             )
         }
-    }
-
-    // MARK: EntitlementStore
-
-    /// The ledger's ``PostgresEntitlementStore/insert(_:signedTransaction:)``.
-    public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
-        try await store.insert(entry, signedTransaction: signedTransaction)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/entry(transactionId:)``.
-    public func entry(transactionId: String) async throws -> LedgerEntry? {
-        try await store.entry(transactionId: transactionId)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/replace(_:ifRevision:)``.
-    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64) async throws -> Bool {
-        try await store.replace(entry, ifRevision: revision)
-    }
-
-    /// The ledger's ``PostgresEntitlementStore/replace(_:ifRevision:signedTransaction:)``.
-    public func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signedTransaction: String?) async throws
-        -> Bool
-    {
-        try await store.replace(entry, ifRevision: revision, signedTransaction: signedTransaction)
-    }
-
-    /// The ledger's ``PostgresEntitlementStore/signedTransaction(transactionId:)``.
-    public func signedTransaction(transactionId: String) async throws -> String? {
-        try await store.signedTransaction(transactionId: transactionId)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/entries(originalTransactionId:)``.
-    public func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
-        try await store.entries(originalTransactionId: originalTransactionId)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/history(userId:cursor:limit:)``.
-    public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
-        try await store.history(userId: userId, cursor: cursor, limit: limit)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/dueDeliveries(at:limit:)``.
-    public func dueDeliveries(at instant: Date, limit: Int) async throws -> [LedgerEntry] {
-        try await store.dueDeliveries(at: instant, limit: limit)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/parkedEntries(limit:)``.
-    public func parkedEntries(limit: Int) async throws -> [LedgerEntry] {
-        try await store.parkedEntries(limit: limit)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/bind(appAccountToken:to:)``.
-    public func bind(appAccountToken: String, to userId: String) async throws -> BindingOutcome {
-        try await store.bind(appAccountToken: appAccountToken, to: userId)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/user(forAppAccountToken:)``.
-    public func user(forAppAccountToken appAccountToken: String) async throws -> String? {
-        try await store.user(forAppAccountToken: appAccountToken)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/storeRenewalInfo(_:)``.
-    public func storeRenewalInfo(_ renewalInfo: RenewalInfoPayload) async throws -> Bool {
-        try await store.storeRenewalInfo(renewalInfo)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/renewalInfo(originalTransactionId:)``.
-    public func renewalInfo(originalTransactionId: String) async throws -> RenewalInfoPayload? {
-        try await store.renewalInfo(originalTransactionId: originalTransactionId)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/markNotificationProcessed(_:at:)``.
-    public func markNotificationProcessed(_ notificationUUID: String, at instant: Date) async throws -> Bool {
-        try await store.markNotificationProcessed(notificationUUID, at: instant)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/isNotificationProcessed(_:)``.
-    public func isNotificationProcessed(_ notificationUUID: String) async throws -> Bool {
-        try await store.isNotificationProcessed(notificationUUID)
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/statistics()``.
-    public func statistics() async throws -> LedgerStatistics {
-        try await store.statistics()
-    }
-
-    /// The wrapped store's ``PostgresEntitlementStore/originalTransactionIds(cursor:limit:)``.
-    public func originalTransactionIds(cursor: String?, limit: Int) async throws -> OriginalTransactionIdPage {
-        try await store.originalTransactionIds(cursor: cursor, limit: limit)
     }
 }
