@@ -33,11 +33,11 @@ private func posixRename(_ source: UnsafePointer<CChar>, _ destination: UnsafePo
 ///
 /// The store keeps each descriptor on one serial queue at a time (the journal's, or the compaction's),
 /// which is what makes the `@unchecked Sendable` safe: nothing mutates it concurrently.
-package final class SystemFile: @unchecked Sendable {
+public final class SystemFile: @unchecked Sendable {
     /// The descriptor, or -1 once closed.
-    package private(set) var descriptor: Int32
+    public private(set) var descriptor: Int32
     /// The path it was opened with, for error messages.
-    package let path: String
+    public let path: String
 
     private init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -64,7 +64,7 @@ package final class SystemFile: @unchecked Sendable {
     ///
     /// - Throws: ``IAPError`` with code `unsafeFile` for a symbolic link or another kind of file, `storageFailure`
     ///   citing `errno` otherwise.
-    package static func open(_ path: String, flags: Int32) throws -> SystemFile {
+    public static func open(_ path: String, flags: Int32) throws -> SystemFile {
         let wantsDirectory = flags & O_DIRECTORY != 0
         var created = false
         var descriptor: Int32 = -1
@@ -142,7 +142,7 @@ package final class SystemFile: @unchecked Sendable {
     /// spawns a child, the child holds copies of every descriptor until its `exec` closes them (`O_CLOEXEC`), and a
     /// `flock` belongs to the open file, not the descriptor. So a refusal is tried again for up to 100 ms before
     /// it counts; a real holder (another open store, another process) still gets the answer "held" then.
-    package func tryExclusiveLock() throws -> Bool {
+    public func tryExclusiveLock() throws -> Bool {
         for attempt in 0..<50 {
             if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
                 return true
@@ -158,7 +158,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Writes all of `bytes`, retrying short writes and interruptions.
-    package func write(_ bytes: UnsafeRawBufferPointer) throws {
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
             let written = posixWrite(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
@@ -173,12 +173,12 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Writes all of `bytes`.
-    package func write(_ bytes: [UInt8]) throws {
+    public func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }
     }
 
     /// Reads up to `count` bytes into `buffer` at `offset`; returns how many were read (0 at the end).
-    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {
             let count = posixRead(descriptor, buffer.baseAddress, buffer.count)
             if count < 0 {
@@ -193,7 +193,7 @@ package final class SystemFile: @unchecked Sendable {
 
     /// Reads up to `buffer.count` bytes at byte `offset` without moving the file position; returns how many were
     /// read (fewer only at the end of the file).
-    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
         var filled = 0
         while filled < buffer.count {
             let count = pread(
@@ -217,21 +217,21 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Flushes the file's data and metadata to the device.
-    package func sync() throws {
+    public func sync() throws {
         guard posixFsync(descriptor) == 0 else {
             throw Self.failure("fsync", path)
         }
     }
 
     /// Cuts the file to `length` bytes.
-    package func truncate(to length: Int) throws {
+    public func truncate(to length: Int) throws {
         guard posixTruncate(descriptor, off_t(length)) == 0 else {
             throw Self.failure("truncate", path)
         }
     }
 
     /// The file's size in bytes.
-    package func size() throws -> Int {
+    public func size() throws -> Int {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             throw Self.failure("stat", path)
@@ -240,7 +240,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Closes the descriptor; later calls fail with `EBADF`. Closing twice does nothing.
-    package func close() {
+    public func close() {
         if descriptor >= 0 {
             _ = posixClose(descriptor)
             descriptor = -1
@@ -250,7 +250,7 @@ package final class SystemFile: @unchecked Sendable {
     // MARK: Paths
 
     /// Flushes a directory's entries (after a create, rename or unlink in it) to the device.
-    package static func syncDirectory(_ path: String) throws {
+    public static func syncDirectory(_ path: String) throws {
         let descriptor = path.withCString { posixOpen($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
         guard descriptor >= 0 else {
             throw failure("open", path)
@@ -260,7 +260,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Renames `source` to `destination`, replacing it.
-    package static func rename(_ source: String, to destination: String) throws {
+    public static func rename(_ source: String, to destination: String) throws {
         let result = source.withCString { from in destination.withCString { to in posixRename(from, to) } }
         guard result == 0 else {
             throw failure("rename \(source) to", destination)
@@ -268,7 +268,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Deletes `path`; a missing file is not an error.
-    package static func remove(_ path: String) throws {
+    public static func remove(_ path: String) throws {
         guard path.withCString({ unlink($0) }) == 0 || errno == ENOENT else {
             throw failure("delete", path)
         }
@@ -281,7 +281,7 @@ package final class SystemFile: @unchecked Sendable {
     ///
     /// - Throws: ``IAPError`` with code `unsafeFile` when a path component is a file, or a directory created here
     ///   turns out to be something else; `storageFailure` citing `errno` otherwise.
-    package static func createDirectory(_ path: String) throws {
+    public static func createDirectory(_ path: String) throws {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
@@ -309,7 +309,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Whether something exists at `path` (a link counts, whatever it points to).
-    package static func exists(_ path: String) -> Bool {
+    public static func exists(_ path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) == 0
     }
@@ -317,7 +317,7 @@ package final class SystemFile: @unchecked Sendable {
     /// Refuses a symbolic link (or anything but a regular file) at `path`; nothing there is fine.
     ///
     /// - Throws: ``IAPError`` with code `unsafeFile`.
-    package static func refuseLink(at path: String) throws {
+    public static func refuseLink(at path: String) throws {
         var status = stat()
         guard lstat(path, &status) == 0 else {
             return
@@ -344,7 +344,7 @@ package final class SystemFile: @unchecked Sendable {
     ///   - sync: Whether to flush the file and the directory to the device.
     /// - Throws: ``IAPError`` with code `unsafeFile` for a link, `storageFailure` otherwise; the old file is then
     ///   untouched.
-    package static func replaceContents(of path: String, with bytes: [UInt8], sync: Bool = true) throws {
+    public static func replaceContents(of path: String, with bytes: [UInt8], sync: Bool = true) throws {
         try refuseLink(at: path)
         let temporary = path + ".tmp"
         try remove(temporary)
@@ -371,7 +371,7 @@ package final class SystemFile: @unchecked Sendable {
     /// - Parameter maximumSize: The largest size accepted.
     /// - Returns: The bytes.
     /// - Throws: ``IAPError`` `.storageFailure` when it cannot be read or is larger than `maximumSize`.
-    package func readToEnd(maximumSize: Int) throws -> [UInt8] {
+    public func readToEnd(maximumSize: Int) throws -> [UInt8] {
         let size = try size()
         guard size <= maximumSize else {
             throw IAPError(.storageFailure, "\(path) is \(size) bytes, more than \(maximumSize)")
@@ -396,7 +396,7 @@ package final class SystemFile: @unchecked Sendable {
     /// - Returns: Its bytes, or `nil` when nothing is there.
     /// - Throws: ``IAPError`` with code `unsafeFile` for a link, `storageCorrupted` for a file that is too large,
     ///   `storageFailure` otherwise.
-    package static func readContents(of path: String, maximumSize: Int) throws -> [UInt8]? {
+    public static func readContents(of path: String, maximumSize: Int) throws -> [UInt8]? {
         guard exists(path) else {
             return nil
         }
@@ -421,14 +421,14 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// The directory part of a path: `.` for a bare name, `/` for a file at the root.
-    package static func directory(of path: String) -> String {
+    public static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let directory = String(path[..<slash])
         return directory.isEmpty ? "/" : directory
     }
 
     /// The names in a directory, without `.` and `..`.
-    package static func names(in path: String) throws -> [String] {
+    public static func names(in path: String) throws -> [String] {
         guard let stream = opendir(path) else {
             throw failure("list", path)
         }
@@ -446,7 +446,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// An ``IAPError`` with code `storageFailure` for the failed `operation` on `path`, citing `errno`.
-    package static func failure(_ operation: String, _ path: String) -> IAPError {
+    public static func failure(_ operation: String, _ path: String) -> IAPError {
         let code = errno
         let reason = String(cString: strerror(code))
         return IAPError(.storageFailure, "\(operation) \(path) failed: \(reason) (errno \(code))")

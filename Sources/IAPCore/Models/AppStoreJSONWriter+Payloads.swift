@@ -4,7 +4,7 @@ extension AppStoreJSONWriter {
     /// Appends a transaction payload.
     ///
     /// - Throws: `EncodingError.invalidValue` for a date beyond 64-bit milliseconds.
-    package mutating func append(_ payload: TransactionPayload) throws {
+    public mutating func append(_ payload: TransactionPayload) throws {
         try members { out in
             try out.object("advancedCommerceInfo", payload.advancedCommerceInfo, Self.write)
             out.field("appAccountToken", payload.appAccountToken)
@@ -45,7 +45,7 @@ extension AppStoreJSONWriter {
     /// Appends a renewal info payload.
     ///
     /// - Throws: `EncodingError.invalidValue` for a date beyond 64-bit milliseconds.
-    package mutating func append(_ payload: RenewalInfoPayload) throws {
+    public mutating func append(_ payload: RenewalInfoPayload) throws {
         try members { out in
             out.object("advancedCommerceInfo", payload.advancedCommerceInfo, Self.write)
             out.field("appAccountToken", payload.appAccountToken)
@@ -77,7 +77,7 @@ extension AppStoreJSONWriter {
     /// Appends a notification payload (the nested signed data stays as the JWS strings it carries).
     ///
     /// - Throws: `EncodingError.invalidValue` for a date beyond 64-bit milliseconds.
-    package mutating func append(_ payload: NotificationPayload) throws {
+    public mutating func append(_ payload: NotificationPayload) throws {
         try members { out in
             out.object("appData", payload.appData) { out, appData in
                 out.field("appAppleId", appData.appAppleId)
@@ -122,7 +122,7 @@ extension AppStoreJSONWriter {
     /// Appends an app transaction payload.
     ///
     /// - Throws: `EncodingError.invalidValue` for a date beyond 64-bit milliseconds.
-    package mutating func append(_ payload: AppTransactionPayload) throws {
+    public mutating func append(_ payload: AppTransactionPayload) throws {
         try members { out in
             out.field("appAppleId", payload.appAppleId)
             out.field("appTransactionId", payload.appTransactionId)
@@ -143,7 +143,7 @@ extension AppStoreJSONWriter {
     /// Appends the payload of verified signed data of any kind; for a notification, its own payload.
     ///
     /// - Throws: `EncodingError.invalidValue` for a date beyond 64-bit milliseconds.
-    package mutating func append(_ verified: VerifiedSignedData) throws {
+    public mutating func append(_ verified: VerifiedSignedData) throws {
         switch verified {
         case .transaction(let payload): try append(payload)
         case .renewal(let payload): try append(payload)

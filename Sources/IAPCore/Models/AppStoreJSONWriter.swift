@@ -21,9 +21,9 @@
 ///
 /// Tests compare it with `JSONEncoder` over many generated payloads. A field added to a payload type must be added
 /// here too; the tests fail until it is.
-package struct AppStoreJSONWriter {
+public struct AppStoreJSONWriter {
     /// The JSON written so far.
-    package var bytes: [UInt8]
+    public var bytes: [UInt8]
     /// The largest magnitude of a date written, in milliseconds since 1970, or `nil` for what 64 bits hold; a date
     /// beyond it throws as one beyond 64 bits does. A ledger record sets ``AppStoreJSON/maximumMilliseconds``: it
     /// keeps only dates its readers read back.
@@ -32,18 +32,18 @@ package struct AppStoreJSONWriter {
     private var needsComma = false
 
     /// Creates a writer with room for `capacity` bytes.
-    package init(capacity: Int = 1_024) {
+    public init(capacity: Int = 1_024) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
     /// Appends text as it is: JSON punctuation or a value written elsewhere.
-    package mutating func appendRaw(_ text: StaticString) {
+    public mutating func appendRaw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Appends a JSON string literal with `JSONEncoder`'s escapes (slashes not escaped).
-    package mutating func appendString(_ value: String) {
+    public mutating func appendString(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
             bytes.append(UInt8(ascii: "\""))
@@ -81,7 +81,7 @@ package struct AppStoreJSONWriter {
     }
 
     /// Appends an integer in decimal, without building a `String`.
-    package mutating func appendInteger(_ value: Int64) {
+    public mutating func appendInteger(_ value: Int64) {
         if value < 0 {
             bytes.append(UInt8(ascii: "-"))
         }

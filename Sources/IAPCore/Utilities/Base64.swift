@@ -9,7 +9,7 @@
 ///
 /// Decoding refuses any byte outside the alphabet, wrong padding and non-zero unused bits, so every byte
 /// string has exactly one accepted encoding.
-package enum Base64 {
+public enum Base64 {
     private static let invalid: UInt8 = 0xFF
 
     private static let urlTable: [UInt8] = makeTable("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -31,23 +31,23 @@ package enum Base64 {
 
     /// Decodes unpadded base64url. Returns nil for any byte outside the alphabet, for padding, for an
     /// impossible length, or for non-zero unused bits (so every byte string has exactly one encoding).
-    package static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    public static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         decode(input, table: urlTable, padded: false)
     }
 
     /// Decodes padded standard base64 (RFC 4648 §4), strictly: padding is required and canonical.
-    package static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    public static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         decode(input, table: standardTable, padded: true)
     }
 
     /// Decodes padded standard base64 text.
-    package static func decodeStandard(_ text: some StringProtocol) -> [UInt8]? {
+    public static func decodeStandard(_ text: some StringProtocol) -> [UInt8]? {
         var string = String(text)
         return string.withUTF8 { decodeStandard($0) }
     }
 
     /// Decodes unpadded base64url text.
-    package static func decodeURL(_ text: some StringProtocol) -> [UInt8]? {
+    public static func decodeURL(_ text: some StringProtocol) -> [UInt8]? {
         var string = String(text)
         return string.withUTF8 { decodeURL($0) }
     }
@@ -114,12 +114,12 @@ package enum Base64 {
     }
 
     /// Encodes as unpadded base64url.
-    package static func encodeURL<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    public static func encodeURL<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         encode(bytes, alphabet: urlAlphabet, padded: false)
     }
 
     /// Encodes as padded standard base64.
-    package static func encodeStandard<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    public static func encodeStandard<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         encode(bytes, alphabet: standardAlphabet, padded: true)
     }
 

@@ -1,9 +1,9 @@
 /// Lowercase hexadecimal text of bytes, and back (signatures in headers, digests in logs).
-package enum Hex {
+public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// The lowercase hexadecimal text of `bytes`, two characters a byte.
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
@@ -14,7 +14,7 @@ package enum Hex {
     }
 
     /// The bytes of hexadecimal text (either case), or `nil` when it is not an even number of hex digits.
-    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
@@ -29,7 +29,7 @@ package enum Hex {
     }
 
     /// The value of one hexadecimal digit (either case), or `nil`.
-    package static func value(_ digit: UInt8) -> UInt8? {
+    public static func value(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

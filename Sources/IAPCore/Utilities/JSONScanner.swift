@@ -11,9 +11,9 @@
 /// decoder). Each read either consumes exactly one well-formed token and returns it, or returns `nil`/`false`;
 /// after a refusal the caller gives up and hands the whole input to `JSONDecoder`, which stays the authority on
 /// what is valid and on the error to report. It never reads outside its buffer.
-package struct JSONScanner {
+public struct JSONScanner {
     /// One scalar value.
-    package enum Value {
+    public enum Value {
         /// A string's bytes, without the quotes (printable ASCII, no escapes).
         case string(UnsafeRawBufferPointer)
         case integer(Int64)
@@ -22,23 +22,23 @@ package struct JSONScanner {
     }
 
     /// The bytes read.
-    package let bytes: UnsafeRawBufferPointer
+    public let bytes: UnsafeRawBufferPointer
     /// The position of the next byte to read.
-    package var index = 0
+    public var index = 0
 
     /// Creates a scanner at the start of `bytes`, which must outlive it.
     @inlinable
-    package init(_ bytes: UnsafeRawBufferPointer) {
+    public init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
     /// Whether every byte was read.
     @inlinable
-    package var isAtEnd: Bool { index == bytes.count }
+    public var isAtEnd: Bool { index == bytes.count }
 
     /// Skips JSON white space; always `true`, so that it chains in `guard` conditions.
     @inlinable
-    package mutating func skipWhitespace() -> Bool {
+    public mutating func skipWhitespace() -> Bool {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -50,7 +50,7 @@ package struct JSONScanner {
 
     /// Reads `byte` if it comes next.
     @inlinable
-    package mutating func consume(_ byte: UInt8) -> Bool {
+    public mutating func consume(_ byte: UInt8) -> Bool {
         guard index < bytes.count, bytes[index] == byte else { return false }
         index += 1
         return true
@@ -58,7 +58,7 @@ package struct JSONScanner {
 
     /// A string of printable ASCII without escapes, as its bytes without the quotes; `nil` for anything else.
     @inlinable
-    package mutating func string() -> UnsafeRawBufferPointer? {
+    public mutating func string() -> UnsafeRawBufferPointer? {
         guard consume(UInt8(ascii: "\"")) else { return nil }
         let start = index
         while index < bytes.count {
@@ -76,13 +76,13 @@ package struct JSONScanner {
 
     /// A string, as a `String`.
     @inlinable
-    package mutating func text() -> String? {
+    public mutating func text() -> String? {
         string().map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `true`, `false` or `null`, followed by the end of the value.
     @inlinable
-    package mutating func literal(_ word: StaticString) -> Bool {
+    public mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count else { return false }
         let matches = word.withUTF8Buffer { expected in
@@ -95,7 +95,7 @@ package struct JSONScanner {
 
     /// A boolean.
     @inlinable
-    package mutating func bool() -> Bool? {
+    public mutating func bool() -> Bool? {
         if literal("true") { return true }
         if literal("false") { return false }
         return nil
@@ -103,7 +103,7 @@ package struct JSONScanner {
 
     /// A JSON integer (no fraction, no exponent, no leading zeros) that fits in `Int64`.
     @inlinable
-    package mutating func integer() -> Int64? {
+    public mutating func integer() -> Int64? {
         let start = index
         let negative = consume(UInt8(ascii: "-"))
         let digitsStart = index
@@ -128,14 +128,14 @@ package struct JSONScanner {
 
     /// `null` as `.some(nil)`, else what `read` reads, else `nil`: the value of an optional field.
     @inlinable
-    package mutating func optional<Wrapped>(_ read: (inout JSONScanner) -> Wrapped?) -> Wrapped?? {
+    public mutating func optional<Wrapped>(_ read: (inout JSONScanner) -> Wrapped?) -> Wrapped?? {
         if literal("null") { return .some(nil) }
         return read(&self).map { .some($0) }
     }
 
     /// Any scalar value.
     @inlinable
-    package mutating func value() -> Value? {
+    public mutating func value() -> Value? {
         guard index < bytes.count else { return nil }
         switch bytes[index] {
         case UInt8(ascii: "\""): return string().map(Value.string)
@@ -148,7 +148,7 @@ package struct JSONScanner {
 
     /// Whether a scalar ends here: at white space, `,`, `}` or the end (not at `.`, `e`, a letter, ...).
     @inlinable
-    package func terminatesValue(at position: Int) -> Bool {
+    public func terminatesValue(at position: Int) -> Bool {
         guard position < bytes.count else { return true }
         switch bytes[position] {
         case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "}"): return true
@@ -162,7 +162,7 @@ package struct JSONScanner {
 ///
 /// Every name lives in one byte array, and the names of one length sit next to each other, so a lookup compares
 /// a few candidates with `memcmp` and retains nothing.
-package struct JSONKeyTable: Sendable {
+public struct JSONKeyTable: Sendable {
     /// Where a name starts in ``names``, and its position in the list.
     private struct Slot: Sendable {
         let offset: Int
@@ -177,7 +177,7 @@ package struct JSONKeyTable: Sendable {
     private let firstSlot: [Int]
 
     /// Creates the table of `keys`, whose positions ``index(of:)`` gives.
-    package init(_ keys: [String]) {
+    public init(_ keys: [String]) {
         let longest = keys.map(\.utf8.count).max() ?? 0
         var names: [UInt8] = []
         var slots: [Slot] = []
@@ -196,7 +196,7 @@ package struct JSONKeyTable: Sendable {
     }
 
     /// The position of the key whose name is `bytes`, or `nil`.
-    package func index(of bytes: UnsafeRawBufferPointer) -> Int? {
+    public func index(of bytes: UnsafeRawBufferPointer) -> Int? {
         let length = bytes.count
         guard length > 0, length + 1 < firstSlot.count, let key = bytes.baseAddress else { return nil }
         let candidates = firstSlot[length]..<firstSlot[length + 1]

@@ -21,14 +21,14 @@
 ///
 /// The lock is not recursive: calling ``withLock(_:)`` again from inside its closure deadlocks. Keep the closures
 /// short and never `await` in them (they are synchronous).
-package final class LockedValue<Value>: @unchecked Sendable {
+public final class LockedValue<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Creates a lock around a value.
     ///
     /// - Parameter value: The initial value; it is handed over to the lock.
-    package init(_ value: sending Value) {
+    public init(_ value: sending Value) {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -48,7 +48,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     /// - Parameter body: Reads or changes the value.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws; the lock is released either way.
-    package func withLock<Result, Failure: Error>(
+    public func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         pthread_mutex_lock(mutex)

@@ -1,12 +1,12 @@
 /// Matches a request's method and path segments against patterns such as `v1/transactions/*/finish`.
-package struct ServerAPIRoute {
+public struct ServerAPIRoute {
     /// The request method.
-    package let method: String
+    public let method: String
     /// The path segments after the prefix the caller removed.
-    package let segments: [String]
+    public let segments: [String]
 
     /// Creates a route of a request.
-    package init(method: String, segments: [String]) {
+    public init(method: String, segments: [String]) {
         self.method = method
         self.segments = segments
     }
@@ -15,7 +15,7 @@ package struct ServerAPIRoute {
     ///
     /// - Parameter patterns: Pairs of a method and a path pattern of literal segments and `*` wildcards.
     /// - Returns: One value per wildcard, in order.
-    package func match(_ patterns: (method: String, path: String)...) -> [String]? {
+    public func match(_ patterns: (method: String, path: String)...) -> [String]? {
         for pattern in patterns where pattern.method == method {
             let parts = pattern.path.split(separator: "/").map(String.init)
             guard parts.count == segments.count else { continue }
