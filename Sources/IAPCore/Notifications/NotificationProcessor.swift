@@ -11,7 +11,7 @@
 /// |---|---|---|
 /// | processed, duplicate, unowned | `200` | `{"outcome":"processed"}` (`duplicate`, `unowned`) |
 /// | rejected: did not verify | `400` | `{"code":"<IAPError code>","error":"the notification did not verify"}` |
-/// | rejected: not a notification of this app | `400` | `{"code":"<IAPError code>","error":"the body is not {\"signedPayload\": \"...\"} of this app"}` |
+/// | rejected: not a notification (`malformedRequest`) | `400` | `{"code":"<IAPError code>","error":"the body is not {\"signedPayload\": \"...\"} of this app"}` |
 /// | failed | `503`, `Retry-After: 5` | `{"code":"<IAPError code>","error":"the notification could not be recorded now; send it again"}` |
 public struct NotificationResponse: Sendable, Hashable {
     /// `200` once the effect is durable; `400` for a body that is not App Store data of this app (retrying cannot
@@ -202,7 +202,7 @@ public final class NotificationProcessor: Sendable {
         let started = ContinuousClock.now
         guard body.count <= Self.maximumBodySize else {
             let outcome = NotificationOutcome.rejected(
-                IAPError(.malformedSignedData, "the body is \(body.count) bytes, more than \(Self.maximumBodySize)")
+                IAPError(.malformedRequest, "the body is \(body.count) bytes, more than \(Self.maximumBodySize)")
             )
             report(outcome, notification: nil, started: started)
             return outcome
@@ -212,7 +212,7 @@ public final class NotificationProcessor: Sendable {
             signedPayload = try JSONDecoder().decode(Body.self, from: body).signedPayload
         } catch {
             let outcome = NotificationOutcome.rejected(
-                IAPError(.malformedSignedData, "the body is not {\"signedPayload\": \"...\"}")
+                IAPError(.malformedRequest, "the body is not {\"signedPayload\": \"...\"}")
             )
             report(outcome, notification: nil, started: started)
             return outcome

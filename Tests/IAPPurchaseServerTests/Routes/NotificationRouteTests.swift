@@ -80,17 +80,17 @@ struct NotificationRouteTests {
                 "\(body): \(answer.text)"
             )
         }
-        // A body that is not JSON at all is refused with the processor's code, `malformedSignedData`, which the
-        // neutral answer counts as signed data that did not verify.
-        let notJSON = try await world.client.send("POST", "/iap/v1/notifications", body: "not json")
-        #expect(try notJSON.failure().code == "malformedSignedData")
-        withKnownIssue("Notifications.md answers a body that is not a notification 'the body is not {...} of this app'")
-        {
+        // A body that is not a notification at all says so (`malformedRequest`); signed data that does not verify
+        // says that instead.
+        for body in ["not json", "{}"] {
+            let answer = try await world.client.send("POST", "/iap/v1/notifications", body: body)
             #expect(
-                notJSON.text
-                    == #"{"code":"malformedSignedData","error":"the body is not {\"signedPayload\": \"...\"} of this app"}"#
+                answer.text
+                    == #"{"code":"malformedRequest","error":"the body is not {\"signedPayload\": \"...\"} of this app"}"#
             )
         }
+        let garbled = try await world.client.send("POST", "/iap/v1/notifications", body: #"{"signedPayload":"a.b.c"}"#)
+        #expect(garbled.text == #"{"code":"malformedSignedData","error":"the notification did not verify"}"#)
     }
 
     @Test func aLedgerFailureIsAnswered503WithRetryAfterAndNoInternalDetailThenProcessedWhenSentAgain() async throws {
