@@ -1,0 +1,119 @@
+/// The invariants every ledger keeps beyond its store's own checksums, checked on a whole ledger: what
+/// `iap ledger check` reports.
+///
+/// ``check(_:)`` reads every entry and asks the store's indexes and statistics about them:
+/// - one entry per transaction id, with a unique sequence of 1 or more and a revision of 1 or more, holding the
+///   payload of its own transaction;
+/// - a delivered entry was granted (or revoked), a revoked and settled one was taken back, one waiting for a retry
+///   has the time of it;
+/// - each user's history lists exactly that user's entries, newest first, and each original transaction id finds
+///   exactly its family;
+/// - ``EntitlementStore/statistics()`` counts what the entries count.
+///
+/// ```swift
+/// let problems = try await LedgerInvariants.check(store)
+/// for problem in problems {
+///     print("storageCorrupted: \(problem)")
+/// }
+/// ```
+public enum LedgerInvariants {
+    /// Every broken invariant of a ledger, in words.
+    ///
+    /// - Parameter store: The ledger; it is only read.
+    /// - Returns: One sentence per broken invariant, such as "transaction 42 is recorded twice"; empty when the
+    ///   ledger is sound.
+    /// - Throws: ``IAPError`` when the store cannot be read.
+    public static func check(_ store: some ListableEntitlementStore) async throws -> [String] {
+        let entries = try await store.allEntries()
+        var problems = entryProblems(entries)
+        problems += try await indexProblems(entries, store)
+        let statistics = try await store.statistics()
+        let expected = expectedStatistics(entries)
+        if statistics != expected {
+            problems.append("the statistics say \(statistics) but the entries count \(expected)")
+        }
+        return problems
+    }
+
+    /// What is wrong with the entries themselves.
+    private static func entryProblems(_ entries: [LedgerEntry]) -> [String] {
+        var problems: [String] = []
+        var byId: [String: LedgerEntry] = [:]
+        var sequences: Set<Int64> = []
+        for entry in entries {
+            if byId.updateValue(entry, forKey: entry.transactionId) != nil {
+                problems.append("transaction \(entry.transactionId) is recorded twice")
+            }
+            if !sequences.insert(entry.sequence).inserted || entry.sequence < 1 {
+                problems.append(
+                    "transaction \(entry.transactionId) has a duplicate or invalid sequence \(entry.sequence)"
+                )
+            }
+            if entry.revision < 1 {
+                problems.append("transaction \(entry.transactionId) has an invalid revision \(entry.revision)")
+            }
+            if entry.transaction.transactionId != entry.transactionId {
+                problems.append("transaction \(entry.transactionId) holds the payload of another transaction")
+            }
+            if entry.deliveryState == .delivered, entry.deliveredAt == nil, entry.revokedAt == nil {
+                problems.append("transaction \(entry.transactionId) is marked delivered but was never granted")
+            }
+            if entry.deliveryState == .delivered, entry.revokedAt != nil, entry.deliveredAt != nil,
+                !entry.revocationDelivered
+            {
+                problems.append("transaction \(entry.transactionId) is revoked and settled, but was never taken back")
+            }
+            if entry.deliveryState == .retrying, entry.nextAttemptAt == nil {
+                problems.append("transaction \(entry.transactionId) waits for a retry that has no time")
+            }
+        }
+        return problems
+    }
+
+    /// Whether the indexes find every entry exactly once.
+    private static func indexProblems(
+        _ entries: [LedgerEntry],
+        _ store: some ListableEntitlementStore
+    ) async throws -> [String] {
+        var problems: [String] = []
+        for (user, own) in Dictionary(grouping: entries, by: \.userId) {
+            let listed = try await store.allHistory(userId: user)
+            if listed.map(\.transactionId).sorted() != own.map(\.transactionId).sorted() {
+                problems.append(
+                    "the history of user \(user) lists \(listed.count) entries, the ledger holds \(own.count)"
+                )
+            }
+            if listed.map(\.sequence) != listed.map(\.sequence).sorted(by: >) {
+                problems.append("the history of user \(user) is not newest first")
+            }
+        }
+        for (original, family) in Dictionary(grouping: entries, by: \.originalTransactionId) {
+            let listed = try await store.entries(originalTransactionId: original)
+            if Set(listed.map(\.transactionId)) != Set(family.map(\.transactionId)) {
+                problems.append(
+                    "original transaction \(original) lists \(listed.count) entries, the ledger holds \(family.count)"
+                )
+            }
+        }
+        return problems
+    }
+
+    /// The statistics the entries call for.
+    private static func expectedStatistics(_ entries: [LedgerEntry]) -> LedgerStatistics {
+        LedgerStatistics(
+            transactions: entries.count,
+            delivered: entries.filter { $0.deliveryState == .delivered }.count,
+            pendingRetries: entries.filter { $0.deliveryState == .retrying }.count,
+            deadLetters: entries.filter { $0.deliveryState == .deadLettered }.count,
+            revoked: entries.filter { $0.revokedAt != nil }.count,
+            // Users are the real owners (LedgerEntry.owner), as the stores count them.
+            users: Set(entries.compactMap(\.owner)).count,
+            environments: entries.reduce(into: [:]) { counts, entry in
+                if let environment = entry.environment {
+                    counts[environment.rawValue, default: 0] += 1
+                }
+            },
+            unknownProduct: entries.filter { $0.deliveryState == .unknownProduct }.count
+        )
+    }
+}
