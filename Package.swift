@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "IAPConformance", targets: ["IAPConformance"]),
         .library(name: "IAPTesting", targets: ["IAPTesting"]),
         .executable(name: "iap", targets: ["iap"]),
+        .executable(name: "iap-bench", targets: ["iap-bench"]),
     ],
     targets: [
         // MARK: - Core: models, protocols, the delivery engine (Foundation only)
@@ -83,14 +84,25 @@ let package = Package(
         ),
 
         // MARK: - Tool and examples
+        // What both executables share: argument parsing, usage and --help, output, secret files (not a product).
+        .target(name: "IAPCommandLine", path: "Sources/Examples/IAPCommandLine"),
         .executableTarget(
             name: "iap",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPApp", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres",
                 "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer", "IAPPurchaseServer",
-                "IAPWebhook",
+                "IAPWebhook", "IAPCommandLine",
             ],
             path: "Sources/Examples/iap"
+        ),
+        // The benchmarks: `swift run -c release iap-bench verify|verify-batch|ingest|pipeline|store|serve`.
+        .executableTarget(
+            name: "iap-bench",
+            dependencies: [
+                "IAPCore", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres", "IAPInMemory", "IAPHTTPServer", "IAPPurchaseServer",
+                "IAPCommandLine",
+            ],
+            path: "Sources/Examples/iap-bench"
         ),
         // A libFuzzer target over the verifier's input entry, and a replayer of its corpus in a normal build
         // (see Documentation/Fuzzing.md).

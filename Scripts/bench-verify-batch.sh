@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The whole `iap verify --batch` process against one core of OpenSSL's P-256 verify and against Apple's Python
-# verifier: builds the release binary, installs Apple's app-store-server-library (PyPI) into a throw-away virtual
-# environment, and runs `iap bench verify-batch --python <that interpreter>`, which prints the figures, the ratios
-# and whether the targets are met as JSON (progress on stderr).
+# verifier: builds the release binaries (iap and iap-bench), installs Apple's app-store-server-library (PyPI) into a
+# throw-away virtual environment, and runs `iap-bench verify-batch --python <that interpreter>`, which measures the
+# iap beside it and prints the figures, the ratios and whether the targets are met as JSON (progress on stderr).
 #
-# usage: Scripts/bench-verify-batch.sh [iap bench verify-batch options, e.g. --transactions 20000 --runs 3]
-#        IAP_BINARY=path/to/iap Scripts/bench-verify-batch.sh ...   (skips the build)
+# usage: Scripts/bench-verify-batch.sh [iap-bench verify-batch options, e.g. --transactions 20000 --runs 3]
+#        IAP_BENCH_BINARY=path/to/iap-bench Scripts/bench-verify-batch.sh ...   (skips the build; iap must be beside it)
 #        IAP_BENCH_NO_PYTHON=1 Scripts/bench-verify-batch.sh ...    (leaves Apple's verifier out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-iap="${IAP_BINARY:-}"
-if [ -z "$iap" ]; then
+bench="${IAP_BENCH_BINARY:-}"
+if [ -z "$bench" ]; then
     swift build -c release --product iap >&2
-    iap="$(swift build -c release --show-bin-path)/iap"
+    swift build -c release --product iap-bench >&2
+    bench="$(swift build -c release --show-bin-path)/iap-bench"
 fi
 
 python_args=()
@@ -28,4 +29,4 @@ if [ -z "${IAP_BENCH_NO_PYTHON:-}" ]; then
     fi
 fi
 
-"$iap" bench verify-batch ${python_args[@]+"${python_args[@]}"} "$@"
+"$bench" verify-batch ${python_args[@]+"${python_args[@]}"} "$@"

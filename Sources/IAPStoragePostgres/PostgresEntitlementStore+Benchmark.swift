@@ -1,6 +1,6 @@
 import IAPCore
 
-/// What `iap bench store --database` measures besides the ledger's own calls: the server's settings, and the rate of
+/// What `iap-bench store --database` measures besides the ledger's own calls: the server's settings, and the rate of
 /// the smallest durable commit through the store's pool (the ceiling a delivery's commits are read against).
 extension PostgresEntitlementStore {
     /// The server's settings of these names (`pg_settings`); a setting the role may not read is missing.

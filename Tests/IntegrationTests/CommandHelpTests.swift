@@ -34,18 +34,6 @@ struct CommandHelpTests {
         (["ledger", "export"], ledger),
         (["testdata"], []),
         (["testdata", "transactions"], ["count", "root-out", "catalog-out", "bundle-id", "environment", "users"]),
-        (["bench"], []),
-        (["bench", "verify"], ["seconds", "runs", "only"]),
-        (["bench", "verify-batch"], ["transactions", "runs", "python", "python-transactions", "no-openssl-speed"]),
-        (["bench", "ingest"], ["transactions", "runs", "window"]),
-        (["bench", "pipeline"], ["deliveries", "runs", "concurrency"]),
-        (
-            ["bench", "store"],
-            [
-                "transactions", "deliveries", "writers", "runs", "dir", "open-only", "database", "schema",
-                "child-deliveries",
-            ]
-        ),
         (["api"], []),
         (["api", "transaction"], api),
         (
@@ -133,7 +121,7 @@ struct CommandHelpTests {
             #expect(run.status == 0)
             #expect(run.stdout.hasPrefix("usage: iap <command>"))
             for command in [
-                "demo", "verify", "decode", "ledger", "testdata", "bench", "api", "emulate", "support", "reconcile",
+                "demo", "verify", "decode", "ledger", "testdata", "api", "emulate", "support", "reconcile",
             ] {
                 #expect(run.stdoutLines.contains { $0.hasPrefix("  \(command) ") }, "\(command) is not listed")
             }

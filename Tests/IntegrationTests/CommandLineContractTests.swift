@@ -421,9 +421,11 @@ struct CommandLineContractTests {
     }
 
     @Test func benchServeClientsHoldTokensTheServerAccepts() async throws {
-        // The bench's server admits user tokens of an hour at most: every submission answered 200 shows that its
+        // iap-bench serve's server admits user tokens of an hour at most: every submission answered 200 shows that its
         // clients' tokens carry iat and live no longer than that.
-        let run = try await Self.iap(["bench", "serve", "--seconds", "1", "--clients", "2", "--transactions", "100"])
+        let run = try await IAPBenchCommandTests.bench([
+            "serve", "--seconds", "1", "--clients", "2", "--transactions", "100",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let report = try Self.json(run.stdout)
         let submissions = try #require(report["submissions"] as? Int)

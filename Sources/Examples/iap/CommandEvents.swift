@@ -1,3 +1,4 @@
+import IAPCommandLine
 import IAPCore
 import IAPStorageFile
 

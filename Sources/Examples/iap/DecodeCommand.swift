@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// `iap decode`: prints a JWS's header and payload without verifying anything.

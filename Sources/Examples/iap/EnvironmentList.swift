@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// The value of `--environment`: one App Store environment or a comma-separated list of them

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 
 /// The `iap` tool.
 @main
@@ -17,14 +18,24 @@ enum IAPTool {
             """,
         subcommands: [
             DemoCommand.spec, VerifyCommand.spec, DecodeCommand.spec, LedgerCommand.spec, TestDataCommand.spec,
-            BenchCommand.spec, APICommand.spec, EmulateCommand.spec, ServeCommand.spec, SupportCommand.spec,
+            APICommand.spec, EmulateCommand.spec, ServeCommand.spec, SupportCommand.spec,
             ReconcileCommand.spec,
         ],
         examples: ["iap demo", "iap ledger history --help"]
     )
 
+    /// What `iap bench` says since the benchmarks are an executable of their own.
+    static let benchMoved =
+        "error: iap bench moved to its own executable: run iap-bench <command> (swift run -c release iap-bench "
+        + "verify|verify-batch|ingest|pipeline|store|serve; iap-bench --help lists them)"
+
     static func main() async {
-        let (command, rest) = spec.subcommand(Array(CommandLine.arguments.dropFirst()))
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "bench" {
+            Output.error(benchMoved)
+            terminate(.usage)
+        }
+        let (command, rest) = spec.subcommand(arguments)
         switch command.word {
         case "demo":
             await DemoCommand.run(rest)
@@ -32,8 +43,6 @@ enum IAPTool {
             VerifyCommand.run(rest)
         case "decode":
             DecodeCommand.run(rest)
-        case "bench":
-            await BenchCommand.run(rest)
         case "ledger":
             await LedgerCommand.run(rest)
         case "testdata":

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// Dates as the tool writes them for people, and the instants its options accept.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import IAPCommandLine
 import IAPCore
 import IAPCrypto
 

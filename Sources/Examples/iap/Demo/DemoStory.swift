@@ -1,5 +1,6 @@
 import Foundation
 import IAPApp
+import IAPCommandLine
 import IAPCore
 import IAPCrypto
 import IAPInMemory

@@ -4,6 +4,7 @@
     import Darwin
 #endif
 import Foundation
+import IAPCommandLine
 import IAPCore
 import IAPCrypto
 import IAPHTTPServer

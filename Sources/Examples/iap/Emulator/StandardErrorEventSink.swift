@@ -1,3 +1,4 @@
+import IAPCommandLine
 import IAPCore
 
 /// Writes the HTTP server's failures to standard error as `note:` lines: a handler that failed, an answer that

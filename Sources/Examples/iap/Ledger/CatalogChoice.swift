@@ -1,3 +1,4 @@
+import IAPCommandLine
 import IAPCore
 
 /// The catalog a command that delivers works with, and what it does with a product the catalog does not know.

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// `iap ledger`: the ledger from the command line, in a directory or in PostgreSQL.

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// `iap ledger entitlements`: what a user has at an instant, with consumable balances.

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// `iap ledger export`: every entry as one JSON object per line.

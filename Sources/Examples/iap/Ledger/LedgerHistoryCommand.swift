@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// `iap ledger history`: a user's orders, newest first, a page at a time.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// The lines of `iap ledger ingest` in flight at once: up to ``window`` lines are verified and recorded concurrently,

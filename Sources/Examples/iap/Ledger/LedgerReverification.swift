@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 import IAPCrypto
 

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 
 /// `iap serve --config FILE.json`: the same settings as the options, as one JSON object whose keys are the option
 /// names without their dashes (`"bundle-id"`; `"bundleId"` and `"bundleid"` name it too, and an alias names its

@@ -1,3 +1,5 @@
+import IAPCommandLine
+
 /// The durations of `iap serve`'s options: numbers with units (`90m`, `24h`, `1d`, `1h30m`; `s`, `m`, `h`, `d`), and
 /// for some options a bare number of seconds (`3600`).
 enum ServeDuration {

@@ -5,18 +5,30 @@ import Foundation
 ///
 /// Commands do not call it directly: ``CommandSpec/parse(_:)`` parses against the options a command declares,
 /// answers `--help` and `-h`, and reports usage errors.
-struct Arguments {
-    struct UsageError: Error {
-        let message: String
+public struct Arguments: Sendable {
+    /// A problem with the command line: what ``CommandSpec/fail(_:)`` reports in one line, with exit status 2.
+    public struct UsageError: Error, Sendable {
+        /// What is wrong, as the user reads it (`--runs must be a whole number between 1 and 1000`).
+        public let message: String
+
+        /// A usage error.
+        ///
+        /// - Parameter message: What is wrong, naming the option as the user typed it.
+        public init(message: String) {
+            self.message = message
+        }
     }
 
-    private(set) var options: [String: [String]] = [:]
-    private(set) var flags: Set<String> = []
-    private(set) var positionals: [String] = []
+    /// The values of each option that takes one, by name (without the leading `--`), in the order given.
+    public private(set) var options: [String: [String]] = [:]
+    /// The switches given, by name.
+    public private(set) var flags: Set<String> = []
+    /// The arguments that are not options, in order (everything after `--`, and `-` for standard input).
+    public private(set) var positionals: [String] = []
     /// Whether `--help` or `-h` was given (before any `--`).
-    private(set) var helpRequested = false
+    public private(set) var helpRequested = false
     /// The first thing wrong with the arguments, if any; scanning goes on past it so that `--help` anywhere wins.
-    private(set) var problem: UsageError?
+    public private(set) var problem: UsageError?
     /// The names each option that has aliases was given under (`api-url` → `base-url`), in order.
     private var spellings: [String: [String]] = [:]
 
@@ -25,7 +37,13 @@ struct Arguments {
     ///
     /// An alias (`--base-url` for `--api-url`) is read as its option: the value is filed under the option's name,
     /// so giving both is giving the option twice.
-    init(
+    ///
+    /// - Parameters:
+    ///   - arguments: The command line after the command's words.
+    ///   - valued: The names of the options that take a value.
+    ///   - known: The names of the switches.
+    ///   - aliases: Other names of options, each to the option's name.
+    public init(
         scanning arguments: [String],
         options valued: Set<String>,
         flags known: Set<String>,
@@ -92,12 +110,19 @@ struct Arguments {
     }
 
     /// How a message names an option: `--api-url`, or the alias it was given under (`--base-url`).
-    func spelling(_ name: String) -> String {
+    ///
+    /// - Parameter name: The option's name, without the leading `--`.
+    /// - Returns: The option as the user typed it, with its `--`.
+    public func spelling(_ name: String) -> String {
         "--" + (spellings[name]?.first ?? name)
     }
 
     /// The single value of an option; a repeated single-value option is a usage error.
-    func value(_ name: String) throws(UsageError) -> String? {
+    ///
+    /// - Parameter name: The option's name, without the leading `--`.
+    /// - Returns: Its value, or `nil` when it was not given.
+    /// - Throws: A usage error when it was given more than once (or under two of its names).
+    public func value(_ name: String) throws(UsageError) -> String? {
         guard let values = options[name] else { return nil }
         if let names = spellings[name], names.count > 1 {
             throw UsageError(
@@ -111,16 +136,26 @@ struct Arguments {
     }
 
     /// Every value of a repeatable option.
-    func values(_ name: String) -> [String] {
+    ///
+    /// - Parameter name: The option's name, without the leading `--`.
+    /// - Returns: Its values in the order given; empty when it was not given.
+    public func values(_ name: String) -> [String] {
         options[name] ?? []
     }
 
-    func has(_ flag: String) -> Bool {
+    /// Whether a switch was given.
+    ///
+    /// - Parameter flag: The switch's name, without the leading `--`.
+    /// - Returns: `true` when it was given.
+    public func has(_ flag: String) -> Bool {
         flags.contains(flag)
     }
 
     /// At most one positional argument.
-    func singlePositional() throws(UsageError) -> String? {
+    ///
+    /// - Returns: The positional argument, or `nil` when there is none.
+    /// - Throws: A usage error when there is more than one.
+    public func singlePositional() throws(UsageError) -> String? {
         guard positionals.count <= 1 else {
             throw UsageError(
                 message: "expected at most one input, got \(positionals.count): \(positionals.joined(separator: " "))"
@@ -130,7 +165,9 @@ struct Arguments {
     }
 
     /// No positional argument.
-    func noPositionals() throws(UsageError) {
+    ///
+    /// - Throws: A usage error that names the first positional argument, when there is one.
+    public func noPositionals() throws(UsageError) {
         if let first = positionals.first {
             throw UsageError(message: "unexpected argument '\(first)'")
         }
@@ -143,7 +180,7 @@ extension Arguments {
     ///
     /// - Parameter text: The option's value.
     /// - Returns: The text, its userinfo replaced by `***`.
-    static func shown(url text: String) -> String {
+    public static func shown(url text: String) -> String {
         guard let at = text.lastIndex(of: "@") else { return text }
         let start = text.range(of: "://").map(\.upperBound) ?? text.startIndex
         guard start <= at else { return text }

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// The disk's WAL-flush rate, the limit of every durable commit: timed here (an 8 KiB write and `fdatasync`, as

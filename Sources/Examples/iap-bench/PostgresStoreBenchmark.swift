@@ -1,8 +1,9 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 import IAPStoragePostgres
 
-/// `iap bench store --database URL`: the PostgreSQL store's durable delivery rate (one process with 1 and W
+/// `iap-bench store --database URL`: the PostgreSQL store's durable delivery rate (one process with 1 and W
 /// writers, and two processes at once), for a hook (two commits a delivery) and for transactional fulfillment (one
 /// commit), read against the limit measured in the same runs (the disk's WAL flush and the server's durable commit
 /// rate); then its history page latency at each size.
@@ -36,46 +37,62 @@ enum PostgresStoreBenchmark {
         }
     }
 
-    static func run(_ parsed: Arguments) async throws {
-        // A password from --database-password-file reaches libpq, here and in the child processes, through
-        // PGPASSWORD: never on a command line.
-        if let passwordFile = try parsed.value("database-password-file") {
-            setenv("PGPASSWORD", try CommandLedger.readPassword(from: passwordFile), 1)
-        }
-        guard let url = try parsed.value("database") else {
-            throw Arguments.UsageError(message: "--database URL is required")
-        }
-        let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
-        let writers = try parsed.value("writers").map { Int($0) } ?? 8
-        let runs = try parsed.value("runs").map { Int($0) } ?? 3
-        let groups = try parsed.value("groups").map { Int($0) } ?? max(1, (writers ?? 2) / 2)
-        guard let deliveries, (2...1_000_000).contains(deliveries), let writers, (2...64).contains(writers),
-            let runs, (1...100).contains(runs), let groups, (1...writers / 2).contains(groups)
-        else {
-            throw Arguments.UsageError(
-                message: "--deliveries 2...1000000, --writers 2...64, --runs 1...100, --groups 1...W/2"
-            )
-        }
-        let groupCommit = PostgresGroupCommit(concurrentGroups: groups)
-        if let child = try parsed.value("child-deliveries") {
-            let bounds = child.split(separator: ":").compactMap { Int($0) }
-            guard bounds.count == 2, let schema = try parsed.value("schema"),
-                let kind = Kind(rawValue: try parsed.value("child-kind") ?? "hook")
+    /// What the command line asks for (of PostgreSQL).
+    struct Options {
+        let url: String
+        let deliveries: Int
+        let writers: Int
+        let runs: Int
+        let groupCommit: PostgresGroupCommit
+
+        /// Reads the options; a password from `--database-password-file` is put in `PGPASSWORD`.
+        init(_ parsed: Arguments) throws {
+            // A password from --database-password-file reaches libpq, here and in the child processes, through
+            // PGPASSWORD: never on a command line.
+            if let passwordFile = try parsed.value("database-password-file") {
+                setenv("PGPASSWORD", try SecretFile.password(passwordFile, option: "--database-password-file"), 1)
+            }
+            guard let url = try parsed.value("database") else {
+                throw Arguments.UsageError(message: "--database URL is required")
+            }
+            let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
+            let writers = try parsed.value("writers").map { Int($0) } ?? 8
+            let runs = try parsed.value("runs").map { Int($0) } ?? 3
+            let groups = try parsed.value("groups").map { Int($0) } ?? max(1, (writers ?? 2) / 2)
+            guard let deliveries, (2...1_000_000).contains(deliveries), let writers, (2...64).contains(writers),
+                let runs, (1...100).contains(runs), let groups, (1...writers / 2).contains(groups)
             else {
                 throw Arguments.UsageError(
-                    message:
-                        "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|transactional|grouped"
+                    message: "--deliveries 2...1000000, --writers 2...64, --runs 1...100, --groups 1...W/2"
                 )
             }
-            let window = try await deliver(
-                kind,
-                from: bounds[0],
-                count: bounds[1],
-                writers: writers,
-                configuration: .init(url: url, schema: schema, poolSize: writers),
-                groupCommit: groupCommit
-            )
-            try StoreBenchmark.emit(["start": window.start, "end": window.end])
+            self.url = url
+            self.deliveries = deliveries
+            self.writers = writers
+            self.runs = runs
+            groupCommit = PostgresGroupCommit(concurrentGroups: groups)
+        }
+    }
+
+    /// The delivery rates of one kind: one writer, W writers, two processes.
+    struct Rates {
+        var single: [Double] = []
+        var parallel: [Double] = []
+        var processes: [Double] = []
+    }
+
+    /// The figures of every run.
+    struct Samples {
+        var fsyncs: [Double] = []
+        var commitsOne: [Double] = []
+        var commitsMany: [Double] = []
+        var rates: [Kind: Rates] = [:]
+    }
+
+    static func run(_ parsed: Arguments) async throws {
+        let options = try Options(parsed)
+        if let child = try parsed.value("child-deliveries") {
+            try await runChild(child, parsed, options)
             return
         }
         let sizes = try (parsed.value("transactions") ?? "100000").split(separator: ",").map {
@@ -84,70 +101,20 @@ enum PostgresStoreBenchmark {
             }
             return size
         }
-
-        let server = try await serverSettings(url: url)
+        let server = try await serverSettings(url: options.url)
         let fsyncDirectory = try parsed.value("fsync-dir") ?? WALFlushCeiling.directory(near: server["data_directory"])
         Output.error("WAL flush: timing fdatasync in \(fsyncDirectory)")
         let pgTestFsync = WALFlushCeiling.pgTestFsync(in: fsyncDirectory)
-
-        var fsyncs: [Double] = []
-        var commitsOne: [Double] = []
-        var commitsMany: [Double] = []
-        var rates: [Kind: (single: [Double], parallel: [Double], processes: [Double])] = [:]
-        for run in 1...runs {
-            Output.error("run \(run)/\(runs): WAL flush and commit ceiling")
-            fsyncs.append(try WALFlushCeiling.fdatasyncRate(in: fsyncDirectory, seconds: 1))
-            let ceiling = try await commitRates(url: url, writers: writers)
-            commitsOne.append(ceiling.one)
-            commitsMany.append(ceiling.many)
-            for kind in Kind.allCases {
-                Output.error("run \(run)/\(runs): \(kind.rawValue) deliveries")
-                var figures = rates[kind] ?? ([], [], [])
-                if kind != .grouped {
-                    // One writer never waits for another, so its groups hold one delivery: the transactional figure.
-                    figures.single.append(try await rate(kind, deliveries, writers: 1, url: url, groupCommit))
-                }
-                figures.parallel.append(try await rate(kind, deliveries, writers: writers, url: url, groupCommit))
-                figures.processes.append(
-                    try await twoProcessRate(kind, deliveries, writers: writers, url: url, groupCommit)
-                )
-                rates[kind] = figures
-            }
+        var samples = Samples()
+        for run in 1...options.runs {
+            try await measure(run: run, options, fsyncDirectory: fsyncDirectory, into: &samples)
         }
         var histories: [[String: Any]] = []
         for size in sizes {
-            histories.append(try await history(size, runs: runs, url: url))
-        }
-        func figures(_ samples: [Double]) -> [String: Any] {
-            ["perSecond": BenchCommand.median(samples).rounded(), "samples": samples.map { $0.rounded() }]
-        }
-        let one = BenchCommand.median(commitsOne)
-        let many = BenchCommand.median(commitsMany)
-        var deliveryFigures: [String: Any] = [:]
-        for kind in Kind.allCases {
-            let samples = rates[kind] ?? ([], [], [])
-            var figure: [String: Any] = [
-                "unit": kind.unit,
-                "commitsPerDelivery": kind == .grouped ? "1 per group" : kind.commits,
-                "concurrentWriters": figures(samples.parallel).merging([
-                    "writers": writers, "ceiling": (many / Double(kind.commits)).rounded(),
-                ]) { $1 },
-                "twoProcesses": figures(samples.processes).merging(["writersPerProcess": writers / 2]) { $1 },
-            ]
-            if kind == .grouped {
-                figure["groupCommit"] = [
-                    "maximumDeliveries": groupCommit.maximumDeliveries,
-                    "concurrentGroups": groupCommit.concurrentGroups ?? 0,
-                ]
-            } else {
-                figure["oneWriter"] = figures(samples.single).merging([
-                    "ceiling": (one / Double(kind.commits)).rounded()
-                ]) { $1 }
-            }
-            deliveryFigures[kind.rawValue] = figure
+            histories.append(try await history(size, runs: options.runs, url: options.url))
         }
         var flush: [String: Any] = [
-            "fdatasyncPerSecond": figures(fsyncs),
+            "fdatasyncPerSecond": Benchmark.figures(samples.fsyncs),
             "directory": fsyncDirectory,
             "method": "8 KiB written at the start of a 16 MiB file, then fdatasync, repeated for 1 s per run "
                 + "(the pattern of a WAL flush)",
@@ -155,26 +122,119 @@ enum PostgresStoreBenchmark {
         if let pgTestFsync {
             flush["pgTestFsync"] = pgTestFsync
         }
-        try StoreBenchmark.emit([
+        try Benchmark.emit(report(options, server: server, walFlush: flush, samples, histories: histories))
+    }
+
+    /// A child process of ``twoProcessRate(_:_:writers:url:_:)``: delivers `FROM:COUNT` into the parent's schema
+    /// and prints when it began and ended.
+    static func runChild(_ bounds: String, _ parsed: Arguments, _ options: Options) async throws {
+        let bounds = bounds.split(separator: ":").compactMap { Int($0) }
+        guard bounds.count == 2, let schema = try parsed.value("schema"),
+            let kind = Kind(rawValue: try parsed.value("child-kind") ?? "hook")
+        else {
+            throw Arguments.UsageError(
+                message: "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|transactional|grouped"
+            )
+        }
+        let window = try await deliver(
+            kind,
+            from: bounds[0],
+            count: bounds[1],
+            writers: options.writers,
+            configuration: .init(url: options.url, schema: schema, poolSize: options.writers),
+            groupCommit: options.groupCommit
+        )
+        try Benchmark.emit(["start": window.start, "end": window.end])
+    }
+
+    /// One run: the WAL flush rate, the durable commit ceiling, then each kind of delivery.
+    static func measure(run: Int, _ options: Options, fsyncDirectory: String, into samples: inout Samples) async throws
+    {
+        let (url, deliveries, writers, groupCommit) = (
+            options.url, options.deliveries, options.writers, options.groupCommit
+        )
+        Output.error("run \(run)/\(options.runs): WAL flush and commit ceiling")
+        samples.fsyncs.append(try WALFlushCeiling.fdatasyncRate(in: fsyncDirectory, seconds: 1))
+        let ceiling = try await commitRates(url: url, writers: writers)
+        samples.commitsOne.append(ceiling.one)
+        samples.commitsMany.append(ceiling.many)
+        for kind in Kind.allCases {
+            Output.error("run \(run)/\(options.runs): \(kind.rawValue) deliveries")
+            var figures = samples.rates[kind] ?? Rates()
+            if kind != .grouped {
+                // One writer never waits for another, so its groups hold one delivery: the transactional figure.
+                figures.single.append(try await rate(kind, deliveries, writers: 1, url: url, groupCommit))
+            }
+            figures.parallel.append(try await rate(kind, deliveries, writers: writers, url: url, groupCommit))
+            figures.processes.append(
+                try await twoProcessRate(kind, deliveries, writers: writers, url: url, groupCommit)
+            )
+            samples.rates[kind] = figures
+        }
+    }
+
+    /// The server's settings, the limits, every kind of delivery against them, and the history latencies.
+    static func report(
+        _ options: Options,
+        server: [String: String],
+        walFlush: [String: Any],
+        _ samples: Samples,
+        histories: [[String: Any]]
+    ) -> [String: Any] {
+        [
             "benchmark": "store",
-            "build": BenchCommand.isDebugBuild ? "debug" : "release",
+            "build": Benchmark.build,
             "store": "PostgresEntitlementStore",
             "cores": ProcessInfo.processInfo.activeProcessorCount,
             "loadAverage": loadAverage(),
-            "runs": runs,
-            "deliveriesPerRun": deliveries,
+            "runs": options.runs,
+            "deliveriesPerRun": options.deliveries,
             "server": server,
-            "walFlush": flush,
+            "walFlush": walFlush,
             "durableCommits": [
                 "unit": "commits per second of a one-row update through the store's pool, each waiting for its "
                     + "WAL flush: the ceiling of one writer, and what W writers reach with the server's group commit",
-                "oneWriter": figures(commitsOne),
-                "concurrentWriters": figures(commitsMany).merging(["writers": writers]) { $1 },
+                "oneWriter": Benchmark.figures(samples.commitsOne),
+                "concurrentWriters": Benchmark.figures(samples.commitsMany).merging(["writers": options.writers]) {
+                    $1
+                },
             ],
-            "durableDeliveries": deliveryFigures,
+            "durableDeliveries": deliveryFigures(options, samples),
             "target": ["durableDeliveriesPerSecondWith8Writers": 2_000],
             "history": histories,
-        ])
+        ]
+    }
+
+    /// Each kind's rates beside the ceiling the commit rate puts on it.
+    static func deliveryFigures(_ options: Options, _ samples: Samples) -> [String: Any] {
+        let one = Benchmark.median(samples.commitsOne)
+        let many = Benchmark.median(samples.commitsMany)
+        var deliveryFigures: [String: Any] = [:]
+        for kind in Kind.allCases {
+            let rates = samples.rates[kind] ?? Rates()
+            var figure: [String: Any] = [
+                "unit": kind.unit,
+                "commitsPerDelivery": kind == .grouped ? "1 per group" : kind.commits,
+                "concurrentWriters": Benchmark.figures(rates.parallel).merging([
+                    "writers": options.writers, "ceiling": (many / Double(kind.commits)).rounded(),
+                ]) { $1 },
+                "twoProcesses": Benchmark.figures(rates.processes).merging(["writersPerProcess": options.writers / 2]) {
+                    $1
+                },
+            ]
+            if kind == .grouped {
+                figure["groupCommit"] = [
+                    "maximumDeliveries": options.groupCommit.maximumDeliveries,
+                    "concurrentGroups": options.groupCommit.concurrentGroups ?? 0,
+                ]
+            } else {
+                figure["oneWriter"] = Benchmark.figures(rates.single).merging([
+                    "ceiling": (one / Double(kind.commits)).rounded()
+                ]) { $1 }
+            }
+            deliveryFigures[kind.rawValue] = figure
+        }
+        return deliveryFigures
     }
 
     // MARK: Server and ceiling
@@ -259,12 +319,12 @@ enum PostgresStoreBenchmark {
         // Create the schema first, so the children measure deliveries rather than a migration.
         try await prepare(kind, configuration: configuration)
         let half = count / 2
-        let executable = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable = try ChildProcess.ownExecutable()
         let children = try [(0, half), (half, count - half)].map { from, share in
             let child = Process()
             child.executableURL = executable
             child.arguments = [
-                "bench", "store", "--database", url, "--schema", schema, "--writers", String(max(2, writers / 2)),
+                "store", "--database", url, "--schema", schema, "--writers", String(max(2, writers / 2)),
                 "--child-deliveries", "\(from):\(share)", "--child-kind", kind.rawValue,
                 "--groups", String(max(1, (groupCommit.concurrentGroups ?? 2) / 2)),
             ]
@@ -437,10 +497,10 @@ enum PostgresStoreBenchmark {
         return [
             "transactions": size,
             "firstPageMilliseconds": [
-                "median": BenchCommand.median(first), "p99": BenchCommand.median(firstP99), "samples": first,
+                "median": Benchmark.median(first), "p99": Benchmark.median(firstP99), "samples": first,
             ],
             "deepPageMilliseconds": [
-                "median": BenchCommand.median(deep), "p99": BenchCommand.median(deepP99), "samples": deep,
+                "median": Benchmark.median(deep), "p99": Benchmark.median(deepP99), "samples": deep,
             ],
         ]
     }
@@ -478,31 +538,5 @@ enum PostgresStoreBenchmark {
             try await group.waitForAll()
         }
         return store
-    }
-}
-
-/// The transactional benchmark's wallet: a table of coins per user in the ledger's schema, granted in the ledger's
-/// transaction.
-struct BenchmarkWallet: PostgresTransactionalFulfillmentHook {
-    static let createTable =
-        "CREATE TABLE IF NOT EXISTS iap_bench_wallet (user_id text PRIMARY KEY, coins bigint NOT NULL)"
-    static let total = "SELECT coalesce(sum(coins), 0)::text FROM iap_bench_wallet"
-    static let product = CatalogProduct(productId: "coins.100", kind: .consumable, unitsPerPurchase: 100)
-
-    func grant(_ delivery: Delivery, on connection: PostgresTransactionConnection) throws {
-        try connection.execute(
-            """
-            INSERT INTO iap_bench_wallet AS wallet (user_id, coins) VALUES ($1, $2::bigint)
-            ON CONFLICT (user_id) DO UPDATE SET coins = wallet.coins + excluded.coins
-            """,
-            [delivery.userId, String(delivery.units)]
-        )
-    }
-
-    func revoke(_ delivery: Delivery, on connection: PostgresTransactionConnection) throws {
-        try connection.execute(
-            "UPDATE iap_bench_wallet SET coins = coins - $2::bigint WHERE user_id = $1",
-            [delivery.userId, String(delivery.units)]
-        )
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 
-/// `iap bench ingest`: the whole `iap ledger ingest` process as a user runs it, one line at a time (`--window 1`)
+/// `iap-bench ingest`: the whole `iap ledger ingest` process as a user runs it, one line at a time (`--window 1`)
 /// against a window of lines in flight, on the file store.
 enum IngestBenchmark {
     static let spec = CommandSpec(
-        name: "bench ingest",
+        program: "iap-bench",
+        name: "ingest",
         summary: "the whole iap ledger ingest process on the file store: one line at a time against a window",
         synopsis: ["[--transactions N] [--runs N] [--window N]"],
         discussion: """
@@ -17,14 +19,15 @@ enum IngestBenchmark {
             ledger, verifying, recording and every fsync included). Every line must be answered 'ACK ...
             delivered', in input order. Prints JSON with the medians of lines per second, the samples, the child's
             CPU time per line and the ratio of the two rates (target 4). Build with -c release for meaningful
-            figures.
+            figures, and build iap too: the iap beside iap-bench is the one measured (swift build -c release
+            --product iap).
             """,
         options: [
             .value("transactions", "N", "transactions per run, 1 to 1000000 (default 5000)"),
             .value("runs", "N", "runs of each, 1 to 100; the medians are reported (default 3)"),
             .value("window", "N", "the window compared with --window 1, 2 to 1024 (default 64, ingest's default)"),
         ],
-        examples: ["swift run -c release iap bench ingest --runs 5", "iap bench ingest --transactions 2000 --runs 1"]
+        examples: ["swift run -c release iap-bench ingest --runs 5", "iap-bench ingest --transactions 2000 --runs 1"]
     )
 
     struct Options {
@@ -51,18 +54,57 @@ enum IngestBenchmark {
         } catch {
             spec.fail(error)
         }
-        BatchVerifyBenchmark.report(directoryPrefix: "iap-bench-ingest") { directory in
+        Benchmark.reportInTemporaryDirectory(prefix: "iap-bench-ingest") { directory in
             try measure(options, in: directory)
         }
     }
 
+    /// What every run works on: the generated transactions, their root and catalog, and the answers expected.
+    struct Setup {
+        let iap: URL
+        let directory: URL
+        let root: String
+        let catalog: String
+        let tokens: URL
+        let expected: [String]
+    }
+
+    /// Lines per second and CPU microseconds per line of every run, one line at a time and with the window.
+    struct Samples {
+        var single: [Double] = []
+        var singleCPU: [Double] = []
+        var windowed: [Double] = []
+        var windowedCPU: [Double] = []
+    }
+
     static func measure(_ options: Options, in directory: URL) throws -> [String: Any] {
-        let iap = try BatchVerifyBenchmark.executable()
+        let setup = try prepare(options, in: directory)
+        var samples = Samples()
+        for run in 1...options.runs {
+            // Alternate which goes first, so that neither always runs on a warmer (or busier) machine.
+            let order = run % 2 == 1 ? [1, options.window] : [options.window, 1]
+            for window in order {
+                let result = try ingest(window: window, run: run, options, setup)
+                if window == 1 {
+                    samples.single.append(result.rate)
+                    samples.singleCPU.append(result.cpuPerLine)
+                } else {
+                    samples.windowed.append(result.rate)
+                    samples.windowedCPU.append(result.cpuPerLine)
+                }
+            }
+        }
+        return report(options, samples)
+    }
+
+    /// Generates the transactions with `iap testdata transactions`, with their root and catalog.
+    static func prepare(_ options: Options, in directory: URL) throws -> Setup {
+        let iap = try ChildProcess.iap()
         let root = directory.appending(path: "root.der").path
         let catalog = directory.appending(path: "catalog.json").path
         let tokens = directory.appending(path: "tokens.txt")
         Output.error("generating \(options.transactions) transactions with iap testdata transactions")
-        let generated = try BatchVerifyBenchmark.spawn(
+        let generated = try ChildProcess.spawn(
             iap,
             [
                 "testdata", "transactions", "--count", String(options.transactions), "--root-out", root,
@@ -74,50 +116,51 @@ enum IngestBenchmark {
             throw IAPError(.internalError, "iap testdata transactions failed (exit \(generated.status))")
         }
         try Data(generated.output).write(to: tokens)
-        let expected = try expectedAnswers(generated.output)
+        return Setup(
+            iap: iap,
+            directory: directory,
+            root: root,
+            catalog: catalog,
+            tokens: tokens,
+            expected: try expectedAnswers(generated.output)
+        )
+    }
 
-        func ingest(window: Int, run: Int) throws -> (rate: Double, cpuPerLine: Double) {
-            let ledger = directory.appending(path: "ledger-\(window)-\(run)").path
-            let arguments = command(window: window, ledger: ledger, catalog: catalog, root: root, tokens: tokens.path)
-            Output.error("run \(run)/\(options.runs): iap ledger ingest --window \(window)")
-            let childrenCPU = BatchVerifyBenchmark.childrenCPUSeconds()
-            let began = ContinuousClock.now
-            let answered = try BatchVerifyBenchmark.spawn(iap, arguments, input: nil)
-            let elapsed = ContinuousClock.now - began
-            let cpu = BatchVerifyBenchmark.childrenCPUSeconds() - childrenCPU
-            let lines = String(decoding: answered.output, as: UTF8.self).split(separator: "\n").map(String.init)
-            guard answered.status == 0, lines == expected else {
-                throw IAPError(
-                    .internalError,
-                    "iap ledger ingest --window \(window) exited \(answered.status) with \(lines.count) lines, "
-                        + "not the \(expected.count) 'ACK <id> delivered' lines in input order"
-                )
-            }
-            try? FileManager.default.removeItem(atPath: ledger)
-            let count = Double(options.transactions)
-            return (count / elapsed.timeInterval, cpu / count * 1e6)
+    /// One `iap ledger ingest` into a new ledger: lines per second and the child's CPU microseconds per line.
+    static func ingest(window: Int, run: Int, _ options: Options, _ setup: Setup) throws
+        -> (rate: Double, cpuPerLine: Double)
+    {
+        let ledger = setup.directory.appending(path: "ledger-\(window)-\(run)").path
+        let arguments = command(
+            window: window,
+            ledger: ledger,
+            catalog: setup.catalog,
+            root: setup.root,
+            tokens: setup.tokens.path
+        )
+        Output.error("run \(run)/\(options.runs): iap ledger ingest --window \(window)")
+        let childrenCPU = ChildProcess.childrenCPUSeconds()
+        let began = ContinuousClock.now
+        let answered = try ChildProcess.spawn(setup.iap, arguments, input: nil)
+        let elapsed = ContinuousClock.now - began
+        let cpu = ChildProcess.childrenCPUSeconds() - childrenCPU
+        let lines = String(decoding: answered.output, as: UTF8.self).split(separator: "\n").map(String.init)
+        guard answered.status == 0, lines == setup.expected else {
+            throw IAPError(
+                .internalError,
+                "iap ledger ingest --window \(window) exited \(answered.status) with \(lines.count) lines, "
+                    + "not the \(setup.expected.count) 'ACK <id> delivered' lines in input order"
+            )
         }
+        try? FileManager.default.removeItem(atPath: ledger)
+        let count = Double(options.transactions)
+        return (count / elapsed.timeInterval, cpu / count * 1e6)
+    }
 
-        var single: [Double] = []
-        var singleCPU: [Double] = []
-        var windowed: [Double] = []
-        var windowedCPU: [Double] = []
-        for run in 1...options.runs {
-            // Alternate which goes first, so that neither always runs on a warmer (or busier) machine.
-            let order = run % 2 == 1 ? [1, options.window] : [options.window, 1]
-            for window in order {
-                let result = try ingest(window: window, run: run)
-                if window == 1 {
-                    single.append(result.rate)
-                    singleCPU.append(result.cpuPerLine)
-                } else {
-                    windowed.append(result.rate)
-                    windowedCPU.append(result.cpuPerLine)
-                }
-            }
-        }
-        let singleRate = BenchCommand.median(single)
-        let windowRate = BenchCommand.median(windowed)
+    /// The medians of both, the command lines, and the ratio against the target.
+    static func report(_ options: Options, _ samples: Samples) -> [String: Any] {
+        let singleRate = Benchmark.median(samples.single)
+        let windowRate = Benchmark.median(samples.windowed)
         let ratio = singleRate > 0 ? (windowRate / singleRate * 100).rounded() / 100 : 0
         func figures(_ window: Int, _ samples: [Double], _ cpu: [Double]) -> [String: Any] {
             [
@@ -130,20 +173,20 @@ enum IngestBenchmark {
                         tokens: "tokens.txt"
                     )
                     .joined(separator: " "),
-                "linesPerSecond": BenchCommand.median(samples).rounded(),
+                "linesPerSecond": Benchmark.median(samples).rounded(),
                 "samples": samples.map { $0.rounded() },
-                "cpuMicrosecondsPerLine": BenchCommand.median(cpu).rounded(),
+                "cpuMicrosecondsPerLine": Benchmark.median(cpu).rounded(),
             ]
         }
         return [
             "benchmark": "ingest",
-            "build": BenchCommand.isDebugBuild ? "debug" : "release",
+            "build": Benchmark.build,
             "cores": ProcessInfo.processInfo.activeProcessorCount,
             "transactions": options.transactions,
             "runs": options.runs,
             "unit": "lines per second of the whole process (spawn to exit, a new file ledger each run), median of runs",
-            "oneLineAtATime": figures(1, single, singleCPU),
-            "window": figures(options.window, windowed, windowedCPU),
+            "oneLineAtATime": figures(1, samples.single, samples.singleCPU),
+            "window": figures(options.window, samples.windowed, samples.windowedCPU),
             "ratio": ratio,
             "target": 4,
             "met": ratio >= 4,

@@ -6,7 +6,7 @@
 import Foundation
 import IAPCore
 
-/// A blocking HTTP/1.1 client of one keep-alive connection to a loopback port, for `iap bench serve`: light enough that
+/// A blocking HTTP/1.1 client of one keep-alive connection to a loopback port, for `iap-bench serve`: light enough that
 /// the benchmark measures the server, not the client. It sends a request with `Content-Length` and reads one answer
 /// with `Content-Length` (what the purchase server sends); anything else is an error, and the connection is opened
 /// again for the next request.

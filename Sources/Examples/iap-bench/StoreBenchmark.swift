@@ -1,11 +1,13 @@
 import Foundation
+import IAPCommandLine
 import IAPCore
 import IAPStorageFile
 
-/// `iap bench store`: the file store's durable write rate, open time, memory and history latency.
+/// `iap-bench store`: the file store's durable write rate, open time, memory and history latency.
 enum StoreBenchmark {
     static let spec = CommandSpec(
-        name: "bench store",
+        program: "iap-bench",
+        name: "store",
         summary: "the file store (or PostgreSQL): deliveries per second, open time, memory, page latency",
         synopsis: [
             "[--transactions N,N...] [--deliveries N] [--writers W] [--runs N] [--dir PATH]",
@@ -50,7 +52,12 @@ enum StoreBenchmark {
                 "measure PostgreSQL at this postgres:// URL instead of the file store (keep the password out of it: "
                     + "every local user can read a command line)"
             ),
-            CommandLedger.passwordFileOption,
+            .value(
+                "database-password-file",
+                "FILE",
+                "read the PostgreSQL password from FILE (its first line; mode 0600), rather than from the URL; "
+                    + "PGPASSWORD and ~/.pgpass (PGPASSFILE) work too"
+            ),
             .value(
                 "fsync-dir",
                 "DIR",
@@ -70,10 +77,43 @@ enum StoreBenchmark {
             ),
         ],
         examples: [
-            "swift run -c release iap bench store --transactions 100000 --runs 1",
-            "PGPASSWORD=iap swift run -c release iap bench store --database postgres://iap@127.0.0.1:54329/postgres",
+            "swift run -c release iap-bench store --transactions 100000 --runs 1",
+            "PGPASSWORD=iap swift run -c release iap-bench store --database postgres://iap@127.0.0.1:54329/postgres",
         ]
     )
+
+    /// What the command line asks for (of the file store).
+    struct Options {
+        let sizes: [Int]
+        let deliveries: Int
+        let writers: Int
+        let runs: Int
+        /// Where the stores are built and kept.
+        let base: URL
+
+        init(_ arguments: Arguments) throws {
+            sizes = try (arguments.value("transactions") ?? "100000,1000000").split(separator: ",").map {
+                guard let size = Int($0), (1...10_000_000).contains(size) else {
+                    throw Arguments.UsageError(message: "--transactions takes sizes between 1 and 10000000")
+                }
+                return size
+            }
+            let deliveries = try arguments.value("deliveries").map { Int($0) } ?? 2_000
+            let writers = try arguments.value("writers").map { Int($0) } ?? 8
+            let runs = try arguments.value("runs").map { Int($0) } ?? 3
+            guard let deliveries, (1...1_000_000).contains(deliveries), let writers, (1...256).contains(writers),
+                let runs, (1...100).contains(runs)
+            else {
+                throw Arguments.UsageError(message: "--deliveries 1...1000000, --writers 1...256, --runs 1...100")
+            }
+            self.deliveries = deliveries
+            self.writers = writers
+            self.runs = runs
+            base =
+                try arguments.value("dir").map { URL(filePath: $0) }
+                ?? FileManager.default.temporaryDirectory.appending(path: "iap-bench-store")
+        }
+    }
 
     static func run(_ arguments: [String]) async {
         let parsed = spec.parse(arguments)
@@ -85,74 +125,17 @@ enum StoreBenchmark {
             }
             if let directory = try parsed.value("open-only") {
                 let report = try await openOnly(URL(filePath: directory))
-                try emit(report)
+                try Benchmark.emit(report)
                 terminate(.success)
             }
-            let sizes = try (parsed.value("transactions") ?? "100000,1000000").split(separator: ",").map {
-                guard let size = Int($0), (1...10_000_000).contains(size) else {
-                    throw Arguments.UsageError(message: "--transactions takes sizes between 1 and 10000000")
-                }
-                return size
-            }
-            let deliveries = try parsed.value("deliveries").map { Int($0) } ?? 2_000
-            let writers = try parsed.value("writers").map { Int($0) } ?? 8
-            let runs = try parsed.value("runs").map { Int($0) } ?? 3
-            guard let deliveries, (1...1_000_000).contains(deliveries), let writers, (1...256).contains(writers),
-                let runs, (1...100).contains(runs)
-            else {
-                throw Arguments.UsageError(message: "--deliveries 1...1000000, --writers 1...256, --runs 1...100")
-            }
-            let base =
-                try parsed.value("dir").map { URL(filePath: $0) }
-                ?? FileManager.default.temporaryDirectory.appending(path: "iap-bench-store")
-            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-
-            var single: [Double] = []
-            var parallel: [Double] = []
-            for run in 1...runs {
-                Output.error("deliveries run \(run)/\(runs)")
-                single.append(try await deliveryRate(deliveries, writers: 1, in: base))
-                parallel.append(try await deliveryRate(deliveries, writers: writers, in: base))
-            }
+            let options = try Options(parsed)
+            try FileManager.default.createDirectory(at: options.base, withIntermediateDirectories: true)
+            let (single, parallel) = try await measureDeliveries(options)
             var opens: [[String: Any]] = []
-            for size in sizes {
-                let directory = base.appending(path: "ledger-\(size)")
-                try await build(size, in: directory)
-                var samples: [[String: Any]] = []
-                for run in 1...runs {
-                    Output.error("open \(size) run \(run)/\(runs)")
-                    samples.append(try openInChild(directory))
-                }
-                opens.append(summarize(size: size, samples))
+            for size in options.sizes {
+                opens.append(try await measureOpen(size, options))
             }
-            let report: [String: Any] = [
-                "benchmark": "store",
-                "build": BenchCommand.isDebugBuild ? "debug" : "release",
-                "store": "FileEntitlementStore",
-                "cores": ProcessInfo.processInfo.activeProcessorCount,
-                "runs": runs,
-                "durableDeliveries": [
-                    "unit":
-                        "deliveries per second (insert of the entry claimed, with its signed transaction, + delivered replace, each fsynced), median",
-                    "deliveriesPerRun": deliveries,
-                    "oneWriter": [
-                        "perSecond": BenchCommand.median(single).rounded(), "samples": single.map { $0.rounded() },
-                    ],
-                    "concurrentWriters": [
-                        "writers": writers,
-                        "perSecond": BenchCommand.median(parallel).rounded(),
-                        "samples": parallel.map { $0.rounded() },
-                    ],
-                ],
-                "open": opens,
-                "targets": [
-                    "durableDeliveriesPerSecondWith8Writers": 5_000,
-                    "openSecondsAt1M": 10,
-                    "peakMemoryMBAt1M": 1_024,
-                    "historyPageMilliseconds": 1,
-                ],
-            ]
-            try emit(report)
+            try Benchmark.emit(report(options, single: single, parallel: parallel, opens: opens))
             terminate(.success)
         } catch let error as Arguments.UsageError {
             spec.fail(error)
@@ -160,6 +143,57 @@ enum StoreBenchmark {
             Output.error("error: \(error)")
             terminate(.rejected)
         }
+    }
+
+    /// The durable delivery rates of every run, with one writer and with W.
+    static func measureDeliveries(_ options: Options) async throws -> (single: [Double], parallel: [Double]) {
+        var single: [Double] = []
+        var parallel: [Double] = []
+        for run in 1...options.runs {
+            Output.error("deliveries run \(run)/\(options.runs)")
+            single.append(try await deliveryRate(options.deliveries, writers: 1, in: options.base))
+            parallel.append(try await deliveryRate(options.deliveries, writers: options.writers, in: options.base))
+        }
+        return (single, parallel)
+    }
+
+    /// A store of `size` transactions, built unless it is, opened in a child process every run.
+    static func measureOpen(_ size: Int, _ options: Options) async throws -> [String: Any] {
+        let directory = options.base.appending(path: "ledger-\(size)")
+        try await build(size, in: directory)
+        var samples: [[String: Any]] = []
+        for run in 1...options.runs {
+            Output.error("open \(size) run \(run)/\(options.runs)")
+            samples.append(try openInChild(directory))
+        }
+        return summarize(size: size, samples)
+    }
+
+    /// The delivery rates, the figures of each size, and the targets.
+    static func report(_ options: Options, single: [Double], parallel: [Double], opens: [[String: Any]])
+        -> [String: Any]
+    {
+        [
+            "benchmark": "store",
+            "build": Benchmark.build,
+            "store": "FileEntitlementStore",
+            "cores": ProcessInfo.processInfo.activeProcessorCount,
+            "runs": options.runs,
+            "durableDeliveries": [
+                "unit":
+                    "deliveries per second (insert of the entry claimed, with its signed transaction, + delivered replace, each fsynced), median",
+                "deliveriesPerRun": options.deliveries,
+                "oneWriter": Benchmark.figures(single),
+                "concurrentWriters": Benchmark.figures(parallel).merging(["writers": options.writers]) { $1 },
+            ],
+            "open": opens,
+            "targets": [
+                "durableDeliveriesPerSecondWith8Writers": 5_000,
+                "openSecondsAt1M": 10,
+                "peakMemoryMBAt1M": 1_024,
+                "historyPageMilliseconds": 1,
+            ],
+        ]
     }
 
     // MARK: Durable deliveries
@@ -242,11 +276,11 @@ enum StoreBenchmark {
         try Data().write(to: directory.appending(path: "BUILT"))
     }
 
-    /// Runs `iap bench store --open-only` on `directory` and returns its figures.
+    /// Runs `iap-bench store --open-only` on `directory` and returns its figures.
     private static func openInChild(_ directory: URL) throws -> [String: Any] {
         let child = Process()
-        child.executableURL = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        child.arguments = ["bench", "store", "--open-only", directory.path(percentEncoded: false)]
+        child.executableURL = try ChildProcess.ownExecutable()
+        child.arguments = ["store", "--open-only", directory.path(percentEncoded: false)]
         let output = Pipe()
         child.standardOutput = output
         try child.run()
@@ -337,12 +371,12 @@ enum StoreBenchmark {
         let deepP99 = samples.compactMap { ($0["deepPageMilliseconds"] as? [String: Double])?["p99"] }
         return [
             "transactions": size,
-            "openSeconds": ["median": BenchCommand.median(opens), "samples": opens],
+            "openSeconds": ["median": Benchmark.median(opens), "samples": opens],
             "peakResidentMB": ["max": peaks.max() ?? 0, "samples": peaks],
             "firstPageMilliseconds": [
-                "median": BenchCommand.median(firstMedians), "p99": BenchCommand.median(firstP99),
+                "median": Benchmark.median(firstMedians), "p99": Benchmark.median(firstP99),
             ],
-            "deepPageMilliseconds": ["median": BenchCommand.median(deepMedians), "p99": BenchCommand.median(deepP99)],
+            "deepPageMilliseconds": ["median": Benchmark.median(deepMedians), "p99": Benchmark.median(deepP99)],
             "samples": samples,
         ]
     }
@@ -408,7 +442,7 @@ enum StoreBenchmark {
             return [:]
         }
         let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
-        return ["median": BenchCommand.median(sorted), "p99": p99]
+        return ["median": Benchmark.median(sorted), "p99": p99]
     }
 
     /// VmRSS and VmHWM of this process, in MB.
@@ -422,11 +456,6 @@ enum StoreBenchmark {
             return (kilobytes / 1024 * 10).rounded() / 10
         }
         return (field("VmRSS"), field("VmHWM"))
-    }
-
-    static func emit(_ report: [String: Any]) throws {
-        Output.write(try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]))
-        Output.write("\n")
     }
 
     /// A small deterministic random number generator, so runs pick the same users.

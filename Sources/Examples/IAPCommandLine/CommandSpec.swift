@@ -1,29 +1,37 @@
 import Foundation
 
-/// What an `iap` command accepts and how it explains itself: the options the parser knows, and the usage that
-/// `--help` prints.
+/// What a command of `iap` or `iap-bench` accepts and how it explains itself: the options the parser knows, and the
+/// usage that `--help` prints.
 ///
 /// A command with ``subcommands`` is a group (`iap ledger`, `iap api`, ...): ``subcommand(_:)`` picks the
 /// subcommand, and the group's `--help` lists them. Every command and subcommand answers `--help` and `-h` with
 /// its own usage on standard output and exit status 0; a usage error is one line on standard error that names
 /// the problem and the `--help` to read, with exit status 2.
-struct CommandSpec: Sendable {
+public struct CommandSpec: Sendable {
     /// One option or switch.
-    struct Option: Sendable {
+    public struct Option: Sendable {
         /// The name, without the leading `--`.
-        let name: String
+        public let name: String
         /// What its value is called in the usage (`DIR`, `N`, ...); `nil` for a switch.
-        let value: String?
+        public let value: String?
         /// One line: what it does.
-        let help: String
+        public let help: String
         /// Whether it may be given more than once.
-        let repeatable: Bool
+        public let repeatable: Bool
         /// Other names that mean the same option (`base-url` for `api-url`), without the leading `--`: the parser
         /// files a value given under an alias under ``name``, and the usage names the aliases beside the help.
-        var aliases: [String] = []
+        public var aliases: [String] = []
 
         /// An option that takes a value.
-        static func value(
+        ///
+        /// - Parameters:
+        ///   - name: Its name, without the leading `--`.
+        ///   - placeholder: What its value is called in the usage (`DIR`).
+        ///   - help: One line: what it does.
+        ///   - repeatable: Whether it may be given more than once.
+        ///   - aliases: Other names of the same option, without the leading `--`.
+        /// - Returns: The option.
+        public static func value(
             _ name: String,
             _ placeholder: String,
             _ help: String,
@@ -34,51 +42,89 @@ struct CommandSpec: Sendable {
         }
 
         /// A switch.
-        static func flag(_ name: String, _ help: String) -> Option {
+        ///
+        /// - Parameters:
+        ///   - name: Its name, without the leading `--`.
+        ///   - help: One line: what it does.
+        /// - Returns: The switch.
+        public static func flag(_ name: String, _ help: String) -> Option {
             Option(name: name, value: nil, help: help, repeatable: false)
         }
 
         /// The help the usage prints: the line, then what may be given more than once and the aliases.
-        var fullHelp: String {
+        public var fullHelp: String {
             help + (repeatable ? " (repeatable)" : "")
                 + (aliases.isEmpty ? "" : " (alias: \(aliases.map { "--\($0)" }.joined(separator: ", ")))")
         }
 
         /// How the usage shows it: `--data DIR`.
-        var label: String {
+        public var label: String {
             "--\(name)" + (value.map { " \($0)" } ?? "")
         }
     }
 
-    /// The words after `iap` that name it: `"ledger history"`; empty for the tool itself.
-    let name: String
+    /// The executable that runs it: `iap` or `iap-bench`.
+    public let program: String
+    /// The words after the program that name it: `"ledger history"`; empty for the tool itself.
+    public let name: String
     /// One line, for the list of the group it belongs to.
-    let summary: String
+    public let summary: String
     /// The forms of the command line, each without the leading `iap <name>`; a line that starts with a space
     /// goes on with the form above it.
-    var synopsis: [String] = []
+    public var synopsis: [String] = []
     /// What it does, as paragraphs; the summary when empty.
-    var discussion: String = ""
+    public var discussion: String = ""
     /// Its options, in the order the usage lists them.
-    var options: [Option] = []
+    public var options: [Option] = []
     /// Its subcommands, when it is a group.
-    var subcommands: [CommandSpec] = []
+    public var subcommands: [CommandSpec] = []
     /// Command lines to try.
-    var examples: [String] = []
+    public var examples: [String] = []
+
+    /// A command.
+    ///
+    /// - Parameters:
+    ///   - program: The executable that runs it (default `iap`).
+    ///   - name: The words after the program that name it; empty for the program itself.
+    ///   - summary: One line, for the list of the group it belongs to.
+    ///   - synopsis: The forms of the command line, without the leading program and name.
+    ///   - discussion: What it does, as paragraphs; the summary when empty.
+    ///   - options: Its options, in the order the usage lists them.
+    ///   - subcommands: Its subcommands, when it is a group.
+    ///   - examples: Command lines to try.
+    public init(
+        program: String = "iap",
+        name: String,
+        summary: String,
+        synopsis: [String] = [],
+        discussion: String = "",
+        options: [Option] = [],
+        subcommands: [CommandSpec] = [],
+        examples: [String] = []
+    ) {
+        self.program = program
+        self.name = name
+        self.summary = summary
+        self.synopsis = synopsis
+        self.discussion = discussion
+        self.options = options
+        self.subcommands = subcommands
+        self.examples = examples
+    }
 
     /// The last word of the name: what selects it in its group.
-    var word: String {
+    public var word: String {
         name.split(separator: " ").last.map(String.init) ?? name
     }
 
     /// The command line that prints this usage.
-    var helpCommand: String {
-        (["iap"] + (name.isEmpty ? [] : [name]) + ["--help"]).joined(separator: " ")
+    public var helpCommand: String {
+        ([program] + (name.isEmpty ? [] : [name]) + ["--help"]).joined(separator: " ")
     }
 
     /// The text `--help` prints.
-    var usage: String {
-        let command = (["iap"] + (name.isEmpty ? [] : [name])).joined(separator: " ")
+    public var usage: String {
+        let command = ([program] + (name.isEmpty ? [] : [name])).joined(separator: " ")
         var lines: [String] = []
         // A line that starts with a space goes on with the form above it.
         var forms: [String] = []
@@ -208,7 +254,10 @@ struct CommandSpec: Sendable {
 
     /// Parses a command's arguments against its options: `--help` or `-h` prints the usage and exits 0, a usage
     /// error exits 2 (see ``fail(_:)``).
-    func parse(_ arguments: [String]) -> Arguments {
+    ///
+    /// - Parameter arguments: The command line after the command's words.
+    /// - Returns: The parsed arguments, free of usage errors.
+    public func parse(_ arguments: [String]) -> Arguments {
         let parsed = Arguments(
             scanning: arguments,
             options: Set(options.filter { $0.value != nil }.map(\.name)),
@@ -232,7 +281,10 @@ struct CommandSpec: Sendable {
     /// With no argument, prints the group's usage on standard error and exits 2; `--help`, `-h` or `help`
     /// prints it on standard output and exits 0 (`help WORD...` prints a subcommand's); an unknown subcommand
     /// is a usage error.
-    func subcommand(_ arguments: [String]) -> (CommandSpec, [String]) {
+    ///
+    /// - Parameter arguments: The command line after the group's words.
+    /// - Returns: The subcommand's spec and the arguments after its word.
+    public func subcommand(_ arguments: [String]) -> (CommandSpec, [String]) {
         guard let first = arguments.first else {
             Output.error(usage)
             terminate(.usage)
@@ -261,13 +313,15 @@ struct CommandSpec: Sendable {
     }
 
     /// Prints the usage on standard output and exits 0.
-    func printUsage() -> Never {
+    public func printUsage() -> Never {
         Output.line(usage)
         terminate(.success)
     }
 
     /// Reports a usage error in one line, `error: usage: <problem> (see iap <command> --help)`, and exits 2.
-    func fail(_ error: Arguments.UsageError) -> Never {
+    ///
+    /// - Parameter error: The problem.
+    public func fail(_ error: Arguments.UsageError) -> Never {
         Output.error("error: usage: \(error.message) (see \(helpCommand))")
         terminate(.usage)
     }

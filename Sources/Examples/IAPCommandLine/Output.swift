@@ -3,47 +3,61 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
+public import Foundation
 
-/// Buffered writes to standard output and standard error; the tool's only way to print.
-enum Output {
+/// Buffered writes to standard output and standard error; the tools' only way to print.
+public enum Output {
     nonisolated(unsafe) private static var buffer: [UInt8] = []
 
     /// Appends to standard output; flushed when large or when `flush()` is called.
-    static func write(_ text: String) {
+    ///
+    /// - Parameter text: What to write, as UTF-8.
+    public static func write(_ text: String) {
         buffer.append(contentsOf: text.utf8)
         if buffer.count >= 1 << 16 {
             flush()
         }
     }
 
-    static func write(_ bytes: [UInt8]) {
+    /// Appends bytes to standard output, as they are.
+    ///
+    /// - Parameter bytes: What to write.
+    public static func write(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= 1 << 16 {
             flush()
         }
     }
 
-    static func write(_ data: Data) {
+    /// Appends data to standard output, as it is.
+    ///
+    /// - Parameter data: What to write.
+    public static func write(_ data: Data) {
         buffer.append(contentsOf: data)
         if buffer.count >= 1 << 16 {
             flush()
         }
     }
 
-    static func line(_ text: String) {
+    /// Appends a line to standard output.
+    ///
+    /// - Parameter text: The line, without its `\n`.
+    public static func line(_ text: String) {
         write(text)
         write("\n")
     }
 
-    static func flush() {
+    /// Writes what standard output holds.
+    public static func flush() {
         guard !buffer.isEmpty else { return }
         writeAll(buffer, to: 1)
         buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes one line to standard error, unbuffered.
-    static func error(_ text: String) {
+    ///
+    /// - Parameter text: The line, without its `\n`.
+    public static func error(_ text: String) {
         writeAll(Array((text + "\n").utf8), to: 2)
     }
 
@@ -67,14 +81,20 @@ enum Output {
     }
 }
 
-/// How the tool ends.
-enum ExitCode: Int32 {
+/// How a tool ends: its exit status.
+public enum ExitCode: Int32, Sendable {
+    /// 0: it did what was asked.
     case success = 0
+    /// 1: the input was rejected or the work failed.
     case rejected = 1
+    /// 2: the command line was wrong.
     case usage = 2
 }
 
-func terminate(_ code: ExitCode) -> Never {
+/// Flushes standard output and exits.
+///
+/// - Parameter code: The exit status.
+public func terminate(_ code: ExitCode) -> Never {
     Output.flush()
     exit(code.rawValue)
 }

@@ -13,7 +13,7 @@ import Foundation
 /// A secret file must be private: a regular file that its group or others may read or write (any of mode `0077`) is
 /// refused with the `chmod 600` that fixes it; so are the password file (`--database-password-file`) and the API key
 /// (`--auth-key`), read through ``contents(_:option:)``.
-enum SecretFile {
+public enum SecretFile {
     /// The bytes of a private file.
     ///
     /// - Parameters:
@@ -21,7 +21,7 @@ enum SecretFile {
     ///   - option: The option that named it, for messages (`--auth-key`).
     /// - Returns: Its bytes, as they are.
     /// - Throws: A usage error when it cannot be read, or when it is a regular file open to its group or others.
-    static func contents(_ path: String, option: String) throws(Arguments.UsageError) -> [UInt8] {
+    public static func contents(_ path: String, option: String) throws(Arguments.UsageError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw .init(message: "cannot read \(option) \(path): \(String(cString: strerror(errno)))")
@@ -69,7 +69,7 @@ enum SecretFile {
     ///   - option: The option that named it, for messages (`--grant-secret-file`).
     /// - Returns: The secret's bytes.
     /// - Throws: A usage error when the file cannot be read, is open to its group or others, or is empty.
-    static func read(_ path: String, option: String) throws(Arguments.UsageError) -> [UInt8] {
+    public static func read(_ path: String, option: String) throws(Arguments.UsageError) -> [UInt8] {
         let secret = trimmed(try contents(path, option: option))
         guard !secret.isEmpty else {
             throw .init(message: "\(option) \(path) is empty")
@@ -82,13 +82,31 @@ enum SecretFile {
     /// - Parameter name: The variable.
     /// - Returns: Its bytes without a trailing newline.
     /// - Throws: A usage error when it is set but empty.
-    static func environment(_ name: String) throws(Arguments.UsageError) -> [UInt8]? {
+    public static func environment(_ name: String) throws(Arguments.UsageError) -> [UInt8]? {
         guard let value = ProcessInfo.processInfo.environment[name] else { return nil }
         let secret = trimmed(Array(value.utf8))
         guard !secret.isEmpty else {
             throw .init(message: "the environment variable \(name) is set but empty")
         }
         return secret
+    }
+
+    /// A password file's password: its first line, without its `\n` or `\r\n` (`--database-password-file`).
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - option: The option that named it, for messages.
+    /// - Returns: The password.
+    /// - Throws: A usage error when the file cannot be read, is open to its group or others, or holds no password on
+    ///   its first line.
+    public static func password(_ path: String, option: String) throws(Arguments.UsageError) -> String {
+        let bytes = try contents(path, option: option)
+        let firstLine = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first ?? []
+        let line = firstLine.last == UInt8(ascii: "\r") ? firstLine.dropLast() : firstLine
+        guard !line.isEmpty, let password = String(bytes: line, encoding: .utf8) else {
+            throw .init(message: "the password file \(path) holds no password on its first line")
+        }
+        return password
     }
 
     /// The bytes without one trailing `\n` or `\r\n`.

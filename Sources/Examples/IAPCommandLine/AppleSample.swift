@@ -1,9 +1,9 @@
-/// Real App Store data, signed by Apple: for the benchmark's "real chain" figure, and the sample `iap demo`
-/// leaves to verify.
-enum AppleSample {
+/// Real App Store data, signed by Apple: for `iap-bench`'s "real chain" figure and its signed transactions of
+/// Apple's size, and the sample `iap demo` leaves to verify.
+public enum AppleSample {
     /// A production TEST notification of 2024-10-17 (`Sources/Examples/Samples/`). Its leaf certificate
     /// expired on 2025-10-11, so it verifies only at its `signedDate`, as Apple's offline rule allows.
-    static let productionTestNotification = """
+    public static let productionTestNotification = """
         eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUlFTURDQ0E3YWdBd0lCQWdJUWZUbGZkMGZOdkZXdnpDMVlJQU5zWGpBS0JnZ3Foa2pP\
         UFFRREF6QjFNVVF3UWdZRFZRUURERHRCY0hCc1pTQlhiM0pzWkhkcFpHVWdSR1YyWld4dmNHVnlJRkpsYkdGMGFXOXVjeUJEWlhK\
         MGFXWnBZMkYwYVc5dUlFRjFkR2h2Y21sMGVURUxNQWtHQTFVRUN3d0NSell4RXpBUkJnTlZCQW9NQ2tGd2NHeGxJRWx1WXk0eEN6\
