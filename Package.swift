@@ -93,13 +93,16 @@ let package = Package(
                 "IAPTransportURLSession", "IAPInMemory", "IAPTesting", "IAPHTTPServer", "IAPPurchaseServer",
                 "IAPWebhook", "IAPCommandLine",
             ],
-            path: "Sources/Examples/iap"
+            path: "Sources/Examples/iap",
+            // The example integrators copy: public API only.
+            packageAccess: false
         ),
         // The benchmarks: `swift run -c release iap-bench verify|verify-batch|ingest|pipeline|store|serve`.
         .executableTarget(
             name: "iap-bench",
             dependencies: [
-                "IAPCore", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres", "IAPInMemory", "IAPHTTPServer", "IAPPurchaseServer",
+                "IAPCore", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres", "IAPInMemory", "IAPHTTPServer",
+                "IAPPurchaseServer",
                 "IAPCommandLine",
             ],
             path: "Sources/Examples/iap-bench"
