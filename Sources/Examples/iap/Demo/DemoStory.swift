@@ -93,7 +93,7 @@ struct DemoStory {
         ledger = try FileEntitlementStore(directory: ledgerDirectory)
         // Where `iap ledger` finds the catalog: as loaded, in the swift-iap format.
         try catalog.jsonRepresentation().write(
-            to: ledgerDirectory.appendingPathComponent("catalog.json"),
+            to: ledgerDirectory.appendingPathComponent(FileLedgerSite.catalogFileName),
             options: .atomic
         )
         wallet = try DemoWallet(file: directory.appendingPathComponent("wallet.json"))
@@ -121,7 +121,7 @@ struct DemoStory {
             pipeline: pipeline,
             store: ledger,
             checkpoints: try FileReconciliationCheckpointStore(
-                path: directory.appendingPathComponent("reconciliation-checkpoints.jsonl").path
+                path: directory.appendingPathComponent(FileLedgerSite.reconciliationCheckpointsFileName).path
             ),
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
             wallClock: clock,
@@ -137,7 +137,7 @@ struct DemoStory {
             store: ledger,
             pipeline: pipeline,
             auditLog: try FileSupportAuditLog(
-                path: ledgerDirectory.appendingPathComponent("support-audit.jsonl").path,
+                path: ledgerDirectory.appendingPathComponent(FileLedgerSite.supportAuditFileName).path,
                 ledgerId: ledger.ledgerIdentity()
             ),
             clock: clock,

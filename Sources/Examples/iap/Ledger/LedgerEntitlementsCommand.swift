@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPServerAPI
 
 /// `iap ledger entitlements`: what a user has at an instant, with consumable balances.
 enum LedgerEntitlementsCommand {
@@ -52,10 +53,10 @@ enum LedgerEntitlementsCommand {
                 }
             }
         } catch {
-            await store.close()
+            await ledger.close()
             throw error
         }
-        await store.close()
+        await ledger.close()
         // Without a catalog, each product is what its latest signed transaction says, as --ledger-only delivered it.
         let catalog =
             try products

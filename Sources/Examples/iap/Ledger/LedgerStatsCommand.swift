@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPServerAPI
 
 /// `iap ledger stats`: counts over the whole ledger.
 enum LedgerStatsCommand {
@@ -26,10 +27,10 @@ enum LedgerStatsCommand {
         do {
             statistics = try await ledger.store.statistics()
         } catch {
-            await ledger.store.close()
+            await ledger.close()
             throw error
         }
-        await ledger.store.close()
+        await ledger.close()
         if parsed.has("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -37,7 +38,7 @@ enum LedgerStatsCommand {
             Output.write("\n")
             return .success
         }
-        Output.line("ledger \(ledger.name)")
+        Output.line("ledger \(ledger.description)")
         for (label, count) in [
             ("transactions", statistics.transactions), ("users", statistics.users),
             ("delivered", statistics.delivered), ("pending retries", statistics.pendingRetries),

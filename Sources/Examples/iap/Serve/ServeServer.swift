@@ -2,24 +2,18 @@ import Foundation
 import IAPCore
 import IAPHTTPServer
 import IAPServerAPI
-import IAPStorageFile
 
-/// A running `iap serve`: the ledger and its stores, the pipeline, the routes on an `HTTPServer`, the background
+/// A running `iap serve`: the ledger site, the pipeline, the routes on an `HTTPServer`, the background
 /// worker.
 struct ServeServer {
     let http: HTTPServer
     let worker: PurchaseServerWorker
     let readiness: ServerReadiness
-    let ledger: CommandLedger
-    let stores: ServeStores
+    let site: any LedgerSite
     let events: any EventSink
     /// The catalog the pipeline and the routes ask; replaced by ``reloadCatalog(_:)``.
     let catalog: ReloadableProductCatalog
     let pipeline: DeliveryPipeline
-
-    /// How long a delivery claim holds: longer than a webhook call may take (its timeout is 10 seconds), short enough
-    /// that what a killed server was delivering is picked up again soon after it restarts.
-    static let claimDuration: Duration = .seconds(30)
 
     /// The most connections served at once.
     static let maximumConnections = 256
@@ -54,32 +48,38 @@ struct ServeServer {
         } else {
             hook = grant.hook
         }
-        let ledger = try await CommandLedger.open(parsed, access: .create)
+        let site = try await CommandLedger.open(parsed, access: .create)
         let choice: CatalogChoice
-        let stores: ServeStores
+        let checkpoints: any ReconciliationCheckpointStore
+        let audit: LedgerGuardedSupportAuditLog
+        let lock: any ExclusiveRunLock
         let readiness = ServerReadiness()
         do {
             choice = try CatalogChoice.choose(
-                try await ledger.catalog(parsed, save: true),
+                try await site.catalog(parsed, save: true),
                 grant: settings.grant,
                 command: "iap serve"
             )
-            stores = try await ServeStores.open(
-                for: ledger,
-                auditObserver: auditObserver(readiness: readiness, metrics: metrics, events: events)
+            // What is kept beside the ledger, opened now so that a failure stops the start. The support audit is
+            // guarded by the head the ledger keeps: one that does not match it opens refusing every support action,
+            // and the server still starts and takes purchases.
+            lock = try site.reconciliationLock()
+            checkpoints = try await site.reconciliationCheckpoints()
+            audit = try await site.supportAudit(
+                observer: auditObserver(readiness: readiness, metrics: metrics, events: events)
             )
         } catch {
-            await ledger.store.close()
+            await site.close()
             throw error
         }
         let clock = SystemClock()
         let pipeline = DeliveryPipeline(
             verifier: settings.verifier,
             catalog: choice.catalog,
-            store: ledger.store,
+            store: site.store,
             hook: hook,
             clock: clock,
-            retryPolicy: RetryPolicy(claimDuration: claimDuration),
+            retryPolicy: site.retryPolicy(for: .server),
             tokenOwnership: settings.tokenOwnership,
             proratedRefunds: settings.proratedRefunds,
             unknownProducts: choice.unknownProducts,
@@ -88,7 +88,7 @@ struct ServeServer {
         let processor = NotificationProcessor(
             verifier: settings.verifier,
             pipeline: pipeline,
-            store: ledger.store,
+            store: site.store,
             clock: clock
         )
         var reconciler: Reconciler?
@@ -98,28 +98,26 @@ struct ServeServer {
                 clients: api.clients,
                 verifier: settings.verifier,
                 pipeline: pipeline,
-                store: ledger.store,
-                checkpoints: stores.checkpoints,
+                store: site.store,
+                checkpoints: checkpoints,
                 wallClock: clock,
                 events: events
             )
-            if let audit = stores.audit {
-                support = OrderLookup(
-                    clients: api.clients,
-                    verifier: settings.verifier,
-                    store: ledger.store,
-                    pipeline: pipeline,
-                    auditLog: audit,
-                    clock: clock,
-                    fulfillment: grant.description,
-                    events: events
-                )
-            }
+            support = OrderLookup(
+                clients: api.clients,
+                verifier: settings.verifier,
+                store: site.store,
+                pipeline: pipeline,
+                auditLog: audit,
+                clock: clock,
+                fulfillment: grant.description,
+                events: events
+            )
         }
         let routes = PurchaseServerRoutes(
             submissions: TransactionSubmissionHandler(pipeline: pipeline),
             notifications: processor,
-            store: ledger.store,
+            store: site.store,
             catalog: choice.catalog,
             unknownProducts: choice.unknownProducts,
             proratedRefunds: settings.proratedRefunds,
@@ -136,16 +134,15 @@ struct ServeServer {
         do {
             http = try HTTPServer(configuration: httpConfiguration(settings, events: events), router: routes.router)
         } catch {
-            await stores.close()
-            await ledger.store.close()
+            await site.close()
             throw error
         }
         readiness.markReady()
         let worker = PurchaseServerWorker(
             pipeline: pipeline,
-            store: ledger.store,
+            store: site.store,
             reconciler: reconciler,
-            lock: stores.lock,
+            lock: lock,
             metrics: metrics,
             events: events,
             configuration: .init(reconcileEvery: settings.reconcileEvery),
@@ -154,7 +151,7 @@ struct ServeServer {
         await worker.start()
         // What an earlier run parked for products its catalog did not know, this catalog may name.
         let released = await pipeline.releaseParked()
-        var started = "\(http.origin), ledger \(ledger.name), grant \(grant.description)"
+        var started = "\(http.origin), ledger \(site.description), grant \(grant.description)"
         if let every = settings.reconcileEvery {
             started += ", reconciling every \(every)"
         }
@@ -162,16 +159,14 @@ struct ServeServer {
             started += ", \(released.delivered + released.deferred) parked purchases released"
         }
         if support == nil {
-            started +=
-                ", support off (\(settings.api == nil ? "no App Store Server API" : stores.auditUnavailable ?? ""))"
+            started += ", support off (no App Store Server API)"
         }
         events.record(IAPEvent(time: clock.now, event: "server.started", outcome: "listening", message: started))
         return ServeServer(
             http: http,
             worker: worker,
             readiness: readiness,
-            ledger: ledger,
-            stores: stores,
+            site: site,
             events: events,
             catalog: choice.catalog,
             pipeline: pipeline
@@ -187,7 +182,7 @@ struct ServeServer {
     func reloadCatalog(_ parsed: Arguments) async {
         let clock = SystemClock()
         do {
-            guard let fresh = try await ledger.catalog(parsed, save: true) else {
+            guard let fresh = try await site.catalog(parsed, save: true) else {
                 throw IAPError(.notFound, "no catalog to reload: give --catalog FILE")
             }
             let added = catalog.replace(with: fresh)
@@ -276,8 +271,7 @@ struct ServeServer {
         readiness.markStopping()
         await http.shutdown()
         await worker.stop()
-        await stores.close()
-        await ledger.store.close()
+        await site.close()
         let elapsed = ContinuousClock.now - started
         events.record(
             IAPEvent(
