@@ -1,10 +1,8 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
-import IAPInMemory
 import IAPServerAPI
 import IAPStorageFile
-import IAPStoragePostgres
 
 /// `iap reconcile`: the reconciler as a command for cron.
 enum ReconcileCommand {
@@ -39,14 +37,15 @@ enum ReconcileCommand {
             output, or with --json as one object: families, transactions, deliveredNow, takenBackNow,
             renewalInfosUpdated, failed, alarms.
 
-            Checkpoints are kept in DIR/reconciliation-checkpoints.jsonl for a --data ledger, in the ledger's
+            Checkpoints are kept in DIR/\(FileLedgerSite.reconciliationCheckpointsFileName) for a --data ledger, \
+            in the ledger's
             schema (shared by every instance of a fleet) for a --database ledger, or in --checkpoints FILE; without
             them every history is read whole.
 
             Exit status: 0 nothing failed (repairs and alarms included), 1 something failed (a transaction that
             could not be settled, signed data that did not verify, a customer the API refused), 2 usage error.
             """,
-        options: LedgerAccess.options
+        options: DeliveringLedger.options
             + APISession.options.map { option in
                 switch option.name {
                 case "environment":
@@ -202,7 +201,7 @@ enum ReconcileCommand {
             throw IAPError(.internalError, "no verifier was configured")
         }
         let grant = try GrantOptions.hook(settings.grant)
-        let ledger = try await LedgerAccess(parsed)
+        let ledger = try await DeliveringLedger(parsed)
         let choice: CatalogChoice
         do {
             choice = try ledger.catalog(for: settings.grant, command: "iap reconcile")
@@ -210,19 +209,16 @@ enum ReconcileCommand {
             await ledger.close()
             throw error
         }
+        // --checkpoints FILE, else the ledger's own (beside a file ledger, in a database ledger's schema).
         var checkpointFile: FileReconciliationCheckpointStore?
-        var checkpoints: any ReconciliationCheckpointStore = InMemoryReconciliationCheckpointStore()
+        let checkpoints: any ReconciliationCheckpointStore
         do {
-            if let path = try parsed.value("checkpoints")
-                ?? ledger.directory?.appendingPathComponent("reconciliation-checkpoints.jsonl").path
-            {
+            if let path = try parsed.value("checkpoints") {
                 let file = try FileReconciliationCheckpointStore(path: path)
                 checkpointFile = file
                 checkpoints = file
-            } else if let database = ledger.store as? PostgresEntitlementStore {
-                checkpoints = PostgresReconciliationCheckpointStore(ledger: database)
             } else {
-                Output.error("note: no --checkpoints FILE: every customer's whole history is read")
+                checkpoints = try await ledger.site.reconciliationCheckpoints()
             }
         } catch {
             await ledger.close()
@@ -233,8 +229,7 @@ enum ReconcileCommand {
             catalog: choice.catalog,
             store: ledger.store,
             hook: grant.hook,
-            // One process at a time holds a file ledger; a database ledger is shared with other deliverers.
-            retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
+            retryPolicy: ledger.site.retryPolicy(for: .command),
             // A purchase whose appAccountToken nobody claimed waits for its owner: it is never given to its token.
             unclaimedTokenPolicy: .awaitOwner,
             unknownProducts: choice.unknownProducts,
@@ -271,7 +266,7 @@ enum ReconcileCommand {
     private static func run(
         _ reconciler: Reconciler,
         _ scope: Scope,
-        ledger: LedgerAccess,
+        ledger: DeliveringLedger,
         alarms: AlarmCounter
     ) async throws -> Summary {
         switch scope {

@@ -3,7 +3,6 @@ import IAPCommandLine
 import IAPCore
 import IAPServerAPI
 import IAPStorageFile
-import IAPStoragePostgres
 
 /// The support audit of a ledger, for `iap serve` and `iap support lookup-order` (which append to it), `iap support
 /// audit verify` (which checks it) and `iap support audit reseal` (which lets support write to it again).
@@ -11,67 +10,18 @@ enum SupportAuditCommand {
     /// An audit log opened for appending, and how to close it.
     struct OpenLog {
         let log: any SupportAuditLog
-        /// The ledger's own audit, guarded by the head the ledger keeps; `nil` for `--audit FILE`.
-        let guarded: LedgerGuardedSupportAuditLog?
         let close: @Sendable () async -> Void
     }
 
-    /// The name of the audit log in a file ledger's directory.
-    static let fileName = "support-audit.jsonl"
-
-    /// Opens the audit that lives with the ledger (its directory's file, or its schema's table), guarded by the head
-    /// the ledger keeps (a log that does not match it is opened refusing every append), or `auditPath`, anchored to
-    /// the ledger's identity but not guarded (the ledger keeps the head of its own audit only).
-    ///
-    /// - Parameter observer: Told whether the ledger's own audit is writable, at once and at every change.
-    static func open(
-        _ ledger: CommandLedger,
-        auditPath: String?,
-        observer: @escaping @Sendable (LedgerGuardedSupportAuditLog.Standing) -> Void = { _ in }
-    ) async throws -> OpenLog {
-        let ledgerId = try await ledger.store.ledgerIdentity()
-        if let auditPath {
-            let log = try FileSupportAuditLog(path: auditPath, ledgerId: ledgerId)
-            return OpenLog(log: log, guarded: nil, close: { await log.close() })
+    /// Opens the audit that lives with the ledger (the site's, guarded by the head the ledger keeps: a log that does
+    /// not match it is opened refusing every append; the site closes it), or `auditPath`, anchored to the ledger's
+    /// identity but not guarded (the ledger keeps the head of its own audit only).
+    static func open(_ site: any LedgerSite, auditPath: String?) async throws -> OpenLog {
+        guard let auditPath else {
+            return OpenLog(log: try await site.supportAudit(observer: { _ in }), close: {})
         }
-        let keeper = try keeper(ledger)
-        switch ledger.location {
-        case .directory(let directory):
-            let log: FileSupportAuditLog
-            do {
-                log = try FileSupportAuditLog(path: directory.appendingPathComponent(fileName).path, ledgerId: ledgerId)
-            } catch let error as IAPError where error.code == .storageCorrupted {
-                // A log that does not match its own head: open refusing, so that the rest goes on.
-                let guarded = LedgerGuardedSupportAuditLog(unopened: error, keeper: keeper, observer: observer)
-                return OpenLog(log: guarded, guarded: guarded, close: {})
-            }
-            do {
-                let guarded = try await LedgerGuardedSupportAuditLog(log: log, keeper: keeper, observer: observer)
-                return OpenLog(log: guarded, guarded: guarded, close: { await log.close() })
-            } catch {
-                await log.close()
-                throw error
-            }
-        case .database:
-            guard let store = ledger.store as? PostgresEntitlementStore else {
-                throw IAPError(.internalError, "a database ledger is not a PostgresEntitlementStore")
-            }
-            // It shares the ledger's connections, which the ledger closes.
-            let guarded = try await LedgerGuardedSupportAuditLog(
-                log: try await PostgresSupportAuditLog(store: store),
-                keeper: keeper,
-                observer: observer
-            )
-            return OpenLog(log: guarded, guarded: guarded, close: {})
-        }
-    }
-
-    /// The ledger as the keeper of its audit's head.
-    static func keeper(_ ledger: CommandLedger) throws -> any SupportAuditHeadKeeper {
-        guard let keeper = ledger.store as? any SupportAuditHeadKeeper else {
-            throw IAPError(.internalError, "the ledger does not keep its support audit's head")
-        }
-        return keeper
+        let log = try FileSupportAuditLog(path: auditPath, ledgerId: try await site.store.ledgerIdentity())
+        return OpenLog(log: log, close: { await log.close() })
     }
 
     /// `iap support audit verify`.
@@ -102,65 +52,31 @@ enum SupportAuditCommand {
     /// process may hold it), for the head it keeps.
     static func verify(_ parsed: Arguments, ledger argument: String?) async throws -> SupportAuditVerification {
         let auditPath = try parsed.value("audit")
-        switch try CommandLedger.location(parsed, ledger: argument) {
-        case .directory(let directory):
+        if case .directory(let directory) = try CommandLedger.location(parsed, ledger: argument) {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
                 isDirectory.boolValue
             else {
                 throw IAPError(.notFound, "there is no ledger at \(directory.path)")
             }
-            let identity = try FileEntitlementStore.ledgerIdentity(in: directory)
-            // The head the ledger keeps is read first (a read-only open: no lock, nothing written), then the log: an
-            // append between the two reads leaves the log ahead of the head, which is no tampering.
-            var ledgerHead: SupportAuditHead?
-            if auditPath == nil {
-                let ledger = try await CommandLedger.open(parsed, ledger: argument)
-                ledgerHead = try await keeper(ledger).supportAuditHead()
-                await ledger.store.close()
+            if let auditPath {
+                // Anchored to the ledger's identity, read without opening the ledger.
+                return try FileLedgerSite.verifySupportAudit(at: auditPath, ledgerIn: directory)
             }
-            var result = try FileSupportAuditLog.verify(
-                path: auditPath ?? directory.appendingPathComponent(fileName).path,
-                ledgerId: identity ?? ""
-            )
-            if auditPath == nil {
-                result = result.checked(againstLedgerHead: ledgerHead)
-            }
-            if identity == nil, result.entryCount > 0 || result.recordedHead != nil {
-                result.problems.insert(
-                    .init(
-                        entry: nil,
-                        location: "",
-                        message: "the ledger has no identity (\(directory.appendingPathComponent("ledger-id").path) "
-                            + "is missing), so the chain's anchor cannot hold"
-                    ),
-                    at: 0
-                )
-            }
-            return result
-        case .database:
-            let ledger = try await CommandLedger.open(parsed, ledger: argument)
-            do {
-                guard let store = ledger.store as? PostgresEntitlementStore else {
-                    throw IAPError(.internalError, "a database ledger is not a PostgresEntitlementStore")
+        }
+        let site = try await CommandLedger.open(parsed, ledger: argument)
+        do {
+            let result =
+                if let auditPath {
+                    try FileSupportAuditLog.verify(path: auditPath, ledgerId: try await site.store.ledgerIdentity())
+                } else {
+                    try await site.verifySupportAudit()
                 }
-                let result =
-                    if let auditPath {
-                        try FileSupportAuditLog.verify(path: auditPath, ledgerId: try await store.ledgerIdentity())
-                    } else {
-                        // The ledger's head first, then the log (see above).
-                        try await {
-                            let ledgerHead = try await store.supportAuditHead()
-                            return try await PostgresSupportAuditLog(store: store).verify()
-                                .checked(againstLedgerHead: ledgerHead)
-                        }()
-                    }
-                await store.close()
-                return result
-            } catch {
-                await ledger.store.close()
-                throw error
-            }
+            await site.close()
+            return result
+        } catch {
+            await site.close()
+            throw error
         }
     }
 
@@ -191,21 +107,21 @@ enum SupportAuditCommand {
             spec.fail(Arguments.UsageError(message: "\(error)"))
         }
         do {
-            let ledger = try await CommandLedger.open(parsed, ledger: ledgerArgument, access: .readWrite)
+            let site = try await CommandLedger.open(parsed, ledger: ledgerArgument, access: .readWrite)
             let code: ExitCode
             do {
                 code = try await reseal(
-                    ledger,
+                    site,
                     reason: reason,
                     actor: actor,
                     json: parsed.has("json"),
                     events: events
                 )
             } catch {
-                await ledger.store.close()
+                await site.close()
                 throw error
             }
-            await ledger.store.close()
+            await site.close()
             terminate(code)
         } catch let error as Arguments.UsageError {
             spec.fail(error)
@@ -218,31 +134,15 @@ enum SupportAuditCommand {
 
     /// Reseals the ledger's own audit when it does not match the ledger's head; writes nothing when it does.
     static func reseal(
-        _ ledger: CommandLedger,
+        _ site: any LedgerSite,
         reason: String,
         actor: String,
         json: Bool,
         events: any EventSink
     ) async throws -> ExitCode {
-        let keeper = try keeper(ledger)
-        let ledgerId = try await ledger.store.ledgerIdentity()
-        let ledgerHead = try await keeper.supportAuditHead()
-        let found: SupportAuditVerification
-        let append: (SupportAuditEntry) async throws -> SupportAuditEntry
-        switch ledger.location {
-        case .directory(let directory):
-            let path = directory.appendingPathComponent(fileName).path
-            found = try FileSupportAuditLog.verify(path: path, ledgerId: ledgerId)
-            append = { try FileSupportAuditLog.reseal(path: path, ledgerId: ledgerId, entry: $0) }
-        case .database:
-            guard let store = ledger.store as? PostgresEntitlementStore else {
-                throw IAPError(.internalError, "a database ledger is not a PostgresEntitlementStore")
-            }
-            let log = try await PostgresSupportAuditLog(store: store)
-            found = try await log.verify()
-            append = { try await log.reseal($0) }
-        }
-        let checked = found.checked(againstLedgerHead: ledgerHead)
+        // The ledger's head first, then the log (an append between the two reads leaves the log ahead).
+        let checked = try await site.verifySupportAudit()
+        let ledgerHead = checked.ledgerHead
         guard !checked.isIntact else {
             let count = checked.entryCount
             let line =
@@ -272,9 +172,7 @@ enum SupportAuditCommand {
         )
         // The entry first, then the ledger's head: a crash between leaves the ledger's head on what was found, and a
         // second reseal goes on from there.
-        let stored = try await append(entry)
-        let head = try SupportAuditChain.head(after: stored)
-        try await keeper.recordSupportAuditHead(head, resealing: true)
+        let head = try await site.resealSupportAudit(with: entry)
         events.record(
             IAPEvent(
                 time: SystemClock().now,

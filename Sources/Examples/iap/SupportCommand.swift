@@ -2,10 +2,8 @@ import Foundation
 import IAPCommandLine
 import IAPCore
 import IAPCrypto
-import IAPInMemory
 import IAPServerAPI
 import IAPStorageFile
-import IAPTesting
 
 /// `iap support`: tools for the support desk, over the App Store Server API and the ledger.
 enum SupportCommand {
@@ -28,7 +26,8 @@ enum SupportCommand {
             ledger.
 
             Every lookup and redelivery is written to the support audit, which lives with the ledger
-            (DIR/support-audit.jsonl, or the iap_support_audit table of the --database schema): who asked
+            (DIR/\(FileLedgerSite.supportAuditFileName), or the iap_support_audit table \
+            of the --database schema): who asked
             (--operator, and the OS user the tool runs as), when, which order, and what was shown or delivered.
             Each entry carries the SHA-256 of the one before, the first the ledger's identity; 'iap support audit
             verify' checks the chain. The ledger keeps the audit's head too: an audit that does not reach it (its
@@ -51,7 +50,7 @@ enum SupportCommand {
             transaction is delivered (or refunded) at the end; 1 an error, an unknown order id, signed data that did
             not verify, or a transaction still not delivered; 2 usage error.
             """,
-        options: LedgerAccess.options + [
+        options: DeliveringLedger.options + [
             .flag("json", "print the report as one JSON object, dates in milliseconds since 1970"),
             .flag("redeliver", "deliver, through the ledger, what the order holds and the ledger lacks"),
             .value("operator", "NAME", "who asks, for the audit (default: the OS user the tool runs as)"),
@@ -65,7 +64,7 @@ enum SupportCommand {
                 "audit",
                 "FILE",
                 "write a lookup's audit to FILE, anchored to the ledger, instead of the ledger's own "
-                    + "(DIR/support-audit.jsonl or the iap_support_audit table); not with --redeliver"
+                    + "(DIR/\(FileLedgerSite.supportAuditFileName) or the iap_support_audit table); not with --redeliver"
             ),
             .flag("no-audit-lookups", "write no audit entry for this lookup (not allowed with --redeliver)"),
         ] + GrantOptions.options
@@ -86,7 +85,8 @@ enum SupportCommand {
         summary: "check the support audit's chain: exit 1 naming every entry that is broken, missing or edited",
         synopsis: ["(LEDGER | \(CommandLedger.synopsis.dropFirst()) [--audit FILE] [--json]"],
         discussion: """
-            Reads the support audit of a ledger — DIR/support-audit.jsonl and its head DIR/support-audit.jsonl.head
+            Reads the support audit of a ledger — DIR/\(FileLedgerSite.supportAuditFileName) and its head \
+            DIR/\(FileLedgerSite.supportAuditFileName).head
             for a file ledger (LEDGER a directory), the iap_support_audit table and its head for a PostgreSQL ledger
             (LEDGER a postgres:// URL), or FILE with --audit — and checks that the first entry starts from the
             ledger's identity, that each entry carries the SHA-256 of the one before and its own number, that the
@@ -123,7 +123,8 @@ enum SupportCommand {
             It appends an 'audit.reseal' entry after what the log holds now — with --operator (default: the OS user),
             --reason, the ledger's head and the log's head as found, and every problem found — and sets the head
             beside the log and the ledger's head to it. Breaks before the entry stay for 'verify' to name: move a log
-            with edited entries aside first (DIR/support-audit.jsonl and its .head) to start a new one from the
+            with edited entries aside first (DIR/\(FileLedgerSite.supportAuditFileName) and its .head) \
+            to start a new one from the
             reseal entry. An audit that matches the ledger's head is left as it is ('ok: nothing to reseal').
 
             A file ledger is opened for writing: stop 'iap serve' on it first. A PostgreSQL ledger may be resealed
@@ -139,7 +140,7 @@ enum SupportCommand {
             CommandEvents.option,
         ],
         examples: [
-            "iap support audit reseal ./ledger --operator ops-1 --reason \"INC-42: support-audit.jsonl lost in a disk "
+            "iap support audit reseal ./ledger --operator ops-1 --reason \"INC-42: \(FileLedgerSite.supportAuditFileName) lost in a disk "
                 + "swap\""
         ]
     )
@@ -295,7 +296,7 @@ enum SupportCommand {
             throw IAPError(.internalError, "no verifier was configured")
         }
         let fulfillment = try grant.map(GrantOptions.hook)
-        let ledger = try await LedgerAccess(parsed)
+        let ledger = try await DeliveringLedger(parsed)
         let choice: CatalogChoice
         do {
             choice = try ledger.catalog(for: grant, command: "iap support lookup-order --redeliver")
@@ -308,7 +309,7 @@ enum SupportCommand {
         let audit: SupportAuditCommand.OpenLog?
         do {
             audit =
-                audited ? try await SupportAuditCommand.open(ledger.ledger, auditPath: try parsed.value("audit")) : nil
+                audited ? try await SupportAuditCommand.open(ledger.site, auditPath: try parsed.value("audit")) : nil
         } catch {
             await ledger.close()
             throw error
@@ -325,15 +326,13 @@ enum SupportCommand {
             catalog: choice.catalog,
             store: ledger.store,
             hook: hook,
-            // One process at a time holds a file ledger, so a claim found there is a dead process's; a database
-            // ledger is shared, and a claim there may be another instance's delivery in progress.
-            retryPolicy: ledger.ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
+            retryPolicy: ledger.site.retryPolicy(for: .command),
             // An order whose appAccountToken nobody claimed waits for its owner unless --user names them.
             unclaimedTokenPolicy: .awaitOwner,
             unknownProducts: choice.unknownProducts
         )
         // Without an audit (--no-audit-lookups) the log is never written to: lookUpWithoutAudit is called.
-        let auditLog: any SupportAuditLog = audit?.log ?? InMemorySupportAuditLog()
+        let auditLog: any SupportAuditLog = audit?.log ?? DisabledSupportAuditLog()
         let tool = OrderLookup(
             clients: session.clients,
             pipeline: pipeline,

@@ -234,7 +234,10 @@ enum DemoCommand {
                     + file(Samples.appleNotification),
                 "a real notification, signed by Apple"
             ),
-            ("cat \(file("ledger/support-audit.jsonl"))", "what support looked at and did, when, each entry chained"),
+            (
+                "cat \(file("ledger/" + FileLedgerSite.supportAuditFileName))",
+                "what support looked at and did, when, each entry chained"
+            ),
             ("\(iap) support audit verify \(ledger)", "check that chain: no entry edited, removed or moved"),
             ("\(iap) ledger check --data \(ledger)", "checksums and invariants"),
             ("\(iap) demo --data \(data)", "again: every purchase is recognised, nothing is granted twice"),

@@ -94,7 +94,7 @@ struct DemoStory {
         ledger = try FileEntitlementStore(directory: ledgerDirectory)
         // Where `iap ledger` finds the catalog: as loaded, in the swift-iap format.
         try catalog.jsonRepresentation().write(
-            to: ledgerDirectory.appendingPathComponent("catalog.json"),
+            to: ledgerDirectory.appendingPathComponent(FileLedgerSite.catalogFileName),
             options: .atomic
         )
         wallet = try DemoWallet(file: directory.appendingPathComponent("wallet.json"))
@@ -120,7 +120,7 @@ struct DemoStory {
             clients: clients,
             pipeline: pipeline,
             checkpoints: try FileReconciliationCheckpointStore(
-                path: directory.appendingPathComponent("reconciliation-checkpoints.jsonl").path
+                path: directory.appendingPathComponent(FileLedgerSite.reconciliationCheckpointsFileName).path
             ),
             configuration: .init(alarmThreshold: 0, requestsPerSecond: 20),
             alarm: { alarm in
@@ -133,7 +133,7 @@ struct DemoStory {
             clients: clients,
             pipeline: pipeline,
             auditLog: try FileSupportAuditLog(
-                path: ledgerDirectory.appendingPathComponent("support-audit.jsonl").path,
+                path: ledgerDirectory.appendingPathComponent(FileLedgerSite.supportAuditFileName).path,
                 ledgerId: ledger.ledgerIdentity()
             ),
             fulfillment: "the demo's wallet"

@@ -1,13 +1,14 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPServerAPI
 import IAPStorageFile
 import IAPStoragePostgres
 
-/// The ledger an `iap ledger` command works on: a directory (`--data DIR`, the file store) or a PostgreSQL
-/// database (`--database URL [--schema NAME]`), exactly one of the two. Every command reads and writes
-/// through the `EntitlementStore` contract, so its output is the same on both.
-struct CommandLedger {
+/// The ledger a command works on, from its options: a directory (`--data DIR`, a ``FileLedgerSite``) or a PostgreSQL
+/// database (`--database URL [--schema NAME]`, a ``PostgresLedgerSite``), exactly one of the two. Every command reads
+/// and writes through the `LedgerSite` and `EntitlementStore` contracts, so its output is the same on both.
+enum CommandLedger {
     enum Location {
         case directory(URL)
         case database(PostgresEntitlementStore.Configuration)
@@ -43,9 +44,6 @@ struct CommandLedger {
 
     /// How a usage line writes the ledger options.
     static let synopsis = "(--data DIR | --database URL [--schema NAME] [--database-password-file FILE])"
-
-    let location: Location
-    let store: any ListableEntitlementStore
 
     /// Where the ledger is, from `--data` or `--database`, or from a positional `LEDGER` (a directory, or a
     /// `postgres://` URL) for the commands that take one.
@@ -96,82 +94,32 @@ struct CommandLedger {
         return password
     }
 
-    /// How a command opens its ledger.
-    enum Access {
-        /// To read: nothing is created, locked or repaired; a ledger that does not exist is `notFound`. A file
-        /// ledger may be held by another process meanwhile.
-        case readOnly
-        /// To write a ledger that must exist.
-        case readWrite
-        /// To write, creating the ledger when there is none (`ingest`).
-        case create
-    }
-
-    /// Opens the ledger (the one `ledger` names, a directory or a URL, when given instead of the options).
+    /// Opens the ledger (the one `ledger` names, a directory or a URL, when given instead of the options) and what is
+    /// kept beside it.
     ///
     /// - Throws: `Arguments.UsageError` for bad ledger options; ``IAPError`` `notFound` for a ledger that does not
     ///   exist (unless `create`), or as the store throws.
     static func open(
         _ arguments: Arguments,
         ledger: String? = nil,
-        access: Access = .readOnly,
+        access: LedgerAccess = .readOnly,
         options: FileEntitlementStore.Options = .init()
-    ) async throws -> CommandLedger {
-        let location = try location(arguments, ledger: ledger)
-        switch location {
+    ) async throws -> any LedgerSite {
+        switch try location(arguments, ledger: ledger) {
         case .directory(let directory):
-            var options = options
-            options.access = access == .readOnly ? .readOnly : .readWrite
-            options.createIfMissing = access == .create
-            return CommandLedger(
-                location: location,
-                store: try FileEntitlementStore(directory: directory, options: options)
-            )
+            return try FileLedgerSite(directory: directory, access: access, options: options)
         case .database(var configuration):
             configuration.createIfMissing = access == .create
             do {
-                return CommandLedger(
-                    location: location,
-                    store: try await PostgresEntitlementStore(configuration: configuration)
-                )
+                return try await PostgresLedgerSite(configuration: configuration)
             } catch let error as IAPError where error.code == .invalidConfiguration {
                 throw Arguments.UsageError(message: error.message)
             }
         }
     }
+}
 
-    /// Where the ledger is, for people (never the password of a URL).
-    var name: String {
-        switch location {
-        case .directory(let directory): directory.path
-        case .database(let configuration): "PostgreSQL schema \(configuration.schema)"
-        }
-    }
-
-    /// The catalog saved with the ledger: `DIR/catalog.json`, or the `iap_catalog` table.
-    func savedCatalog() async throws -> Data? {
-        switch location {
-        case .directory(let directory):
-            let saved = directory.appendingPathComponent("catalog.json").path
-            return try SystemFile.readContents(of: saved, maximumSize: 64 << 20).map { Data($0) }
-        case .database:
-            return try await (store as? PostgresEntitlementStore)?.savedCatalog()
-        }
-    }
-
-    /// Saves a catalog with the ledger, for later commands and other instances: a private file replaced atomically.
-    func saveCatalog(_ data: Data) async throws {
-        switch location {
-        case .directory(let directory):
-            try SystemFile.replaceContents(
-                of: directory.appendingPathComponent("catalog.json").path,
-                with: [UInt8](data)
-            )
-        case .database:
-            try await (store as? PostgresEntitlementStore)?.saveCatalog(data)
-        }
-    }
-
+extension LedgerSite {
     /// The catalog: `--catalog` (saved with the ledger when `save`), else the saved one, else none.
     ///
     /// `--catalog` is a swift-iap catalog, an Xcode `.storekit` file, or a swift-iap catalog that names a `.storekit`
@@ -195,35 +143,5 @@ struct CommandLedger {
             return try StaticProductCatalog(jsonData: saved)
         }
         return nil
-    }
-
-    /// Whether several processes may deliver from this ledger at once (so a delivery claim must outlive
-    /// the call that takes it).
-    var isShared: Bool {
-        if case .database = location {
-            return true
-        }
-        return false
-    }
-}
-
-/// A store that can list every entry, name its identity and be closed: what `iap ledger` and `iap support` need
-/// beyond the contract.
-protocol ListableEntitlementStore: IdentifiedEntitlementStore {
-    func allEntries() async throws -> [LedgerEntry]
-    func close() async
-    /// The first entry sequence expected to have its signed transaction (earlier ones predate them).
-    func firstSignedSequence() async throws -> Int64
-}
-
-extension FileEntitlementStore: ListableEntitlementStore {
-    func firstSignedSequence() async throws -> Int64 {
-        signedTransactionsFromSequence
-    }
-}
-
-extension PostgresEntitlementStore: ListableEntitlementStore {
-    func firstSignedSequence() async throws -> Int64 {
-        try await signedTransactionsFromSequence()
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import IAPCommandLine
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 import IAPStorageFile
-import IAPStoragePostgres
 
 /// `iap ledger check`: reads the ledger without changing it and says what it holds, what is damaged, and what an
 /// open would do; optionally verifies every kept signed transaction again.
@@ -70,7 +70,7 @@ enum LedgerCheckCommand {
             }
         }
         var report = Report()
-        let store: any ListableEntitlementStore
+        let site: any LedgerSite
         switch location {
         case .directory(let directory):
             let inspection: FileEntitlementStore.Inspection
@@ -80,16 +80,17 @@ enum LedgerCheckCommand {
                 return report.fail(error, json: parsed.has("json"))
             }
             report.describe(inspection, directory: directory.path)
-            store = inspection.store
+            site = FileLedgerSite(store: inspection.store)
         case .database:
             do {
-                store = try await CommandLedger.open(parsed).store
+                site = try await CommandLedger.open(parsed)
             } catch let error as Arguments.UsageError {
                 throw error
             } catch {
                 return report.fail(error, json: parsed.has("json"))
             }
         }
+        let store = site.store
         do {
             report.problems += try await LedgerInvariants.check(store).map { "storageCorrupted: \($0)" }
             let statistics = try await store.statistics()
@@ -106,15 +107,7 @@ enum LedgerCheckCommand {
                         + "(or run 'iap ledger ingest --catalog FILE')"
                 )
             }
-            let hasCatalog: Bool
-            switch location {
-            case .directory(let directory):
-                hasCatalog = FileManager.default.fileExists(
-                    atPath: directory.appendingPathComponent("catalog.json").path
-                )
-            case .database:
-                hasCatalog = try await (store as? PostgresEntitlementStore)?.savedCatalog() != nil
-            }
+            let hasCatalog = try await site.savedCatalog() != nil
             report.found["catalog"] = hasCatalog
             if !hasCatalog {
                 report.notes.append(
@@ -124,14 +117,16 @@ enum LedgerCheckCommand {
                 )
             }
             if let verifier {
-                let result = try await LedgerReverification.run(store, verifier: verifier)
+                let result = try await LedgerReverification.run(store, verifier: verifier) { done, total in
+                    Output.error("reverify: \(done) of \(total) entries")
+                }
                 report.add(result, requireJWS: parsed.has("require-jws"))
             }
         } catch {
-            await store.close()
+            await site.close()
             throw error
         }
-        await store.close()
+        await site.close()
         return report.print(json: parsed.has("json"))
     }
 

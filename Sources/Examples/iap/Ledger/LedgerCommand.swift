@@ -1,6 +1,7 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPStorageFile
 
 /// `iap ledger`: the ledger from the command line, in a directory or in PostgreSQL.
 enum LedgerCommand {
@@ -12,7 +13,7 @@ enum LedgerCommand {
             The ledger of recorded and delivered purchases, in a directory (--data DIR, the file store) or in
             PostgreSQL (--database URL [--schema NAME], which several processes may share). Every command reads
             and writes through the EntitlementStore contract, so the answers are the same on both; only ingest and
-            repair write, and the commands that read never create a ledger (a directory without one is notFound). A catalog given to ingest (--catalog FILE) is saved with the ledger (DIR/catalog.json, or the
+            repair write, and the commands that read never create a ledger (a directory without one is notFound). A catalog given to ingest (--catalog FILE) is saved with the ledger (DIR/\(FileLedgerSite.catalogFileName), or the
             iap_catalog table) for later commands; without one, products are treated as non-consumables.
             Text output shows dates in ISO 8601 UTC; --json output keeps Apple's milliseconds since 1970.
             """,

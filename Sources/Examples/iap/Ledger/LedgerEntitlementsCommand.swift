@@ -1,6 +1,7 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPServerAPI
 
 /// `iap ledger entitlements`: what a user has at an instant, with consumable balances.
 enum LedgerEntitlementsCommand {
@@ -53,10 +54,10 @@ enum LedgerEntitlementsCommand {
                 }
             }
         } catch {
-            await store.close()
+            await ledger.close()
             throw error
         }
-        await store.close()
+        await ledger.close()
         // Without a catalog, each product is what its latest signed transaction says, as --ledger-only delivered it.
         let catalog =
             try products

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPServerAPI
 
 /// `iap ledger export`: every entry as one JSON object per line.
 enum LedgerExportCommand {
@@ -19,15 +20,16 @@ enum LedgerExportCommand {
     static func run(_ arguments: [String]) async throws -> ExitCode {
         let parsed = spec.parse(arguments)
         try parsed.noPositionals()
-        let store = try await CommandLedger.open(parsed).store
+        let ledger = try await CommandLedger.open(parsed)
+        let store = ledger.store
         let entries: [LedgerEntry]
         do {
             entries = try await store.allEntries()
         } catch {
-            await store.close()
+            await ledger.close()
             throw error
         }
-        await store.close()
+        await ledger.close()
         let encoder = AppStoreJSON.makeEncoder()
         for entry in entries {
             Output.write(try encoder.encode(entry))

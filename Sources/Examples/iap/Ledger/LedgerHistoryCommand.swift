@@ -1,6 +1,7 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPServerAPI
 
 /// `iap ledger history`: a user's orders, newest first, a page at a time.
 enum LedgerHistoryCommand {
@@ -37,7 +38,8 @@ enum LedgerHistoryCommand {
                 }
                 return number
             } ?? 20
-        let store = try await CommandLedger.open(parsed).store
+        let ledger = try await CommandLedger.open(parsed)
+        let store = ledger.store
         let page: OrderHistoryPage
         do {
             page = try await OrderHistory(store: store).page(
@@ -46,13 +48,13 @@ enum LedgerHistoryCommand {
                 limit: limit
             )
         } catch let error as IAPError where error.code == .invalidArgument {
-            await store.close()
+            await ledger.close()
             throw Arguments.UsageError(message: error.message)
         } catch {
-            await store.close()
+            await ledger.close()
             throw error
         }
-        await store.close()
+        await ledger.close()
         if parsed.has("json") {
             Output.write(try page.jsonData(userId: user))
             Output.write("\n")

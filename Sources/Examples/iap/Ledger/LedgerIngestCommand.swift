@@ -2,6 +2,7 @@ import Foundation
 import IAPCommandLine
 import IAPCore
 import IAPCrypto
+import IAPServerAPI
 import IAPStorageFile
 
 /// `iap ledger ingest`: verifies signed App Store data line by line and records it in the ledger, delivering each
@@ -130,13 +131,10 @@ enum LedgerIngestCommand {
                 command: "iap ledger ingest"
             )
         } catch {
-            await store.close()
+            await ledger.close()
             throw error
         }
-        // The file ledger's lock admits one process at a time, so a claim found at start belongs to a dead
-        // process: claims need not outlive the call that takes them. A database ledger is shared by every
-        // process that opens it, so there a claim holds for the default time, and a drain skips the deliveries
-        // other processes hold.
+        // The ledger's claim policy for a command (see FileLedgerSite and PostgresLedgerSite).
         // Without --user, a transaction belongs to the user bound to its appAccountToken, else waits for its owner
         // (or, with --token-is-user, belongs to its token).
         let pipeline = DeliveryPipeline(
@@ -144,7 +142,7 @@ enum LedgerIngestCommand {
             catalog: choice.catalog,
             store: store,
             hook: grant.hook,
-            retryPolicy: ledger.isShared ? RetryPolicy() : RetryPolicy(claimDuration: .zero),
+            retryPolicy: ledger.retryPolicy(for: .command),
             unclaimedTokenPolicy: parsed.has("token-is-user") ? .tokenIsUser : .awaitOwner,
             unknownProducts: choice.unknownProducts,
             events: events
@@ -152,13 +150,13 @@ enum LedgerIngestCommand {
         let processor = NotificationProcessor(pipeline: pipeline)
         let released = await pipeline.releaseParked()
         if let error = released.errors.first {
-            await store.close()
+            await ledger.close()
             throw error
         }
         while true {
             let report = await pipeline.drainDueRetries(limit: 1_000)
             if let error = report.errors.first {
-                await store.close()
+                await ledger.close()
                 throw error
             }
             if report.delivered + report.deferred == 0 {
@@ -182,13 +180,13 @@ enum LedgerIngestCommand {
         if let failure = summary.storeFailure {
             // The ledger itself is failing: stop rather than reject every following line.
             Output.error("error: \(failure.code.rawValue): \(failure.message)")
-            await store.close()
+            await ledger.close()
             return .rejected
         }
         if descriptor != 0 {
             close(descriptor)
         }
-        await store.close()
+        await ledger.close()
         if summary.rejected > 0 {
             let count = summary.answered
             Output.error("error: \(summary.rejected) of \(count) line\(count == 1 ? "" : "s") rejected")

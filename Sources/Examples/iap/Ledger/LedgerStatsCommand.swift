@@ -1,6 +1,7 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPServerAPI
 
 /// `iap ledger stats`: counts over the whole ledger.
 enum LedgerStatsCommand {
@@ -27,10 +28,10 @@ enum LedgerStatsCommand {
         do {
             statistics = try await ledger.store.statistics()
         } catch {
-            await ledger.store.close()
+            await ledger.close()
             throw error
         }
-        await ledger.store.close()
+        await ledger.close()
         if parsed.has("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -38,7 +39,7 @@ enum LedgerStatsCommand {
             Output.write("\n")
             return .success
         }
-        Output.line("ledger \(ledger.name)")
+        Output.line("ledger \(ledger.description)")
         for (label, count) in [
             ("transactions", statistics.transactions), ("users", statistics.users),
             ("delivered", statistics.delivered), ("pending retries", statistics.pendingRetries),

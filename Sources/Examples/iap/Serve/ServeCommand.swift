@@ -178,7 +178,7 @@ enum ServeCommand {
         } catch {
             spec.fail(error)
         }
-        let server: ServeServer
+        let server: PurchaseServer
         do {
             server = try await ServeServer.start(settings, parsed)
         } catch let error as Arguments.UsageError {
@@ -190,13 +190,13 @@ enum ServeCommand {
         }
         let reloads = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         reloads.setEventHandler {
-            Task { await server.reloadCatalog(parsed) }
+            Task { await ServeServer.reloadCatalog(server, parsed) }
         }
         reloads.resume()
-        Output.line("listening on \(server.http.origin)")
+        Output.line("listening on \(server.origin ?? "")")
         Output.flush()
         let received = await signals.wait()
-        await server.stop(signal: received)
+        await server.stop(reason: "signal \(received)")
         terminate(.success)
     }
 

@@ -1,41 +1,32 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
-import IAPStorageFile
+import IAPServerAPI
 
-/// Opens the ledger a command other than `iap ledger` works on, from the same ledger options (`--data DIR` or
-/// `--database URL [--schema NAME]`, see ``CommandLedger``) plus `[--catalog FILE]`.
-struct LedgerAccess {
+/// The ledger a command other than `iap ledger` delivers from, opened from the same ledger options (`--data DIR` or
+/// `--database URL [--schema NAME]`, see ``CommandLedger``) plus `[--catalog FILE]`, with its catalog.
+struct DeliveringLedger {
     /// The options that choose and configure the ledger, as a usage lists them.
     static let options: [CommandSpec.Option] = CommandLedger.options + [CommandLedger.catalogOption]
 
-    /// The ledger.
-    let ledger: CommandLedger
+    /// The ledger and what is kept beside it.
+    let site: any LedgerSite
     /// The catalog: `--catalog`, else the one saved with the ledger, else none.
     let found: StaticProductCatalog?
 
     /// The store.
-    var store: any ListableEntitlementStore { ledger.store }
-
-    /// Where files that belong with a file ledger (an audit log, reconciliation checkpoints) go by default;
-    /// `nil` for a database ledger.
-    var directory: URL? {
-        if case .directory(let url) = ledger.location {
-            return url
-        }
-        return nil
-    }
+    var store: any ListableEntitlementStore { site.store }
 
     /// Opens the ledger named by the options; it must exist.
     ///
     /// - Throws: `Arguments.UsageError` without a ledger option; ``IAPError`` `notFound` for a missing ledger, or
     ///   when it cannot be opened (`storageLocked` while another process holds a file ledger).
     init(_ arguments: Arguments) async throws {
-        ledger = try await CommandLedger.open(arguments, access: .readWrite)
+        site = try await CommandLedger.open(arguments, access: .readWrite)
         do {
-            found = try await ledger.catalog(arguments, save: false)
+            found = try await site.catalog(arguments, save: false)
         } catch {
-            await ledger.store.close()
+            await site.close()
             throw error
         }
     }
@@ -51,8 +42,8 @@ struct LedgerAccess {
         try CatalogChoice.choose(found, grant: grant, command: command)
     }
 
-    /// Closes the ledger.
+    /// Closes the ledger and everything opened beside it.
     func close() async {
-        await ledger.store.close()
+        await site.close()
     }
 }
