@@ -179,8 +179,7 @@ let package = Package(
             name: "IAPPurchaseServerTests",
             dependencies: [
                 "IAPCore", "IAPHTTPServer", "IAPPurchaseServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory",
-                "IAPTesting",
-                "IAPTransportURLSession", "IAPTestSupport",
+                "IAPTesting", "IAPTransportURLSession", "IAPTestSupport", "IAPStorageFile",
             ]
         ),
         .testTarget(

@@ -30,7 +30,7 @@ swift package dump-package >"$graphs/package.json"
 mkdir -p "$output"
 status=0
 # In dependency order: a module's dependencies are converted before it.
-targets="IAPCore IAPWebhook IAPServerAPI IAPLegacyReceipts IAPApp IAPStoreKit IAPCrypto IAPStorageFile IAPStoragePostgres IAPTransportURLSession IAPHTTPServer IAPInMemory IAPConformance IAPTesting"
+targets="IAPCore IAPWebhook IAPServerAPI IAPLegacyReceipts IAPApp IAPStoreKit IAPCrypto IAPStorageFile IAPStoragePostgres IAPTransportURLSession IAPHTTPServer IAPPurchaseServer IAPInMemory IAPConformance IAPTesting"
 
 # The library targets each target depends on, directly or not, one line per target: `target dep dep ...`.
 python3 - "$graphs/package.json" $targets >"$graphs/dependencies" <<'PY'

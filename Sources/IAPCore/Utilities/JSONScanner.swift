@@ -7,7 +7,7 @@
 /// A forward reader of the plain JSON that the fast decoders take: ASCII strings without escapes, integers,
 /// booleans and `null`.
 ///
-/// It is the one scanner of the package's fast paths (``FastTransactionDecoder``, and the file store's record
+/// It is the one scanner of the package's fast paths (the verifier's transaction decoder, and the file store's record
 /// decoder). Each read either consumes exactly one well-formed token and returns it, or returns `nil`/`false`;
 /// after a refusal the caller gives up and hands the whole input to `JSONDecoder`, which stays the authority on
 /// what is valid and on the error to report. It never reads outside its buffer.
