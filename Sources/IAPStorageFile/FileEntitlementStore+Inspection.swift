@@ -76,92 +76,140 @@ extension FileEntitlementStore {
         guard let signed = loaded.manifest.signed, SystemFile.exists(files.signed(signed.generation)) else {
             return 0
         }
-        let name = StoreFiles.signedName(signed.generation)
-        // References by offset, walked together with the file's lines, which come in offset order.
-        var references = loaded.references.sorted { $0.reference.offset < $1.reference.offset }
-        var next = 0
-        var headers: Set<UInt64> = []
-        var records = 0
-        var expectedSeq: UInt64 = 1
-        var bad: Set<String> = []
-        func damage(_ line: RecordFileReader.Line?, _ message: String, transactionId: String? = nil) {
-            loaded.findings.append(
-                .init(
-                    severity: .damage,
-                    file: name,
-                    line: line?.number,
-                    offset: line?.offset,
-                    message: message,
-                    transactionId: transactionId
-                )
-            )
-        }
+        var check = SignedFileCheck(
+            name: StoreFiles.signedName(signed.generation),
+            // References by offset, walked together with the file's lines, which come in offset order.
+            references: loaded.references.sorted { $0.reference.offset < $1.reference.offset }
+        )
         _ = try RecordFileReader.read(path: files.signed(signed.generation), upTo: signed.bytes) { lines in
             for line in lines {
-                records += 1
-                var record: JournalRecord.Decoded?
-                switch line.result {
-                case .success(let decoded):
-                    record = decoded
-                    if decoded.seq != expectedSeq {
-                        damage(line, "record \(decoded.seq) where \(expectedSeq) belongs")
-                    }
-                case .failure(let problem):
-                    damage(line, problem.reason)
-                }
-                expectedSeq += 1
-                switch record?.operation {
-                case .header?:
-                    headers.insert(UInt64(line.offset))
-                case .signed(let signedRecord)?:
-                    if !headers.contains(signedRecord.header) {
-                        damage(
-                            line,
-                            "the signed transaction of \(signedRecord.transactionId) refers to a header at byte "
-                                + "\(signedRecord.header) that is not a header record before it",
-                            transactionId: signedRecord.transactionId
-                        )
-                        bad.insert(signedRecord.transactionId)
-                    }
-                case nil:
-                    break
-                case let other?:
-                    damage(line, "a \(other.kind) record does not belong in a signed-transaction file")
-                }
-                while next < references.count, references[next].reference.offset < UInt64(line.offset) {
-                    let missed = references[next]
-                    damage(
-                        nil,
-                        "the signed transaction of \(missed.transactionId) is referred to at byte "
-                            + "\(missed.reference.offset), where no record starts",
-                        transactionId: missed.transactionId
-                    )
-                    bad.insert(missed.transactionId)
-                    next += 1
-                }
-                while next < references.count, references[next].reference.offset == UInt64(line.offset) {
-                    let reference = references[next]
-                    let matches: Bool
-                    if case .signed(let signedRecord)? = record?.operation {
-                        matches =
-                            signedRecord.transactionId == reference.transactionId
-                            && Int(reference.reference.length) == line.length
-                    } else {
-                        matches = false
-                    }
-                    if !matches {
-                        damage(
-                            line,
-                            "the snapshot's reference for the signed transaction of \(reference.transactionId) does "
-                                + "not lead to it",
-                            transactionId: reference.transactionId
-                        )
-                        bad.insert(reference.transactionId)
-                    }
-                    next += 1
-                }
+                let record = check.read(line)
+                check.passReferences(before: line)
+                check.matchReferences(at: line, record: record)
             }
         }
+        check.finish(expectedRecords: signed.records)
+        loaded.findings += check.findings
+        for transactionId in check.bad {
+            if let entry = loaded.state.entry(transactionId: transactionId),
+                let position = Int(exactly: entry.sequence - 1),
+                loaded.signed.indices.contains(position)
+            {
+                loaded.signed[position] = .none
+            }
+        }
+        return check.records
+    }
+}
+
+/// The walk of ``FileEntitlementStore``'s signed-transaction file: its records in order, and the snapshot's
+/// references to them, met by offset.
+private struct SignedFileCheck {
+    let name: String
+    let references: [(transactionId: String, reference: JournalOperation.SignedReference)]
+    var next = 0
+    var headers: Set<UInt64> = []
+    var records = 0
+    var expectedSeq: UInt64 = 1
+    /// The transactions whose signed record is damaged or not where the snapshot says.
+    var bad: Set<String> = []
+    var findings: [FileEntitlementStore.Finding] = []
+
+    init(name: String, references: [(transactionId: String, reference: JournalOperation.SignedReference)]) {
+        self.name = name
+        self.references = references
+    }
+
+    mutating func damage(_ line: RecordFileReader.Line?, _ message: String, transactionId: String? = nil) {
+        findings.append(
+            .init(
+                severity: .damage,
+                file: name,
+                line: line?.number,
+                offset: line?.offset,
+                message: message,
+                transactionId: transactionId
+            )
+        )
+    }
+
+    /// Reads one record: in sequence, a header or a signed record after its header.
+    mutating func read(_ line: RecordFileReader.Line) -> JournalRecord.Decoded? {
+        records += 1
+        var record: JournalRecord.Decoded?
+        switch line.result {
+        case .success(let decoded):
+            record = decoded
+            if decoded.seq != expectedSeq {
+                damage(line, "record \(decoded.seq) where \(expectedSeq) belongs")
+            }
+        case .failure(let problem):
+            damage(line, problem.reason)
+        }
+        expectedSeq += 1
+        switch record?.operation {
+        case .header?:
+            headers.insert(UInt64(line.offset))
+        case .signed(let signedRecord)?:
+            if !headers.contains(signedRecord.header) {
+                damage(
+                    line,
+                    "the signed transaction of \(signedRecord.transactionId) refers to a header at byte "
+                        + "\(signedRecord.header) that is not a header record before it",
+                    transactionId: signedRecord.transactionId
+                )
+                bad.insert(signedRecord.transactionId)
+            }
+        case nil:
+            break
+        case let other?:
+            damage(line, "a \(other.kind) record does not belong in a signed-transaction file")
+        }
+        return record
+    }
+
+    /// References to offsets before this line, where no record starts.
+    mutating func passReferences(before line: RecordFileReader.Line) {
+        while next < references.count, references[next].reference.offset < UInt64(line.offset) {
+            let missed = references[next]
+            damage(
+                nil,
+                "the signed transaction of \(missed.transactionId) is referred to at byte "
+                    + "\(missed.reference.offset), where no record starts",
+                transactionId: missed.transactionId
+            )
+            bad.insert(missed.transactionId)
+            next += 1
+        }
+    }
+
+    /// References to this line: each must lead to its transaction's signed record, whole.
+    mutating func matchReferences(at line: RecordFileReader.Line, record: JournalRecord.Decoded?) {
+        while next < references.count, references[next].reference.offset == UInt64(line.offset) {
+            let reference = references[next]
+            let matches: Bool
+            if case .signed(let signedRecord)? = record?.operation {
+                matches =
+                    signedRecord.transactionId == reference.transactionId
+                    && Int(reference.reference.length) == line.length
+            } else {
+                matches = false
+            }
+            if !matches {
+                damage(
+                    line,
+                    "the snapshot's reference for the signed transaction of \(reference.transactionId) does "
+                        + "not lead to it",
+                    transactionId: reference.transactionId
+                )
+                bad.insert(reference.transactionId)
+            }
+            next += 1
+        }
+    }
+
+    /// References past the last record, and the count the manifest records.
+    mutating func finish(expectedRecords: UInt64) {
         for missed in references[next...] {
             damage(
                 nil,
@@ -171,19 +219,9 @@ extension FileEntitlementStore {
             )
             bad.insert(missed.transactionId)
         }
-        if UInt64(records) != signed.records {
-            damage(nil, "the committed part holds \(records) records, the manifest records \(signed.records)")
+        if UInt64(records) != expectedRecords {
+            damage(nil, "the committed part holds \(records) records, the manifest records \(expectedRecords)")
         }
-        references.removeAll()
-        for transactionId in bad {
-            if let entry = loaded.state.entry(transactionId: transactionId),
-                let position = Int(exactly: entry.sequence - 1),
-                loaded.signed.indices.contains(position)
-            {
-                loaded.signed[position] = .none
-            }
-        }
-        return records
     }
 }
 
