@@ -84,6 +84,10 @@ public protocol LedgerSite: Sendable, CustomStringConvertible {
     /// Appends a reseal entry to the ledger's own support audit, after whatever it holds now, and sets the head the
     /// ledger keeps to it, so that support may write to the audit again (`iap support audit reseal`).
     ///
+    /// Reseal from a site that has not opened its audit (``supportAudit(observer:)``): a file log is held by the one
+    /// that opened it, and a reseal beside it throws `storageLocked`. A guard open elsewhere on a shared ledger sees
+    /// the reseal at its next append.
+    ///
     /// - Parameter entry: The `audit.reseal` entry; the log seals it.
     /// - Returns: The head after it.
     /// - Throws: ``IAPError`` when it cannot be written; `unsupportedOperation` for a read-only site.
