@@ -15,9 +15,15 @@ public import IAPCore
 /// local disk.
 ///
 /// ```swift
-/// func deliverer(site: any LedgerSite, verifier: some Verifier, hook: some FulfillmentHook) -> DeliveryPipeline {
+/// func pipeline(
+///     site: any LedgerSite,
+///     verifier: some Verifier,
+///     catalog: some ProductCatalog,
+///     hook: some FulfillmentHook
+/// ) -> DeliveryPipeline {
 ///     DeliveryPipeline(
 ///         verifier: verifier,
+///         catalog: catalog,
 ///         store: site.store,
 ///         hook: hook,
 ///         retryPolicy: site.retryPolicy(for: .command)
