@@ -15,9 +15,15 @@ public import IAPCore
 /// local disk.
 ///
 /// ```swift
-/// func deliverer(site: any LedgerSite, verifier: some Verifier, hook: some FulfillmentHook) -> DeliveryPipeline {
+/// func pipeline(
+///     site: any LedgerSite,
+///     verifier: some Verifier,
+///     catalog: some ProductCatalog,
+///     hook: some FulfillmentHook
+/// ) -> DeliveryPipeline {
 ///     DeliveryPipeline(
 ///         verifier: verifier,
+///         catalog: catalog,
 ///         store: site.store,
 ///         hook: hook,
 ///         retryPolicy: site.retryPolicy(for: .command)
@@ -83,6 +89,10 @@ public protocol LedgerSite: Sendable, CustomStringConvertible {
 
     /// Appends a reseal entry to the ledger's own support audit, after whatever it holds now, and sets the head the
     /// ledger keeps to it, so that support may write to the audit again (`iap support audit reseal`).
+    ///
+    /// Reseal from a site that has not opened its audit (``supportAudit(observer:)``): a file log is held by the one
+    /// that opened it, and a reseal beside it throws `storageLocked`. A guard open elsewhere on a shared ledger sees
+    /// the reseal at its next append.
     ///
     /// - Parameter entry: The `audit.reseal` entry; the log seals it.
     /// - Returns: The head after it.
