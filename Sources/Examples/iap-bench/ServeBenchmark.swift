@@ -4,7 +4,6 @@ import IAPCore
 import IAPCrypto
 import IAPHTTPServer
 import IAPPurchaseServer
-import IAPPurchaseServer
 import IAPStorageFile
 
 /// `iap-bench serve`: the app's submissions per second through `iap serve`'s routes over loopback HTTP, against the
@@ -16,7 +15,7 @@ enum ServeBenchmark {
         summary: "submissions per second through the purchase server over loopback HTTP, against the pipeline's rate",
         synopsis: ["[--seconds S] [--clients C] [--transactions N] [--data DIR]"],
         discussion: """
-            Starts the purchase server's routes (PurchaseServerRoutes on HTTPServer, as iap serve composes them)
+            Starts the purchase server's routes (PurchaseServerRoutes on HTTPServer, the routes iap serve answers)
             on 127.0.0.1 and a free port over a new file ledger, with a hook that grants at once. C clients, each
             on a thread of its own with its own HS256 user token (issued now, iat, and valid for an hour, the
             longest the server admits, as 'iap serve --user-jwt-max-lifetime 1h') and keep-alive connection, POST
@@ -117,7 +116,8 @@ enum ServeBenchmark {
 
     // MARK: - Setup
 
-    /// The purchase server as `iap serve` composes it, on a new file ledger, and the secrets its clients use.
+    /// The purchase server's routes on an HTTP server (the routes `iap serve` answers; no background worker), on a new
+    /// file ledger, and the secrets its clients use.
     struct Server {
         let http: HTTPServer
         let store: FileEntitlementStore

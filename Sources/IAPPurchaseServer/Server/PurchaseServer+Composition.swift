@@ -18,7 +18,8 @@ extension PurchaseServer {
                 clients: api.clients,
                 pipeline: pipeline,
                 checkpoints: try await site.reconciliationCheckpoints(),
-                configuration: api.reconciliation
+                configuration: api.reconciliation,
+                alarm: api.alarm
             )
             lock = try site.reconciliationLock()
             support = OrderLookup(

@@ -34,6 +34,9 @@ extension PurchaseServer {
         public var reconcileEvery: Duration?
         /// How the reconciler runs (alarm threshold, rate limit, page size).
         public var reconciliation: Reconciler.Configuration
+        /// Called when a run's discrepancies exceed the threshold (page someone); the `reconciliation.alarm` event is
+        /// reported either way.
+        public var alarm: (@Sendable (ReconciliationAlarm) async -> Void)?
 
         /// Creates the API settings.
         ///
@@ -41,21 +44,25 @@ extension PurchaseServer {
         ///   - clients: The clients.
         ///   - reconcileEvery: The time between reconciliations; one hour by default, `nil` for never.
         ///   - reconciliation: How the reconciler runs.
+        ///   - alarm: Called when a run's discrepancies exceed the threshold.
         public init(
             clients: AppStoreServerAPIClients,
             reconcileEvery: Duration? = .seconds(3600),
-            reconciliation: Reconciler.Configuration = Reconciler.Configuration()
+            reconciliation: Reconciler.Configuration = Reconciler.Configuration(),
+            alarm: (@Sendable (ReconciliationAlarm) async -> Void)? = nil
         ) {
             self.clients = clients
             self.reconcileEvery = reconcileEvery
             self.reconciliation = reconciliation
+            self.alarm = alarm
         }
     }
 
     /// What a purchase server is made of: a configuration value in, a ``PurchaseServer`` out.
     public struct Configuration: Sendable {
         /// The ledger and what is kept beside it (reconciliation checkpoints, the support audit, the lock that lets
-        /// one instance of a fleet reconcile at a time). The server closes it when it stops.
+        /// one instance of a fleet reconcile at a time). The server closes it when it stops or fails to start; until
+        /// then (a server never started and never stopped) it is the caller's.
         public var site: any LedgerSite
         /// Verifies the app's submissions and the App Store's notifications.
         public var verifier: any Verifier
@@ -79,6 +86,7 @@ extension PurchaseServer {
         /// Answers the App Store's `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
         public var consumptionRequests: (any ConsumptionRequestHandler)?
         /// Where the HTTP server listens and its limits: ``PurchaseServer/httpConfiguration(host:port:)`` by default.
+        /// Its `events` are not used: the HTTP server's failures go to ``events``.
         public var http: HTTPServer.Configuration
         /// Where the server, the pipeline and the engines report what they do (one ``IAPEvent`` each).
         public var events: any EventSink

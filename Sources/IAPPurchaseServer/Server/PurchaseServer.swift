@@ -13,9 +13,9 @@ import IAPServerAPI
 /// the background work stopped, the ledger site closed).
 ///
 /// ```swift
-/// let server = PurchaseServer(configuration)
+/// let server = try PurchaseServer(configuration)
 /// try await server.start()
-/// print("listening on \(server.origin)")
+/// print("listening on \(server.origin ?? "")")
 /// // ... until the process is asked to stop:
 /// await server.stop()
 /// ```
@@ -34,13 +34,21 @@ public final class PurchaseServer: Sendable {
     /// The pipeline: what the routes, the notifications, the worker and support deliver through.
     public let pipeline: DeliveryPipeline
 
-    private let state = LockedValue(State.idle)
+    private let state = LockedValue(Lifecycle())
 
-    private enum State {
-        case idle
-        case starting
-        case running(Running)
-        case stopped
+    /// Where the server is in its life, and who waits for its end.
+    private struct Lifecycle {
+        enum Phase {
+            case idle
+            /// Composing; a stop asked meanwhile is kept and carried out once the start is done.
+            case starting(stopRequested: String?)
+            case running(Running)
+            case stopping
+            case stopped
+        }
+
+        var phase = Phase.idle
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// What a started server holds.
@@ -80,74 +88,143 @@ public final class PurchaseServer: Sendable {
         )
     }
 
-    /// Where the server listens, such as `http://127.0.0.1:8080`, once started.
+    /// Where the server listens, such as `http://127.0.0.1:8080`, while it runs.
     public var origin: String? {
-        if case .running(let running) = state.withLock({ $0 }) {
-            return running.http.origin
-        }
-        return nil
+        running?.http.origin
     }
 
-    /// The port the server listens on (the one the system picked for port `0`), once started.
+    /// The port the server listens on (the one the system picked for port `0`), while it runs.
     public var port: UInt16? {
-        if case .running(let running) = state.withLock({ $0 }) {
-            return running.http.port
+        running?.http.port
+    }
+
+    private var running: Running? {
+        state.withLock { lifecycle in
+            if case .running(let running) = lifecycle.phase {
+                return running
+            }
+            return nil
         }
-        return nil
     }
 
     /// Opens what is kept beside the ledger, composes the routes and the worker, listens, starts the background work,
     /// and delivers what an earlier run parked for products its catalog did not know.
     ///
     /// A support audit that does not match the head the ledger keeps does not stop the start: support actions are
-    /// refused (the `support-audit` check of `GET /readyz` is degraded) and purchases go on.
+    /// refused (the `support-audit` check of `GET /readyz` is degraded) and purchases go on. A ``stop(reason:)``
+    /// called while the server starts is carried out as soon as it has started.
     ///
     /// - Throws: ``IAPError`` when the stores beside the ledger cannot be opened or the address cannot be bound (what
     ///   was opened is closed, the ledger site included); `invalidArgument` when the server was started before.
     public func start() async throws {
-        try state.withLock { state in
-            guard case .idle = state else {
+        try state.withLock { lifecycle in
+            guard case .idle = lifecycle.phase else {
                 throw IAPError(.invalidArgument, "a purchase server starts once")
             }
-            state = .starting
+            lifecycle.phase = .starting(stopRequested: nil)
         }
+        let running: Running
         do {
-            let running = try await compose()
-            state.withLock { $0 = .running(running) }
+            running = try await compose()
         } catch {
-            state.withLock { $0 = .stopped }
+            state.withLock { $0.phase = .stopping }
             await configuration.site.close()
+            finish()
             throw error
+        }
+        let requested: String? = state.withLock { lifecycle in
+            if case .starting(let reason?) = lifecycle.phase {
+                lifecycle.phase = .stopping
+                return reason
+            }
+            lifecycle.phase = .running(running)
+            return nil
+        }
+        if let requested {
+            await tearDown(running, reason: requested)
         }
     }
 
-    /// Starts, serves until one of `signals` arrives, and stops.
+    /// Starts, serves until one of `signals` arrives or ``stop(reason:)`` is called, and stops.
     ///
     /// - Parameter signals: The signals to wait for; create them early, before anything else of the program (see
     ///   ``ShutdownSignals``). SIGINT and SIGTERM by default.
-    /// - Returns: The signal that stopped the server.
+    /// - Returns: The signal that stopped the server, or `nil` when ``stop(reason:)`` did.
     /// - Throws: What ``start()`` throws.
     @discardableResult
-    public func run(until signals: ShutdownSignals = ShutdownSignals()) async throws -> Int32 {
+    public func run(until signals: ShutdownSignals = ShutdownSignals()) async throws -> Int32? {
         try await start()
-        let received = await signals.wait()
-        await stop(reason: "signal \(received)")
-        return received
+        let received = LockedValue<Int32?>(nil)
+        let waiting = Task {
+            let signal = await signals.wait()
+            received.withLock { $0 = signal }
+            await self.stop(reason: "signal \(signal)")
+        }
+        await waitUntilStopped()
+        waiting.cancel()
+        return received.withLock { $0 }
     }
 
     /// Stops: not ready, no new connections, the requests in flight finished (within the HTTP configuration's
-    /// `shutdownGracePeriod`), the background work stopped, the ledger site closed. Calling it again does nothing.
+    /// `shutdownGracePeriod`, which the background work is given too), the background work stopped, the ledger site
+    /// closed. A server that never started closes its ledger site. When it returns the server has stopped, whoever
+    /// else asked for it first; calling it again does nothing.
     ///
     /// - Parameter reason: Why, for the `server.stopping` event.
     public func stop(reason: String = "stopped") async {
-        let running: Running? = state.withLock { state in
-            defer { state = .stopped }
-            if case .running(let running) = state {
-                return running
-            }
-            return nil
+        enum Next {
+            case tearDown(Running)
+            case close
+            case wait
+            case nothing
         }
-        guard let running else { return }
+        let next: Next = state.withLock { lifecycle in
+            switch lifecycle.phase {
+            case .idle:
+                lifecycle.phase = .stopping
+                return .close
+            case .starting(let requested):
+                lifecycle.phase = .starting(stopRequested: requested ?? reason)
+                return .wait
+            case .running(let running):
+                lifecycle.phase = .stopping
+                return .tearDown(running)
+            case .stopping:
+                return .wait
+            case .stopped:
+                return .nothing
+            }
+        }
+        switch next {
+        case .tearDown(let running):
+            await tearDown(running, reason: reason)
+        case .close:
+            await configuration.site.close()
+            finish()
+        case .wait:
+            await waitUntilStopped()
+        case .nothing:
+            return
+        }
+    }
+
+    /// Waits until the server has stopped (at once when it has).
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let stopped: Bool = state.withLock { lifecycle in
+                if case .stopped = lifecycle.phase {
+                    return true
+                }
+                lifecycle.waiters.append(continuation)
+                return false
+            }
+            if stopped {
+                continuation.resume()
+            }
+        }
+    }
+
+    private func tearDown(_ running: Running, reason: String) async {
         let clock = pipeline.clock
         let started = ContinuousClock.now
         configuration.events.record(
@@ -155,7 +232,7 @@ public final class PurchaseServer: Sendable {
         )
         readiness.markStopping()
         await running.http.shutdown()
-        await running.worker.stop()
+        await running.worker.stop(gracePeriod: configuration.http.shutdownGracePeriod)
         await configuration.site.close()
         let elapsed = ContinuousClock.now - started
         configuration.events.record(
@@ -166,6 +243,19 @@ public final class PurchaseServer: Sendable {
                 durationMs: Int64((elapsed / .milliseconds(1)).rounded())
             )
         )
+        finish()
+    }
+
+    /// Marks the server stopped and wakes who waits for it.
+    private func finish() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { lifecycle in
+            lifecycle.phase = .stopped
+            defer { lifecycle.waiters = [] }
+            return lifecycle.waiters
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
     }
 
     /// Replaces the catalog in use and delivers what was parked for products it did not know: what `iap serve` does
@@ -189,19 +279,30 @@ public final class PurchaseServer: Sendable {
         return released
     }
 
-    /// Reports a catalog that could not be reloaded (`catalog.reloadFailed`); the one in use is kept.
+    /// Reads a catalog with `load` and, when it could be read, replaces the one in use with it (see
+    /// ``reloadCatalog(_:)``); when it could not, keeps the one in use and says so in a `catalog.reloadFailed` event.
     ///
-    /// - Parameter error: Why it could not be read.
-    public func reportReloadFailure(_ error: any Error) {
-        let failure = IAPError.wrapping(error, as: .invalidConfiguration, "the catalog could not be reloaded")
-        configuration.events.record(
-            IAPEvent(
-                time: pipeline.clock.now,
-                event: "catalog.reloadFailed",
-                outcome: "failed",
-                errorCode: failure.code.rawValue,
-                message: "\(failure.message); the catalog in use is kept"
+    /// - Parameter load: Reads the new catalog (a file, the copy saved with the ledger).
+    /// - Returns: What the parked purchases became, or `nil` when the catalog could not be read.
+    @discardableResult
+    public func reloadCatalog(from load: () async throws -> StaticProductCatalog) async -> DeliveryPipeline.DrainReport?
+    {
+        let catalog: StaticProductCatalog
+        do {
+            catalog = try await load()
+        } catch {
+            let failure = IAPError.wrapping(error, as: .invalidConfiguration, "the catalog could not be reloaded")
+            configuration.events.record(
+                IAPEvent(
+                    time: pipeline.clock.now,
+                    event: "catalog.reloadFailed",
+                    outcome: "failed",
+                    errorCode: failure.code.rawValue,
+                    message: "\(failure.message); the catalog in use is kept"
+                )
             )
-        )
+            return nil
+        }
+        return await reloadCatalog(catalog)
     }
 }

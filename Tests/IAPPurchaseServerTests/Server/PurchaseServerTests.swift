@@ -155,4 +155,42 @@ struct PurchaseServerTests {
         #expect(entry?.deliveryState == .delivered)
         await server.stop()
     }
+
+    @Test func runReturnsWhenAnotherTaskStopsTheServerAndEveryStopWaitsForTheEnd() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        // Signals nobody sends: only stop() ends the run.
+        let running = Task { try await server.run(until: ShutdownSignals([SIGUSR2])) }
+        while server.origin == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        async let first: Void = server.stop(reason: "first")
+        async let second: Void = server.stop(reason: "second")
+        _ = await (first, second)
+        // Both returned only once the ledger was closed: it opens again at once.
+        let reopened = try FileLedgerSite(directory: setup.directory, access: .readWrite)
+        await reopened.close()
+        #expect(try await running.value == nil)
+        #expect(setup.events.events.filter { $0.event == "server.stopping" }.count == 1)
+    }
+
+    @Test func aStopAskedWhileTheServerStartsIsCarriedOutAndAServerNeverStartedClosesItsLedger() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        async let started: Void = server.start()
+        async let stopped: Void = server.stop(reason: "early")
+        _ = try await (started, stopped)
+        await server.waitUntilStopped()
+        #expect(server.origin == nil)
+        let reopened = try FileLedgerSite(directory: setup.directory, access: .readWrite)
+        await reopened.close()
+
+        let idle = try PurchaseServer(try setup.configuration())
+        await idle.stop()
+        await #expect(throws: IAPError.self) { try await idle.start() }
+        let again = try FileLedgerSite(directory: setup.directory, access: .readWrite)
+        await again.close()
+    }
 }

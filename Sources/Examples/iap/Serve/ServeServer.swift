@@ -72,13 +72,11 @@ enum ServeServer {
     ///   - server: The running server.
     ///   - parsed: The command line the server started with.
     static func reloadCatalog(_ server: PurchaseServer, _ parsed: Arguments) async {
-        do {
+        await server.reloadCatalog {
             guard let fresh = try await server.configuration.site.catalog(parsed, save: true) else {
                 throw IAPError(.notFound, "no catalog to reload: give --catalog FILE")
             }
-            await server.reloadCatalog(fresh)
-        } catch {
-            server.reportReloadFailure(error)
+            return fresh
         }
     }
 }
