@@ -50,9 +50,6 @@ public final class PurchaseServerMetrics: Sendable {
 
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
-    /// The codes of a failed verification: what counts in `iap_verification_failures_total`.
-    public static var verificationCodes: Set<IAPError.Code> { IAPError.Code.verificationFailures }
-
     /// Registers the families on a registry.
     ///
     /// - Parameter registry: Where to register; a new one by default. Register your own families on it too, and
@@ -145,7 +142,7 @@ public final class PurchaseServerMetrics: Sendable {
     ///
     /// - Parameter error: An error of a verification, a submission or a notification.
     public func recordVerificationFailure(_ error: IAPError?) {
-        guard let error, Self.verificationCodes.contains(error.code) else { return }
+        guard let error, error.code.isVerificationFailure else { return }
         verificationFailures.increment(labels: [error.code.rawValue])
     }
 

@@ -7,11 +7,6 @@ import IAPServerAPI
 
 /// `iap serve`'s composition: the settings and the ledger site turned into a `PurchaseServer`'s configuration.
 enum ServeServer {
-    /// The most connections served at once.
-    static let maximumConnections = PurchaseServer.maximumConnections
-    /// The most connections from one IP address by default.
-    static let defaultConnectionsPerAddress = PurchaseServer.defaultConnectionsPerAddress
-
     /// Opens the ledger site, picks the catalog, and starts a purchase server on them.
     ///
     /// - Throws: A usage error for a grant path without a catalog; ``IAPError`` when the ledger, the stores beside it

@@ -22,7 +22,7 @@ struct ServeSettings {
     var reconcileEvery: Duration?
     var events: any EventSink
     /// `--max-connections-per-address`: the most connections from one IP address.
-    var connectionsPerAddress = ServeServer.defaultConnectionsPerAddress
+    var connectionsPerAddress = PurchaseServer.defaultConnectionsPerAddress
     /// `--token-ownership derived`: an unclaimed appAccountToken goes only to the user it was derived from.
     var tokenOwnership: TokenOwnershipCheck?
     /// `--prorated-refunds`: what a prorated refund of a non-consumable or a subscription does (access kept by
@@ -43,10 +43,10 @@ struct ServeSettings {
             self.host = host
         }
         if let text = try parsed.value("max-connections-per-address") {
-            guard let limit = Int(text), (1...ServeServer.maximumConnections).contains(limit) else {
+            guard let limit = Int(text), (1...PurchaseServer.maximumConnections).contains(limit) else {
                 throw .init(
                     message:
-                        "--max-connections-per-address must be 1...\(ServeServer.maximumConnections), not '\(text)'"
+                        "--max-connections-per-address must be 1...\(PurchaseServer.maximumConnections), not '\(text)'"
                 )
             }
             connectionsPerAddress = limit
