@@ -71,6 +71,36 @@ struct MoneySafeDefaultsTests {
         #expect(settled.deliveryState == .delivered)
     }
 
+    @Test func aReleasedPurchaseIsClaimedInTheWriteThatUnparksItSoNoDrainTakesItFirst() async throws {
+        var shop = try Shop()
+        let catalog = ReloadableProductCatalog(shop.catalog)
+        let pipeline = shop.pipeline(catalog: catalog)
+        let purchase = shop.transaction("gems.50")
+        guard case .deferred = await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice") else {
+            Issue.record("expected the purchase to be parked")
+            return
+        }
+        var products = shop.catalog.products
+        products.append(CatalogProduct(productId: "gems.50", kind: .consumable, entitlements: [], unitsPerPurchase: 50))
+        catalog.replace(with: try StaticProductCatalog(products: products))
+        // The release is cut off right after its first write: what that write left must already be claimed, or a
+        // drain running meanwhile (the server's worker) would deliver it and the release would report nothing.
+        shop.store.inject(.afterApplying, on: .replace)
+        let released = await pipeline.releaseParked()
+        #expect(released.delivered == 0)
+        #expect(released.errors.count == 1)
+        let left = try #require(await shop.memory.entry(transactionId: purchase.transactionId ?? ""))
+        #expect(left.deliveryState == .pending)
+        #expect((left.nextAttemptAt ?? shop.clock.now) > shop.clock.now)
+        #expect(await pipeline.drainDueRetries().delivered == 0)
+        #expect(shop.wallet.calls.isEmpty)
+        // Once the claim of the cut-off release expires, the retry queue delivers it, once.
+        shop.clock.advance(by: .seconds(3_600))
+        #expect(await pipeline.drainDueRetries().delivered == 1)
+        #expect(shop.wallet.calls.map(\.action) == [.grant])
+        #expect(shop.wallet.balance("alice") == 50)
+    }
+
     @Test func aProductDroppedFromTheCatalogParksItsRetryInsteadOfFailingAttempts() async throws {
         var shop = try Shop()
         let catalog = ReloadableProductCatalog(shop.catalog)

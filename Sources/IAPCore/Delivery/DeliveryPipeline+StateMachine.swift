@@ -197,12 +197,21 @@ extension DeliveryPipeline {
     }
 
     /// Runs the hook for an entry that needs it, unless another deliverer holds it.
-    func settle(_ entry: LedgerEntry) async throws -> DeliveryOutcome {
+    ///
+    /// - Parameters:
+    ///   - entry: The entry as last read.
+    ///   - releasingParked: Whether an entry parked for an unknown product is put back on its way (pending, its
+    ///     attempts reset) and claimed in the same write, so that no drain can take it in between.
+    func settle(_ entry: LedgerEntry, releasingParked: Bool = false) async throws -> DeliveryOutcome {
         try await compareAndSet(
             entry,
             ifExhausted: { .pending($0) },
-            change: { current in
+            change: { latest in
                 let now = clock.now
+                var current = latest
+                if releasingParked, current.deliveryState == .unknownProduct {
+                    current = Self.unparked(current)
+                }
                 if current.deliveryState == .awaitingOwner {
                     return .done(.awaitingOwner(current))
                 }

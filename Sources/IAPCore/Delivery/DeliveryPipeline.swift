@@ -378,8 +378,9 @@ public final class DeliveryPipeline: Sendable {
     /// Delivers the purchases parked because the catalog did not know their product, once it does: run it after the
     /// catalog changed (`iap serve` runs it at start and on `SIGHUP`).
     ///
-    /// Each parked entry whose product the catalog now names is unparked by compare-and-set and settled (granted
-    /// through the hook, or settled without a call when it was refunded meanwhile); the others stay parked.
+    /// Each parked entry whose product the catalog now names is unparked and claimed in one compare-and-set, then
+    /// settled (granted through the hook, or settled without a call when it was refunded meanwhile), so that a drain
+    /// running meanwhile never takes it first; the others stay parked.
     ///
     /// - Parameter limit: The most parked entries to look at.
     /// - Returns: What was done: `delivered` granted now, `skipped` still unknown (or settled by another deliverer),
@@ -399,8 +400,7 @@ public final class DeliveryPipeline: Sendable {
                     report.skipped += 1
                     continue
                 }
-                let unparked = try await compareAndSet(entry, ifExhausted: { $0 }, change: unpark)
-                report.count(try await settle(unparked))
+                report.count(try await settle(entry, releasingParked: true))
             } catch {
                 report.errors.append(Self.classify(error))
             }
@@ -408,16 +408,15 @@ public final class DeliveryPipeline: Sendable {
         return report
     }
 
-    /// Puts a parked entry back on its way: pending, unclaimed, with its attempts reset.
-    private func unpark(_ current: LedgerEntry) -> Change<LedgerEntry> {
-        guard current.deliveryState == .unknownProduct else { return .done(current) }
-        var next = current
+    /// A parked entry put back on its way: pending, unclaimed, with its attempts reset. ``settle(_:releasingParked:)``
+    /// claims it in the same write.
+    static func unparked(_ parked: LedgerEntry) -> LedgerEntry {
+        var next = parked
         next.deliveryState = .pending
         next.nextAttemptAt = nil
         next.deliveryAttempts = 0
         next.lastError = nil
-        normalize(&next, now: clock.now)
-        return .write(next) { $0 }
+        return next
     }
 
     /// The catalog's product, or `nil` when the catalog does not know it; any other failure of the catalog throws.
