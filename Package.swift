@@ -196,6 +196,15 @@ let package = Package(
             dependencies: ["IAPCore", "IAPStoragePostgres"],
             path: "Tests/PostgresFulfillmentCrashHelper"
         ),
+        .executableTarget(
+            name: "SignalStopHelper",
+            dependencies: [
+                "IAPCore", "IAPCrypto", "IAPHTTPServer", "IAPInMemory", "IAPPurchaseServer", "IAPServerAPI",
+                "IAPStorageFile",
+                "IAPTesting",
+            ],
+            path: "Tests/SignalStopHelper"
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

@@ -236,14 +236,4 @@ struct HTTPServerLifecycleTests {
             #expect(!requests.contains { $0.message?.contains("bob") == true })
         }
     }
-
-    @Test("ShutdownSignals returns the signal the process received")
-    func signals() async throws {
-        let signals = ShutdownSignals([SIGUSR2])
-        async let received = signals.wait()
-        try await Task.sleep(for: .milliseconds(100))
-        kill(getpid(), SIGUSR2)
-        #expect(await received == SIGUSR2)
-        #expect(await signals.wait() == SIGUSR2)
-    }
 }

@@ -29,21 +29,17 @@ import Testing
     @Test func anotherProcessHoldingTheLockIsRefused() async throws {
         try await withTemporaryDirectory { directory in
             try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
-            let holder = Process()
             // One process that takes the lock with flock(1), then becomes `sleep`: killing it frees the lock.
-            holder.executableURL = URL(filePath: "/bin/sh")
-            holder.arguments = [
-                "-c", "exec 9>\"$0\" && flock -x 9 && echo ready && exec sleep 30",
-                directory.file("LOCK").path(percentEncoded: false),
-            ]
-            let output = Pipe()
-            holder.standardOutput = output
-            try holder.run()
-            defer {
-                holder.terminate()
-                holder.waitUntilExit()
-            }
-            let ready = output.fileHandleForReading.availableData
+            let holder = try ChildProcess(
+                executable: URL(filePath: "/bin/sh"),
+                arguments: [
+                    "-c", "exec 9>\"$0\" && flock -x 9 && echo ready && exec sleep 30",
+                    directory.file("LOCK").path(percentEncoded: false),
+                ],
+                logFile: directory.file("holder.log")
+            )
+            defer { holder.kill() }
+            let ready = holder.standardOutput.availableData
             #expect(String(decoding: ready, as: UTF8.self).hasPrefix("ready"))
 
             let error = try #require(throws: IAPError.self) {
@@ -52,8 +48,7 @@ import Testing
             #expect(error.code == .storageLocked)
             #expect(error.message.contains("locked"))
 
-            holder.terminate()
-            holder.waitUntilExit()
+            holder.kill()
             let store = try FileEntitlementStore(directory: directory.url)
             await store.close()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCore
 
 /// Runs blocking work (a child process, a pipe read, a socket wait) on a thread of its own and waits for it
 /// without holding a thread of the concurrency pool.
@@ -16,5 +17,30 @@ package func offPool<Value: Sendable>(_ work: @escaping @Sendable () -> Value) a
 package func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result<Value, any Error> { try work() }) }
+    }
+}
+
+/// ``offPool(_:)`` with a deadline: when `work` has not finished within `timeout`, `onTimeout()` is returned instead
+/// (the work goes on on its thread; its result is dropped).
+package func offPool<Value: Sendable>(
+    timeout: Duration,
+    onTimeout: @escaping @Sendable () -> Value,
+    _ work: @escaping @Sendable () -> Value
+) async -> Value {
+    await withCheckedContinuation { continuation in
+        let resumed = LockedValue(false)
+        let finish: @Sendable (Value) -> Void = { value in
+            let first = resumed.withLock { resumed in
+                defer { resumed = true }
+                return !resumed
+            }
+            if first {
+                continuation.resume(returning: value)
+            }
+        }
+        Thread.detachNewThread { finish(work()) }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { finish(onTimeout()) }
     }
 }

@@ -27,22 +27,28 @@ package enum PostgresTestServer {
         let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "Scripts/postgres-server.sh")
         guard FileManager.default.isExecutableFile(atPath: script.path) else { return nil }
-        let process = Process()
-        process.executableURL = script
-        process.arguments = ["start", "--stop-after", String(ProcessInfo.processInfo.processIdentifier)]
         var childEnvironment = environment
         childEnvironment["IAP_POSTGRES_PORT"] = environment["IAP_POSTGRES_PORT"] ?? "54349"
-        process.environment = childEnvironment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "iap-postgres-start-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: scratch.appendingPathExtension("out"))
+            try? FileManager.default.removeItem(at: scratch.appendingPathExtension("log"))
+        }
+        guard
+            let process = try? ChildProcess(
+                executable: script,
+                arguments: ["start", "--stop-after", String(ProcessInfo.processInfo.processIdentifier)],
+                logFile: scratch.appendingPathExtension("log"),
+                environment: childEnvironment,
+                output: .file(scratch.appendingPathExtension("out"))
+            )
+        else { return nil }
+        // initdb and the first start take seconds; a script still running after two minutes is stuck.
+        guard process.wait(timeout: .seconds(120)) else {
+            process.kill()
             return nil
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = (try? Data(contentsOf: scratch.appendingPathExtension("out"))) ?? Data()
         let url = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return process.terminationStatus == 0 && url.hasPrefix("postgres") ? url : nil
     }

@@ -16,6 +16,21 @@ struct CommandLineContractTests {
             stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         }
         var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+
+        init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
+
+        /// A finished child's exit status (or signal number) and output.
+        init(_ completion: ChildProcess.Completion) {
+            self.init(
+                status: completion.status,
+                stdout: String(decoding: completion.standardOutput, as: UTF8.self),
+                stderr: String(decoding: completion.standardError, as: UTF8.self)
+            )
+        }
     }
 
     static let repository = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -26,43 +41,30 @@ struct CommandLineContractTests {
 
     /// Runs the tool; `environment` adds to (or, with `nil` values, removes from) this process's environment.
     ///
-    /// It waits for the child on a thread of its own (`offPool`), never on the concurrency pool the suites share.
+    /// The child is waited for without holding a thread of the concurrency pool the suites share, and killed (the
+    /// test failing) when it runs past `timeout`.
     static func iap(
         _ arguments: [String],
         input: Data = Data(),
-        environment: [String: String?] = [:]
+        environment: [String: String?] = [:],
+        timeout: Duration = .seconds(180)
     ) async throws -> Run {
-        try await offPool { try blockingIAP(arguments, input: input, environment: environment) }
-    }
-
-    private static func blockingIAP(_ arguments: [String], input: Data, environment: [String: String?]) throws -> Run {
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments = arguments
+        var merged: [String: String]?
         if !environment.isEmpty {
-            var merged = ProcessInfo.processInfo.environment
+            var all = ProcessInfo.processInfo.environment
             for (name, value) in environment {
-                merged[name] = value
+                all[name] = value
             }
-            process.environment = merged
+            merged = all
         }
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self)
+        let run = try await ChildProcess.run(
+            try EmulatorProcess.binary(),
+            arguments,
+            input: input,
+            environment: merged,
+            timeout: timeout
         )
+        return Run(run)
     }
 
     static func json(_ text: String) throws -> [String: Any] {

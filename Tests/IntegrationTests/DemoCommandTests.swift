@@ -13,28 +13,13 @@ struct DemoCommandTests {
         let stderr: String
     }
 
-    /// Runs `iap` in a directory, waiting for it on a thread of its own.
+    /// Runs `iap` in a directory, waiting for it without holding a thread of the concurrency pool.
     static func iap(_ arguments: [String], in directory: URL) async throws -> Run {
-        try await offPool { try blockingIAP(arguments, in: directory) }
-    }
-
-    private static func blockingIAP(_ arguments: [String], in directory: URL) throws -> Run {
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let run = try await ChildProcess.run(try EmulatorProcess.binary(), arguments, directory: directory)
         return Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self)
+            status: run.status,
+            stdout: String(decoding: run.standardOutput, as: UTF8.self),
+            stderr: String(decoding: run.standardError, as: UTF8.self)
         )
     }
 
@@ -198,32 +183,21 @@ struct DemoCommandTests {
 
     /// Runs a command line with `/bin/sh` in a directory, with `PATH` given.
     static func shell(_ command: String, in directory: URL, path: String? = nil) async throws -> Run {
-        try await offPool { try blockingShell(command, in: directory, path: path) }
-    }
-
-    private static func blockingShell(_ command: String, in directory: URL, path: String?) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(filePath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.currentDirectoryURL = directory
+        var environment: [String: String]?
         if let path {
-            var environment = ProcessInfo.processInfo.environment
-            environment["PATH"] = path
-            process.environment = environment
+            environment = ProcessInfo.processInfo.environment
+            environment?["PATH"] = path
         }
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let run = try await ChildProcess.run(
+            URL(filePath: "/bin/sh"),
+            ["-c", command],
+            environment: environment,
+            directory: directory
+        )
         return Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self)
+            status: run.status,
+            stdout: String(decoding: run.standardOutput, as: UTF8.self),
+            stderr: String(decoding: run.standardError, as: UTF8.self)
         )
     }
 

@@ -4,6 +4,7 @@ import IAPCrypto
 import IAPServerAPI
 import IAPTestSupport
 import IAPTransportURLSession
+import Testing
 
 /// An `iap emulate` child process on an ephemeral loopback port, for tests.
 ///
@@ -22,7 +23,7 @@ final class EmulatorProcess: Sendable {
     let directory: URL
     /// The environment the emulator signs for: Sandbox, or Production (Look Up Order ID answers there only).
     let environment: AppStoreEnvironment
-    private let process: Process
+    private let process: ChildProcess
     private let logFile: URL
     let transport = URLSessionTransport()
 
@@ -39,7 +40,7 @@ final class EmulatorProcess: Sendable {
         key: P256PrivateKey? = nil,
         directory: URL? = nil,
         environment: AppStoreEnvironment = .sandbox
-    ) throws {
+    ) async throws {
         let key = try key ?? P256PrivateKey()
         let directory =
             directory ?? FileManager.default.temporaryDirectory.appending(path: "iap-emulate-\(UUID().uuidString)")
@@ -48,30 +49,25 @@ final class EmulatorProcess: Sendable {
         try Data(key.pemRepresentation.utf8).write(to: keyFile)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
 
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments =
-            [
+        let logFile = directory.appending(path: "stderr-\(UUID().uuidString).log")
+        let process = try ChildProcess(
+            executable: try Self.binary(),
+            arguments: [
                 "emulate", "--port", "0", "--bundle-id", Self.bundleId, "--app-apple-id", String(Self.appAppleId),
                 "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key", keyFile.path, "--environment",
                 environment.rawValue,
-            ] + extraArguments
-        let output = Pipe()
-        process.standardOutput = output
-        let logFile = directory.appending(path: "stderr-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        try process.run()
+            ] + extraArguments,
+            logFile: logFile
+        )
 
         let given = extraArguments.firstIndex(of: "--control-token").map { extraArguments[$0 + 1] }
-        let lines = Self.lines(given == nil ? 2 : 1, of: output.fileHandleForReading)
+        let lines = await Self.lines(given == nil ? 2 : 1, of: process.standardOutput)
         guard let line = lines.first, line.hasPrefix("listening on "),
             let url = URL(string: String(line.dropFirst(13))),
             let token = given
                 ?? lines.last.flatMap({ $0.hasPrefix("control token: ") ? String($0.dropFirst(15)) : nil })
         else {
-            process.terminate()
-            process.waitUntilExit()
+            process.stop(gracePeriod: .seconds(10))
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             throw IAPError(.internalError, "iap emulate did not start: \(lines); \(log)")
         }
@@ -85,26 +81,23 @@ final class EmulatorProcess: Sendable {
     }
 
     /// ``init(extraArguments:key:directory:environment:)``.
-    ///
-    /// It runs on the caller's thread, not through `offPool`: Foundation's `Process` tells `waitUntilExit()` (in
-    /// ``stop()``) that the child ended through the thread that launched it, and a thread that launched a child and
-    /// ended leaves that wait spinning for ever. The wait for the first lines is short; the child's whole run is not
-    /// waited for here.
     static func start(
         extraArguments: [String] = [],
         key: P256PrivateKey? = nil,
         directory: URL? = nil,
         environment: AppStoreEnvironment = .sandbox
     ) async throws -> EmulatorProcess {
-        try EmulatorProcess(extraArguments: extraArguments, key: key, directory: directory, environment: environment)
+        try await EmulatorProcess(
+            extraArguments: extraArguments,
+            key: key,
+            directory: directory,
+            environment: environment
+        )
     }
 
-    /// Stops the emulator with SIGTERM and waits for it to exit.
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-        }
-        process.waitUntilExit()
+    /// Stops the emulator with SIGTERM and waits for it to exit (a test issue, and SIGKILL, after a minute).
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+        process.stop(sourceLocation: sourceLocation)
     }
 
     /// What the emulator wrote to standard error so far.
@@ -115,8 +108,18 @@ final class EmulatorProcess: Sendable {
     /// Whether the process is still running.
     var isRunning: Bool { process.isRunning }
 
-    /// The exit status once stopped.
-    var terminationStatus: Int32 { process.terminationStatus }
+    /// Sends the emulator a signal.
+    func signal(_ number: Int32) {
+        process.signal(number)
+    }
+
+    /// Waits up to `timeout` for the emulator to end, without holding a thread; `true` when it has.
+    func exit(within timeout: Duration) async -> Bool {
+        await process.exit(within: timeout)
+    }
+
+    /// The exit status (or the signal number) once stopped; `nil` while it runs.
+    var terminationStatus: Int32? { process.terminationStatus }
 
     static func binary() throws -> URL {
         if let path = ProcessInfo.processInfo.environment["IAP_BINARY"] {
@@ -139,23 +142,26 @@ final class EmulatorProcess: Sendable {
         )
     }
 
-    /// Reads the first `count` lines, giving up after 30 seconds.
-    static func lines(_ count: Int, of handle: FileHandle) -> [String] {
-        let result = LockedValue<[String]>([])
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var bytes: [UInt8] = []
-            while bytes.count(where: { $0 == 10 }) < count {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                bytes.append(contentsOf: chunk)
-            }
-            let lines = bytes.split(separator: 10, omittingEmptySubsequences: false).prefix(count)
-            result.withLock { $0 = lines.map { String(decoding: $0, as: UTF8.self) } }
-            done.signal()
+    /// Reads the first `count` lines on a thread of its own, without holding a thread of the concurrency pool; after
+    /// `timeout`, or when the output ends first, the lines read so far.
+    static func lines(_ count: Int, of handle: FileHandle, timeout: Duration = .seconds(30)) async -> [String] {
+        let bytes = LockedValue<[UInt8]>([])
+        let split: @Sendable () -> [String] = {
+            bytes.withLock { $0 }.split(separator: 10, omittingEmptySubsequences: false).prefix(count)
+                .map { String(decoding: $0, as: UTF8.self) }
         }
-        guard done.wait(timeout: .now() + 30) == .success else { return [] }
-        return result.withLock { $0 }
+        return await offPool(
+            timeout: timeout,
+            onTimeout: { Array(split().dropLast()) },
+            {
+                while bytes.withLock({ $0.count(where: { $0 == 10 }) }) < count {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    bytes.withLock { $0.append(contentsOf: chunk) }
+                }
+                return split()
+            }
+        )
     }
 
     // MARK: - Clients

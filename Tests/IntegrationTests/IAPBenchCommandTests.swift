@@ -38,28 +38,9 @@ struct IAPBenchCommandTests {
         return bench
     }
 
-    /// Runs `iap-bench` (or `executable`), waiting for it on a thread of its own.
+    /// Runs `iap-bench` (or `executable`), waiting for it without holding a thread of the concurrency pool.
     static func bench(_ arguments: [String], executable: URL? = nil) async throws -> CLI.Run {
-        let program = try executable ?? binary()
-        return try await offPool {
-            let process = Process()
-            process.executableURL = program
-            process.arguments = arguments
-            let stdout = Pipe()
-            let stderr = Pipe()
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = stdout
-            process.standardError = stderr
-            try process.run()
-            let out = stdout.fileHandleForReading.readDataToEndOfFile()
-            let err = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return CLI.Run(
-                status: process.terminationStatus,
-                stdout: String(decoding: out, as: UTF8.self),
-                stderr: String(decoding: err, as: UTF8.self)
-            )
-        }
+        CLI.Run(try await ChildProcess.run(try executable ?? binary(), arguments, timeout: .seconds(600)))
     }
 
     /// A benchmark's report: exit 0, one JSON object on standard output with exactly the fields `keys`.

@@ -161,16 +161,14 @@ struct LedgerIngestWindowTests {
     @Test func aPipeIsAnsweredLineByLineWhileTheWindowIsOpen() async throws {
         let bench = try await Workbench(count: 3)
         defer { bench.remove() }
-        let (process, stdin, stdout) = try VerifyBatchCommandTests.launch(
-            bench.arguments(ledger: bench.ledger("ledger"), window: nil)
+        let process = try VerifyBatchCommandTests.launch(
+            bench.arguments(ledger: bench.ledger("ledger"), window: nil),
+            logFile: bench.directory.appending(path: "ingest.log")
         )
-        defer {
-            if process.isRunning {
-                process.terminate()
-            }
-        }
+        let stdin = try #require(process.standardInput)
+        defer { process.kill() }
         // Each answer is read on another thread; the test waits for it before it writes the next line.
-        let (answers, arrived) = VerifyBatchCommandTests.readAnswers(stdout)
+        let (answers, arrived) = VerifyBatchCommandTests.readAnswers(process.standardOutput)
 
         let lines = [bench.tokens[0], "garbage", bench.tokens[1], bench.tokens[0], bench.tokens[2]]
         let expected = [
@@ -180,14 +178,14 @@ struct LedgerIngestWindowTests {
             "ACK \(try Self.transactionId(bench.tokens[2])) delivered",
         ]
         for (index, line) in lines.enumerated() {
-            stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
+            stdin.write(Data((line + "\n").utf8))
             let answered = await offPool { arrived.wait(timeout: .now() + 60) == .success }
             #expect(answered, "line \(index + 1) was not answered while the input stayed open")
             guard answered else { return }
             #expect(answers.withLock { $0.last } == expected[index])
         }
-        try stdin.fileHandleForWriting.close()
-        await offPool { process.waitUntilExit() }
+        try stdin.close()
+        #expect(await process.exit(within: .seconds(60)), "iap ledger ingest did not end when its input closed")
         #expect(process.terminationStatus == 1)
         #expect(answers.withLock { $0 } == expected)
     }

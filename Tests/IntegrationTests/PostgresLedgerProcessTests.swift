@@ -15,17 +15,13 @@ import Testing
     )
 )
 struct PostgresLedgerProcessTests {
-    static func start(_ arguments: [String], output: URL) throws -> Process {
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments = arguments
-        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
-            throw IAPError(.storageFailure, "cannot create \(output.path)")
-        }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    static func start(_ arguments: [String], output: URL) throws -> ChildProcess {
+        try ChildProcess(
+            executable: try EmulatorProcess.binary(),
+            arguments: arguments,
+            logFile: output.appendingPathExtension("log"),
+            output: .file(output)
+        )
     }
 
     @Test func twoProcessesIngestingTheSameInputAtOnceGrantEachPurchaseExactlyOnce() async throws {
@@ -61,8 +57,13 @@ struct PostgresLedgerProcessTests {
         let processes = try (0..<2).map {
             try Self.start(ingest, output: directory.appending(path: "ingest-\($0).out"))
         }
+        defer {
+            for process in processes {
+                process.kill()
+            }
+        }
         for process in processes {
-            await offPool { process.waitUntilExit() }
+            #expect(await process.exit(within: .seconds(300)), "\(process.commandLine) did not end")
             #expect(process.terminationStatus == 0)
         }
 

@@ -27,18 +27,8 @@ struct PostgresTransactionalCrashTests {
 
     /// Runs the helper; returns its exit status, or the signal that ended it (negated).
     static func run(_ arguments: [String]) async throws -> Int32 {
-        try await offPool { try blockingRun(arguments) }
-    }
-
-    private static func blockingRun(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = try helper()
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        let run = try await ChildProcess.run(try helper(), arguments)
+        return run.endedBySignal ? -run.status : run.status
     }
 
     /// Per user: the coins in the wallet, and the units the ledger says were granted and not taken back.

@@ -1,5 +1,7 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -41,39 +43,36 @@ final class SampleReceiver: Sendable {
 
     let url: URL
     let walletFile: URL
-    private let process: Process
+    private let process: ChildProcess
 
     /// Starts the sample on `port` with the grant secret file, and waits for its `listening on` line.
-    init(_ language: Language, port: UInt16, secretFile: URL, walletFile: URL) throws {
+    init(_ language: Language, port: UInt16, secretFile: URL, walletFile: URL) async throws {
         guard let interpreter = language.interpreter else {
             throw IAPError(.internalError, "\(language.rawValue) is not installed")
         }
-        let process = Process()
-        process.executableURL = interpreter
-        process.arguments = [language.receiver.path]
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "GRANT_SECRET_FILE": secretFile.path, "PORT": String(port), "WALLET_FILE": walletFile.path,
-        ]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let lines = EmulatorProcess.lines(1, of: output.fileHandleForReading)
+        let logFile = walletFile.deletingLastPathComponent().appending(path: "receiver-\(UUID().uuidString).log")
+        let process = try ChildProcess(
+            executable: interpreter,
+            arguments: [language.receiver.path],
+            logFile: logFile,
+            environment: ProcessInfo.processInfo.environment.merging([
+                "GRANT_SECRET_FILE": secretFile.path, "PORT": String(port), "WALLET_FILE": walletFile.path,
+            ]) { $1 }
+        )
+        let lines = await EmulatorProcess.lines(1, of: process.standardOutput)
         guard lines.first == "listening on http://127.0.0.1:\(port)" else {
-            process.terminate()
-            process.waitUntilExit()
-            throw IAPError(.internalError, "the \(language.rawValue) receiver did not start: \(lines)")
+            process.kill()
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            throw IAPError(.internalError, "the \(language.rawValue) receiver did not start: \(lines); \(log)")
         }
         self.process = process
         self.walletFile = walletFile
         url = URL(string: "http://127.0.0.1:\(port)/iap/deliveries")!
     }
 
-    /// Kills the receiver (SIGKILL: a child of the test runner may inherit SIGTERM blocked) and waits for it.
-    func stop() {
-        if process.isRunning {
-            _ = kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+    /// Kills the receiver (it keeps nothing worth a graceful stop) and waits for it.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+        process.kill(sourceLocation: sourceLocation)
     }
 
     /// The wallet as the receiver saved it: `applied` (key to type), `cancelled` (grant keys), `balances` (user to
@@ -89,18 +88,11 @@ final class SampleReceiver: Sendable {
     }
 
     /// Runs the sample's derivation of the appAccountToken of `userId` in `namespace`.
-    static func derive(_ language: Language, userId: String, namespace: UUID) throws -> String {
+    static func derive(_ language: Language, userId: String, namespace: UUID) async throws -> String {
         guard let interpreter = language.interpreter else {
             throw IAPError(.internalError, "\(language.rawValue) is not installed")
         }
-        let process = Process()
-        process.executableURL = interpreter
-        process.arguments = [language.derivation.path, namespace.uuidString, userId]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let run = try await ChildProcess.run(interpreter, [language.derivation.path, namespace.uuidString, userId])
+        return String(decoding: run.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -3,6 +3,7 @@ import IAPCore
 import IAPCrypto
 import IAPTestSupport
 import IAPTransportURLSession
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -20,7 +21,7 @@ final class ServeProcess: Sendable {
 
     let baseURL: URL
     let directory: URL
-    private let process: Process
+    private let process: ChildProcess
     private let logFile: URL
     let transport = URLSessionTransport()
 
@@ -29,28 +30,25 @@ final class ServeProcess: Sendable {
     /// - Parameters:
     ///   - arguments: The options, without `--user-jwt-secret-file` and `--service-token-file` (added here).
     ///   - directory: Where the secret files and the log go.
-    init(_ arguments: [String], directory: URL) throws {
+    init(_ arguments: [String], directory: URL) async throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let userFile = directory.appending(path: "user-jwt.secret")
         let tokenFile = directory.appending(path: "service.token")
         try Self.writePrivate(Self.userSecret + "\n", to: userFile)
         try Self.writePrivate(Self.serviceToken + "\n", to: tokenFile)
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments =
-            ["serve"] + arguments + ["--user-jwt-secret-file", userFile.path, "--service-token-file", tokenFile.path]
-        let output = Pipe()
-        process.standardOutput = output
         let logFile = directory.appending(path: "serve-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        try process.run()
-        let lines = EmulatorProcess.lines(1, of: output.fileHandleForReading)
+        let process = try ChildProcess(
+            executable: try EmulatorProcess.binary(),
+            arguments: ["serve"] + arguments + [
+                "--user-jwt-secret-file", userFile.path, "--service-token-file", tokenFile.path,
+            ],
+            logFile: logFile
+        )
+        let lines = await EmulatorProcess.lines(1, of: process.standardOutput)
         guard let line = lines.first, line.hasPrefix("listening on http://"),
             let url = URL(string: String(line.dropFirst(13)))
         else {
-            process.terminate()
-            process.waitUntilExit()
+            process.stop(gracePeriod: .seconds(10))
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             throw IAPError(.internalError, "iap serve did not start: \(lines); \(log)")
         }
@@ -60,10 +58,9 @@ final class ServeProcess: Sendable {
         self.logFile = logFile
     }
 
-    /// ``init(_:directory:)``, on the caller's thread for the reason `EmulatorProcess.start` gives (a child launched
-    /// from a thread that then ended is never seen to exit by `waitUntilExit()`).
+    /// ``init(_:directory:)``.
     static func start(_ arguments: [String], directory: URL) async throws -> ServeProcess {
-        try ServeProcess(arguments, directory: directory)
+        try await ServeProcess(arguments, directory: directory)
     }
 
     /// Writes a secret file as the tool requires it: 0600.
@@ -80,30 +77,28 @@ final class ServeProcess: Sendable {
         return ["--grant-url", url.absoluteString, "--grant-secret-file", file.path]
     }
 
-    /// Stops the server with SIGTERM and waits for it.
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-        }
-        process.waitUntilExit()
+    /// Stops the server with SIGTERM and waits for it (a test issue, and SIGKILL, after a minute).
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+        process.stop(sourceLocation: sourceLocation)
     }
 
     /// Kills the server with SIGKILL and waits for it.
-    func kill() {
-        if process.isRunning {
-            _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+    func kill(sourceLocation: SourceLocation = #_sourceLocation) {
+        process.kill(sourceLocation: sourceLocation)
     }
 
     /// Sends the server a signal (`SIGHUP` reloads its catalog).
     func signal(_ number: Int32) {
-        if process.isRunning {
-            _ = Glibc.kill(process.processIdentifier, number)
-        }
+        process.signal(number)
     }
 
-    var terminationStatus: Int32 { process.terminationStatus }
+    /// Waits up to `timeout` for the server to end, without holding a thread; `true` when it has.
+    func exit(within timeout: Duration) async -> Bool {
+        await process.exit(within: timeout)
+    }
+
+    /// The exit status (or the signal number) once ended; `nil` while it runs.
+    var terminationStatus: Int32? { process.terminationStatus }
 
     /// What the server wrote to standard error (its events) so far.
     func standardError() throws -> String {

@@ -42,48 +42,33 @@ struct VerifyBatchCommandTests {
         }
     }
 
-    /// Runs `iap` with `input` written from another thread while the output is read, so that neither pipe can fill
-    /// up and stall the other.
+    /// Runs `iap` with `input` on its standard input (from a file, so no pipe can fill up and stall the other).
     static func run(_ arguments: [String], input: Data) async throws -> (status: Int32, stdout: [String]) {
-        try await offPool { try blockingRun(arguments, input: input) }
+        let run = try await ChildProcess.run(try EmulatorProcess.binary(), arguments, input: input)
+        let lines = String(decoding: run.standardOutput, as: UTF8.self)
+            .split(separator: "\n", omittingEmptySubsequences: false)
+        return (run.status, lines.dropLast().map(String.init))
     }
 
-    private static func blockingRun(_ arguments: [String], input: Data) throws -> (status: Int32, stdout: [String]) {
-        let (process, stdin, stdout) = try launch(arguments)
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(input)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        return (process.terminationStatus, lines.dropLast().map(String.init))
-    }
-
-    /// Starts `iap` with pipes on its standard input and output (its standard error discarded).
-    static func launch(_ arguments: [String]) throws -> (process: Process, stdin: Pipe, stdout: Pipe) {
-        let process = Process()
-        process.executableURL = try EmulatorProcess.binary()
-        process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, stdin, stdout)
+    /// Starts `iap` with pipes on its standard input and output (its standard error in `logFile`).
+    static func launch(_ arguments: [String], logFile: URL) throws -> ChildProcess {
+        try ChildProcess(
+            executable: try EmulatorProcess.binary(),
+            arguments: arguments,
+            logFile: logFile,
+            input: .pipe
+        )
     }
 
     /// Reads a process's output on another thread, line by line: each line is appended to `answers`, and `arrived`
     /// is signalled once per line.
-    static func readAnswers(_ stdout: Pipe) -> (answers: LockedValue<[String]>, arrived: DispatchSemaphore) {
+    static func readAnswers(_ stdout: FileHandle) -> (answers: LockedValue<[String]>, arrived: DispatchSemaphore) {
         let answers = LockedValue<[String]>([])
         let arrived = DispatchSemaphore(value: 0)
         let reader = Thread {
             var pending = Data()
             while true {
-                let chunk = stdout.fileHandleForReading.availableData
+                let chunk = stdout.availableData
                 if chunk.isEmpty {
                     return
                 }
@@ -147,26 +132,26 @@ struct VerifyBatchCommandTests {
     @Test func aPipeIsAnsweredLineByLineAsTheLinesArrive() async throws {
         let bench = try await Workbench(count: 3)
         defer { bench.remove() }
-        let (process, stdin, stdout) = try Self.launch(["verify", "--batch", "--root", bench.root])
-        defer {
-            if process.isRunning {
-                process.terminate()
-            }
-        }
+        let process = try Self.launch(
+            ["verify", "--batch", "--root", bench.root],
+            logFile: bench.directory.appending(path: "batch.log")
+        )
+        let stdin = try #require(process.standardInput)
+        defer { process.kill() }
 
         // Each answer is read on another thread; the test waits for it before it writes the next line.
-        let (answers, arrived) = VerifyBatchCommandTests.readAnswers(stdout)
+        let (answers, arrived) = VerifyBatchCommandTests.readAnswers(process.standardOutput)
 
         for (index, line) in [bench.tokens[0], "garbage", bench.tokens[1], bench.tokens[2]].enumerated() {
-            stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
+            stdin.write(Data((line + "\n").utf8))
             let answered = await offPool { arrived.wait(timeout: .now() + 30) == .success }
             #expect(answered, "line \(index + 1) was not answered while the input stayed open")
             guard answered else { return }
             let answer = answers.withLock { $0.last } ?? ""
             #expect(answer.hasPrefix(index == 1 ? #"{"ok":false"# : #"{"ok":true"#), "\(answer)")
         }
-        try stdin.fileHandleForWriting.close()
-        await offPool { process.waitUntilExit() }
+        try stdin.close()
+        #expect(await process.exit(within: .seconds(60)), "iap verify --batch did not end when its input closed")
         #expect(process.terminationStatus == 0)
         #expect(answers.withLock { $0.count } == 4)
     }

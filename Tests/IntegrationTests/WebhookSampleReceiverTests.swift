@@ -45,10 +45,10 @@ struct WebhookSampleReceiverTests {
             directory: emulator.directory
         )
         let secretFile = URL(filePath: grant[3])
-        func startReceiver() throws -> SampleReceiver {
-            try SampleReceiver(language, port: receiverPort, secretFile: secretFile, walletFile: walletFile)
+        func startReceiver() async throws -> SampleReceiver {
+            try await SampleReceiver(language, port: receiverPort, secretFile: secretFile, walletFile: walletFile)
         }
-        var receiver = try startReceiver()
+        var receiver = try await startReceiver()
         defer { receiver.stop() }
         let root = try await emulator.saveRootCertificate()
         let arguments =
@@ -86,7 +86,7 @@ struct WebhookSampleReceiverTests {
         #expect(try await server.submit(failed.signedTransaction, as: "carol").status == 202)
 
         // The receiver is back: a support redelivery calls it now, not at the retry queue's next turn.
-        receiver = try startReceiver()
+        receiver = try await startReceiver()
         for (purchase, outcome) in [(lost, "revoked"), (failed, "delivered")] {
             let orderId = try #require(purchase.orderId)
             let redelivered = try await server.send(
@@ -141,8 +141,8 @@ struct WebhookSampleReceiverTests {
     static let userIds = ["alice", "user-42", "alice@example.com", "jürgen", "日本語ユーザー", "🎉 party", "e\u{301}"]
 
     @Test(.enabled(if: SampleReceiver.Language.python.interpreter != nil, "python3 is not installed"))
-    func thePythonDerivationMakesTheSwiftToken() throws {
-        try derivationMakesTheSwiftToken(.python)
+    func thePythonDerivationMakesTheSwiftToken() async throws {
+        try await derivationMakesTheSwiftToken(.python)
     }
 
     @Test(
@@ -151,15 +151,18 @@ struct WebhookSampleReceiverTests {
             "node is not installed (apt-get install nodejs): the Node derivation is not tested"
         )
     )
-    func theNodeDerivationMakesTheSwiftToken() throws {
-        try derivationMakesTheSwiftToken(.node)
+    func theNodeDerivationMakesTheSwiftToken() async throws {
+        try await derivationMakesTheSwiftToken(.node)
     }
 
-    func derivationMakesTheSwiftToken(_ language: SampleReceiver.Language) throws {
+    func derivationMakesTheSwiftToken(_ language: SampleReceiver.Language) async throws {
         let namespace = try #require(UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10"))
         for userId in Self.userIds {
             let swift = AppAccountToken.derive(from: userId, namespace: namespace).uuidString.lowercased()
-            #expect(try SampleReceiver.derive(language, userId: userId, namespace: namespace) == swift, "\(userId)")
+            #expect(
+                try await SampleReceiver.derive(language, userId: userId, namespace: namespace) == swift,
+                "\(userId)"
+            )
         }
     }
 

@@ -72,7 +72,7 @@ struct PurchaseServerTests {
         let origin = try #require(server.origin)
         let url = try #require(URL(string: origin + path))
         return try await URLSessionTransport().send(
-            HTTPRequest(method: "POST", url: url, headers: headers, body: Data(body.utf8), timeout: .seconds(10))
+            HTTPRequest(method: "POST", url: url, headers: headers, body: Data(body.utf8), timeout: .seconds(60))
         )
     }
 
@@ -160,8 +160,8 @@ struct PurchaseServerTests {
         let setup = try Setup()
         defer { setup.remove() }
         let server = try PurchaseServer(try setup.configuration())
-        // Signals nobody sends: only stop() ends the run.
-        let running = Task { try await server.run(until: ShutdownSignals([SIGUSR2])) }
+        // No signal at all (none of the test process's dispositions changes): only stop() ends the run.
+        let running = Task { try await server.run(until: ShutdownSignals([])) }
         while server.origin == nil {
             try await Task.sleep(for: .milliseconds(10))
         }

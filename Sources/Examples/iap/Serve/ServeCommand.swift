@@ -169,8 +169,13 @@ enum ServeCommand {
         // First of all, so that a signal during start-up stops the server cleanly once it listens.
         let signals = ShutdownSignals()
         signal(SIGPIPE, SIG_IGN)
-        // SIGHUP reloads the catalog once the server runs; until then it is ignored rather than fatal.
-        signal(SIGHUP, SIG_IGN)
+        // SIGHUP reloads the catalog once the server runs; until then it is ignored rather than fatal. The observer
+        // is installed now, so that a SIGHUP sent as soon as "listening on" is printed is never lost.
+        let running = LockedValue<(server: PurchaseServer, arguments: Arguments)?>(nil)
+        let reloads = SignalObserver([SIGHUP]) { _ in
+            guard let (server, parsed) = running.withLock({ $0 }) else { return }
+            Task { await ServeServer.reloadCatalog(server, parsed) }
+        }
         let parsed = parse(arguments)
         let settings: ServeSettings
         do {
@@ -188,15 +193,12 @@ enum ServeCommand {
             Output.error("error: \(failure.code.rawValue): \(failure.message)")
             terminate(.rejected)
         }
-        let reloads = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        reloads.setEventHandler {
-            Task { await ServeServer.reloadCatalog(server, parsed) }
-        }
-        reloads.resume()
+        running.withLock { $0 = (server, parsed) }
         Output.line("listening on \(server.origin ?? "")")
         Output.flush()
         let received = await signals.wait()
         await server.stop(reason: "signal \(received)")
+        withExtendedLifetime(reloads) {}
         terminate(.success)
     }
 
