@@ -22,8 +22,14 @@ import subprocess
 import sys
 import time
 
-STARTED = re.compile(r"^\s*\S+ Test (?P<name>.+?) started\.\s*$")
-FINISHED = re.compile(r"^\s*\S+ Test (?P<name>.+?) (passed|failed|skipped)\b")
+# Swift Testing's lines: "◇ Test NAME started.", "✔ Test NAME passed after …", "✔ Test NAME with 12 test cases passed
+# after …", "✘ Test NAME failed after …", "➜ Test NAME skipped…". Test cases of a parameterized test ("Test case
+# passing …") and the run itself ("Test run") are not tests of their own.
+STARTED = re.compile(r"^\s*\S+ Test (?!case passing |run )(?P<name>.+?) started\.\s*$")
+FINISHED = re.compile(
+    r"^\s*\S+ Test (?!case passing |run )(?P<name>.+?)(?: with \d+ test cases?)? "
+    r"(?:passed after|failed after|skipped\b)"
+)
 XCTEST_STARTED = re.compile(r"^Test Case '(?P<name>[^']+)' started")
 XCTEST_FINISHED = re.compile(r"^Test Case '(?P<name>[^']+)' (passed|failed|skipped)")
 
@@ -155,8 +161,12 @@ def main() -> int:
     log = open(options.log, "w", encoding="utf-8") if options.log else None
     become_subreaper()
     start = time.monotonic()
+    # Line-buffered output (coreutils' stdbuf), so that what a hung test process wrote last is not stuck in its
+    # buffer: the list of unfinished tests is then exact.
+    stdbuf = shutil.which("stdbuf")
+    launched = [stdbuf, "-oL", "-eL", *command] if stdbuf else command
     child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        launched, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
     )
     running: dict = {}
     selector = selectors.DefaultSelector()

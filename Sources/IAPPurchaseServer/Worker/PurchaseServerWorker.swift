@@ -71,6 +71,8 @@ public actor PurchaseServerWorker {
     private var tasks: [Task<Void, Never>] = []
     private var stopping = false
     private var drainRunning = false
+    /// Whether the drain waits for its next round (between batches, not in one).
+    private var drainSleeping = false
 
     /// Creates the worker; nothing runs before ``start()``.
     ///
@@ -121,6 +123,10 @@ public actor PurchaseServerWorker {
         for task in tasks.dropFirst() {
             task.cancel()
         }
+        // A drain between batches has nothing in hand: it stops at once rather than at the end of its wait.
+        if drainSleeping {
+            tasks.first?.cancel()
+        }
         let deadline = ContinuousClock.now.advanced(by: gracePeriod)
         while drainRunning, ContinuousClock.now < deadline {
             try? await ContinuousClock().sleep(for: .milliseconds(10))
@@ -162,8 +168,10 @@ public actor PurchaseServerWorker {
         while !stopping, !Task.isCancelled {
             let report = await drainOnce()
             let busy = report.errors.isEmpty && report.delivered + report.deferred >= configuration.drainBatch
-            if !busy {
+            if !busy, !stopping {
+                drainSleeping = true
                 await sleep(configuration.drainInterval)
+                drainSleeping = false
             }
         }
     }
