@@ -37,7 +37,8 @@ struct PostgresGroupCommitTests {
             transactions.withLock { $0[id] = current }
             if id.hasPrefix("gate-") {
                 gated.withLock { $0 = true }
-                gate.wait()
+                // Bounded: a test that never opens the gate fails on its own deadline instead of holding the group for ever.
+                _ = gate.wait(timeout: .now() + 120)
             } else if id.hasPrefix("throw-") {
                 throw IAPError(.fulfillmentFailed, "the wallet refused \(id)")
             } else if id.hasPrefix("swallow-") {

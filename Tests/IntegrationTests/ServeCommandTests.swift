@@ -8,6 +8,11 @@ import Testing
 
 /// `iap serve` end to end: an HTTP client with user tokens, `iap emulate` pushing notifications to the server, a webhook
 /// receiver that checks every signature, and a kill -9 in the middle of a burst.
+///
+/// The one suite over 60 s (about 80 s in a whole run on two cores): its scenarios run one after another, each with
+/// an emulator, one or two servers and a receiver of its own (in parallel they would oversubscribe a small machine
+/// and their deadlines would measure the load), and the end-to-end one waits for the emulator to give a notification
+/// up (five attempts, 7.5 s) so that the scheduled reconciliation is what finds the purchase.
 @Suite("iap serve", .serialized)
 struct ServeCommandTests {
     typealias CLI = CommandLineContractTests
