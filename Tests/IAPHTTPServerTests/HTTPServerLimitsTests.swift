@@ -37,6 +37,17 @@ struct HTTPServerLimitsTests {
             #expect(RawHTTPConnection.parse(bytes)?.status == 413)
             #expect(closed)
 
+            // Declared too large and sent whole at once, as most clients do: the answer is written, the body read
+            // and dropped, and the connection closed only then, so that no reset can take the answer away.
+            let sentWhole = try RawHTTPConnection(port: server.port)
+            sentWhole.send(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+                    + String(repeating: "a", count: 100_000)
+            )
+            let (answer, closedAfter) = await sentWhole.readUntilClosed()
+            #expect(RawHTTPConnection.parse(answer)?.status == 413)
+            #expect(closedAfter)
+
             // Chunked: answered 413 as soon as it passes the cap.
             let chunk = String(repeating: "b", count: 600)
             let chunked = try await RawHTTPConnection.exchange(

@@ -41,6 +41,8 @@ final class RequestContext: @unchecked Sendable {
     var bodyTooLarge = false
     /// How many bytes were dropped after the limit.
     var droppedBytes = 0
+    /// Whether a declared body over the limit is read and dropped to its end after the answer.
+    var dropsDeclaredBody = false
 
     // MARK: Engine lock
 
