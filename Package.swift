@@ -85,7 +85,7 @@ let package = Package(
 
         // MARK: - Tool and examples
         // What both executables share: argument parsing, usage and --help, output, secret files (not a product).
-        .target(name: "IAPCommandLine", path: "Sources/Examples/IAPCommandLine"),
+        .target(name: "IAPCommandLine", dependencies: ["IAPCore"], path: "Sources/Examples/IAPCommandLine"),
         .executableTarget(
             name: "iap",
             dependencies: [

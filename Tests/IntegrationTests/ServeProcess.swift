@@ -107,22 +107,38 @@ final class ServeProcess: Sendable {
 
     /// A free loopback port, for an emulator whose `--notify-url` must name the server before it starts.
     static func freePort() throws -> UInt16 {
+        // Below the kernel's ephemeral range: a port given out here is never the one the kernel picks for a client's
+        // connection or for a server asked to listen on port 0, which it would be otherwise (between the check here
+        // and the server's bind, anything in the process may take it). Each port is given out once per test run.
+        let ephemeralStart =
+            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32_768
+        let range = max(1_024, ephemeralStart - 12_000)..<max(2_048, ephemeralStart)
+        for _ in 0..<1_000 {
+            let candidate = UInt16(Int.random(in: range))
+            guard givenOut.withLock({ $0.insert(candidate).inserted }), canBind(candidate) else { continue }
+            return candidate
+        }
+        throw POSIXError(.EADDRINUSE)
+    }
+
+    /// The ports ``freePort()`` gave out so far.
+    private static let givenOut = LockedValue<Set<UInt16>>([])
+
+    /// Whether a socket can be bound to `port` on 127.0.0.1 now.
+    private static func canBind(_ port: UInt16) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
+        address.sin_port = port.bigEndian
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0 else { throw POSIXError(.EADDRINUSE) }
-        return UInt16(bigEndian: address.sin_port)
+        } == 0
     }
 
     // MARK: - Clients

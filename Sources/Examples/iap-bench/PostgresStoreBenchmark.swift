@@ -50,7 +50,7 @@ enum PostgresStoreBenchmark {
             // A password from --database-password-file reaches libpq, here and in the child processes, through
             // PGPASSWORD: never on a command line.
             if let passwordFile = try parsed.value("database-password-file") {
-                setenv("PGPASSWORD", try SecretFile.password(passwordFile, option: "--database-password-file"), 1)
+                setenv("PGPASSWORD", try SecretOption.password(passwordFile, option: "--database-password-file"), 1)
             }
             guard let url = try parsed.value("database") else {
                 throw Arguments.UsageError(message: "--database URL is required")

@@ -118,7 +118,8 @@ struct APISession {
             throw Arguments.UsageError(message: "--environment LocalTesting needs \(option)")
         }
 
-        guard let pem = String(validating: try SecretFile.contents(keyPath, option: "--auth-key"), as: UTF8.self) else {
+        guard let pem = String(validating: try SecretOption.contents(keyPath, option: "--auth-key"), as: UTF8.self)
+        else {
             throw Arguments.UsageError(message: "--auth-key \(keyPath) is not UTF-8 text")
         }
         let tokens: AppStoreServerAPITokenProvider

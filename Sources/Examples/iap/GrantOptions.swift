@@ -60,7 +60,7 @@ enum GrantOptions {
         let secretFile = try arguments.value("grant-secret-file")
         let ledgerOnly = arguments.has("ledger-only")
         let variableSecret = try secretVariable.flatMap { name throws(Arguments.UsageError) in
-            try SecretFile.environment(name)
+            try SecretOption.environment(name)
         }
         switch (url, ledgerOnly) {
         case (nil, false):
@@ -95,7 +95,7 @@ enum GrantOptions {
             }
             switch (secretFile, variableSecret) {
             case (let path?, nil):
-                return .webhook(url, secret: try checked(try SecretFile.read(path, option: "--grant-secret-file")))
+                return .webhook(url, secret: try checked(try SecretOption.read(path, option: "--grant-secret-file")))
             case (nil, let secret?):
                 return .webhook(url, secret: try checked(secret))
             case (_?, _?):

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    public import FoundationEssentials
 #else
-    import Foundation
+    public import Foundation
 #endif
 public import IAPCore
 public import IAPHTTPServer
@@ -43,6 +43,9 @@ public struct HS256UserAuthenticator: UserAuthenticator {
     public let maximumLifetime: Duration
     /// ``maximumLifetime`` by default: 24 hours.
     public static let defaultMaximumLifetime: Duration = .seconds(86_400)
+    /// The shortest secret ``init(secret:keyedBy:clock:leeway:maximumLifetime:)`` and
+    /// ``init(secretFile:keyedBy:clock:leeway:maximumLifetime:)`` accept, in bytes.
+    public static let minimumSecretLength = 16
 
     /// Creates the authenticator.
     ///
@@ -62,6 +65,76 @@ public struct HS256UserAuthenticator: UserAuthenticator {
         self.clock = clock
         self.leeway = max(.zero, leeway)
         self.maximumLifetime = max(.zero, maximumLifetime)
+    }
+
+    /// Creates the authenticator from the secret's bytes, refusing a secret shorter than ``minimumSecretLength``.
+    ///
+    /// ```swift
+    /// let users = try HS256UserAuthenticator(secret: secretBytes, keyedBy: HMACSHA256.init(key:))  // IAPCrypto
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - secret: The shared secret.
+    ///   - makeAuthenticator: HMAC-SHA256 keyed with a secret: `HMACSHA256.init(key:)` of `IAPCrypto`.
+    ///   - clock: The clock `exp` and `nbf` are checked against.
+    ///   - leeway: How far `exp` and `nbf` may be off the clock.
+    ///   - maximumLifetime: The longest a token may live; 24 hours by default.
+    /// - Throws: ``IAPError`` `invalidKey` for a secret that is too short (its value never appears in the message),
+    ///   or what `makeAuthenticator` throws.
+    public init<Authenticator: MessageAuthenticator>(
+        secret: [UInt8],
+        keyedBy makeAuthenticator: ([UInt8]) throws -> Authenticator,
+        clock: some WallClock = SystemClock(),
+        leeway: Duration = .zero,
+        maximumLifetime: Duration = defaultMaximumLifetime
+    ) throws {
+        guard secret.count >= Self.minimumSecretLength else {
+            throw IAPError(
+                .invalidKey,
+                "the user token secret must be at least \(Self.minimumSecretLength) bytes; this one has \(secret.count)"
+            )
+        }
+        self.init(
+            secret: try makeAuthenticator(secret),
+            clock: clock,
+            leeway: leeway,
+            maximumLifetime: maximumLifetime
+        )
+    }
+
+    /// Creates the authenticator with the secret in a file, read by ``SecretFile`` (IAPCore) as `iap serve` reads
+    /// `--user-jwt-secret-file`: a private file (mode 0600), one trailing newline not part of the secret, at least
+    /// ``minimumSecretLength`` bytes.
+    ///
+    /// ```swift
+    /// let users = try HS256UserAuthenticator(
+    ///     secretFile: URL(filePath: "/etc/iap/user-jwt.secret"),
+    ///     keyedBy: HMACSHA256.init(key:)  // IAPCrypto
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - secretFile: The file (made with `openssl rand -hex 32 > FILE`, say).
+    ///   - makeAuthenticator: HMAC-SHA256 keyed with a secret: `HMACSHA256.init(key:)` of `IAPCrypto`.
+    ///   - clock: The clock `exp` and `nbf` are checked against.
+    ///   - leeway: How far `exp` and `nbf` may be off the clock.
+    ///   - maximumLifetime: The longest a token may live; 24 hours by default.
+    /// - Throws: ``IAPError`` `invalidConfiguration` for a file that cannot be read, is open to its group or others,
+    ///   or is empty; `invalidKey` for a secret that is too short; what `makeAuthenticator` throws.
+    public init<Authenticator: MessageAuthenticator>(
+        secretFile: URL,
+        keyedBy makeAuthenticator: ([UInt8]) throws -> Authenticator,
+        clock: some WallClock = SystemClock(),
+        leeway: Duration = .zero,
+        maximumLifetime: Duration = defaultMaximumLifetime
+    ) throws {
+        try self.init(
+            secret: try SecretFile.read(atPath: secretFile.path, describedAs: "the user token secret file"),
+            keyedBy: makeAuthenticator,
+            clock: clock,
+            leeway: leeway,
+            maximumLifetime: maximumLifetime
+        )
     }
 
     public func authenticate(_ request: HTTPServerRequest) async throws -> String {

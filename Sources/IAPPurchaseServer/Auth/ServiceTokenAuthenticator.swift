@@ -1,4 +1,9 @@
-import IAPCore
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+public import IAPCore
 public import IAPHTTPServer
 
 /// The check of the service endpoints (a user's entitlements and history, support): the request carries
@@ -8,7 +13,7 @@ public import IAPHTTPServer
 /// only, never on how much of a guess was right.
 ///
 /// ```swift
-/// let service = try ServiceTokenAuthenticator(token: Array(tokenFileContents.utf8))
+/// let service = try ServiceTokenAuthenticator(tokenFile: URL(filePath: "/etc/iap/service.token"))
 /// guard service.isAuthorized(request) else { return .error(401, "the request is not authorized") }
 /// ```
 public struct ServiceTokenAuthenticator: Sendable {
@@ -33,6 +38,23 @@ public struct ServiceTokenAuthenticator: Sendable {
             throw IAPError(.invalidKey, "the service token must be visible ASCII characters, without spaces")
         }
         self.token = token
+    }
+
+    /// Creates the check with the token in a file, read by ``SecretFile`` (IAPCore) as `iap serve` reads
+    /// `--service-token-file`: a private file (mode 0600), one trailing newline not part of the token.
+    ///
+    /// - Parameter tokenFile: The file (made with `openssl rand -hex 32 > FILE`, say).
+    /// - Throws: ``IAPError`` `invalidConfiguration` for a file that cannot be read, is open to its group or others,
+    ///   or is empty; `invalidKey` for a token that ``init(token:)`` refuses. The token never appears in a message.
+    public init(tokenFile: URL) throws(IAPError) {
+        let token = try SecretFile.read(atPath: tokenFile.path, describedAs: "the service token file")
+        do {
+            try self.init(token: token)
+        } catch let error as IAPError {
+            throw error
+        } catch {
+            throw IAPError(.invalidKey, "the service token is refused")
+        }
     }
 
     /// Whether the request carries the service token.

@@ -85,7 +85,7 @@ enum CommandLedger {
 
     /// The password in a file: its first line, without the line break.
     static func readPassword(from path: String) throws -> String {
-        let data = Data(try SecretFile.contents(path, option: "--database-password-file"))
+        let data = Data(try SecretOption.contents(path, option: "--database-password-file"))
         let firstLine = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first ?? Data()
         let line = firstLine.last == UInt8(ascii: "\r") ? firstLine.dropLast() : firstLine
         guard !line.isEmpty, let password = String(data: Data(line), encoding: .utf8) else {

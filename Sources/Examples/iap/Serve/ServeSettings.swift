@@ -153,7 +153,7 @@ struct ServeSettings {
                         + "derive their appAccountTokens in"
                 )
             }
-            let bytes = try SecretFile.read(path, option: "--token-secret-file")
+            let bytes = try SecretOption.read(path, option: "--token-secret-file")
             guard let namespace = UUID(uuidString: String(decoding: bytes, as: UTF8.self)) else {
                 throw .init(
                     message: "--token-secret-file \(path) must hold one UUID: the namespace the apps derive their "
@@ -174,10 +174,10 @@ struct ServeSettings {
         what: String
     ) throws(Arguments.UsageError) -> [UInt8] {
         let path = try parsed.value(option)
-        let environment = try SecretFile.environment(variable)
+        let environment = try SecretOption.environment(variable)
         switch (path, environment) {
         case (let path?, nil):
-            return try SecretFile.read(path, option: "--\(option)")
+            return try SecretOption.read(path, option: "--\(option)")
         case (nil, let secret?):
             return secret
         case (_?, _?):
