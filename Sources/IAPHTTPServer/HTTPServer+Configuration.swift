@@ -9,7 +9,7 @@ extension HTTPServer {
         /// The TCP port; `0` lets the system pick a free one, which ``HTTPServer/port`` then tells.
         public var port: UInt16
         /// The largest body accepted, in bytes: a larger `Content-Length` is answered `413` before the body is
-        /// read (a body up to twice the larger of this and 64 KiB past it is then read and dropped, so that a client
+        /// read (a body up to 4 MiB past it, or twice it when that is more, is then read and dropped, so that a client
         /// already sending it reads the answer instead of a reset connection); a chunked body is answered `413` as soon as it passes the limit (what follows is read and dropped,
         /// up to as much again, then the connection is closed). Never buffered beyond this.
         public var maximumBodySize: Int

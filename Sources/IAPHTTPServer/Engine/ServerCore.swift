@@ -190,11 +190,11 @@ final class ServerCore: Sendable {
         let limit = configuration.maximumBodySize
         if let length = headers["Content-Length"], let declared = UInt64(length), declared > UInt64(limit) {
             // A client that is sending its body when the answer comes, and whose connection is then closed on unread
-            // data, is reset: it may lose the answer (a "broken pipe" instead of 413). So a body not much larger than
-            // the limit (up to twice the larger of the limit and 64 KiB past it) is read and dropped after the
+            // data, is reset: it may lose the answer (a "broken pipe" instead of 413). So a body not far larger than
+            // the limit (up to 4 MiB past it, or twice the limit when that is more) is read and dropped after the
             // answer, and the connection closed once it has all arrived. A larger one, or a client that waits for
             // "100 Continue" before it sends, is answered with the head and closed.
-            let allowance = UInt64(limit) + 2 * UInt64(max(limit, 64 * 1024))
+            let allowance = UInt64(limit) + max(4 << 20, 2 * UInt64(limit))
             let waitsToSend = headers["Expect"]?.lowercased() == "100-continue"
             guard declared <= allowance, !waitsToSend else {
                 return answerNow(request, Self.tooLarge(limit))

@@ -147,13 +147,28 @@ public final class PurchaseServer: Sendable {
 
     /// Starts, serves until one of `signals` arrives or ``stop(reason:)`` is called, and stops.
     ///
-    /// - Parameter signals: The signals to wait for; create them early, before anything else of the program (see
-    ///   ``ShutdownSignals``). SIGINT and SIGTERM by default.
+    /// ```swift
+    /// let signals = ShutdownSignals()  // first thing in the program
+    /// // ... the configuration ...
+    /// let stoppedBy = try await PurchaseServer(configuration).run(until: signals) { server in
+    ///     print("listening on \(server.origin ?? "")")  // the bound port when port 0 was asked
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - signals: The signals to wait for; create them early, before anything else of the program (see
+    ///     ``ShutdownSignals``). SIGINT and SIGTERM by default.
+    ///   - started: Called once the server listens (``origin`` and ``port`` are known then), before the wait: to
+    ///     say where it listens, or to arm what needs the running server (a reload on SIGHUP).
     /// - Returns: The signal that stopped the server, or `nil` when ``stop(reason:)`` did.
     /// - Throws: What ``start()`` throws.
     @discardableResult
-    public func run(until signals: ShutdownSignals = ShutdownSignals()) async throws -> Int32? {
+    public func run(
+        until signals: ShutdownSignals = ShutdownSignals(),
+        started: (PurchaseServer) -> Void = { _ in }
+    ) async throws -> Int32? {
         try await start()
+        started(self)
         let received = LockedValue<Int32?>(nil)
         let waiting = Task {
             let signal = await signals.wait()

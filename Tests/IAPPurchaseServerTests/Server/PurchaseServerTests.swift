@@ -161,10 +161,17 @@ struct PurchaseServerTests {
         defer { setup.remove() }
         let server = try PurchaseServer(try setup.configuration())
         // No signal at all (none of the test process's dispositions changes): only stop() ends the run.
-        let running = Task { try await server.run(until: ShutdownSignals([])) }
+        let announced = LockedValue<[String?]>([])
+        let running = Task {
+            try await server.run(until: ShutdownSignals([])) { started in
+                announced.withLock { $0.append(started.origin) }
+            }
+        }
         while server.origin == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
+        // `started` was called once the server listened, with its address.
+        #expect(await eventuallyTrue { announced.withLock { $0 } == [server.origin] })
         async let first: Void = server.stop(reason: "first")
         async let second: Void = server.stop(reason: "second")
         _ = await (first, second)
@@ -193,4 +200,14 @@ struct PurchaseServerTests {
         let again = try FileLedgerSite(directory: setup.directory, access: .readWrite)
         await again.close()
     }
+}
+
+/// Whether `condition` holds within 10 seconds, checked every 10 ms.
+private func eventuallyTrue(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
 }

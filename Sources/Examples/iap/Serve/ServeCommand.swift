@@ -185,21 +185,31 @@ enum ServeCommand {
         }
         let server: PurchaseServer
         do {
-            server = try await ServeServer.start(settings, parsed)
+            server = try await ServeServer.make(settings, parsed)
         } catch let error as Arguments.UsageError {
             spec.fail(error)
         } catch {
-            let failure = IAPError.wrapping(error, as: .internalError, "the server did not start")
-            Output.error("error: \(failure.code.rawValue): \(failure.message)")
-            terminate(.rejected)
+            notStarted(error)
         }
-        running.withLock { $0 = (server, parsed) }
-        Output.line("listening on \(server.origin ?? "")")
-        Output.flush()
-        let received = await signals.wait()
-        await server.stop(reason: "signal \(received)")
+        do {
+            // PurchaseServer.run waits for the signals and stops the server; SIGHUP reloads once it listens.
+            try await server.run(until: signals) { server in
+                running.withLock { $0 = (server, parsed) }
+                Output.line("listening on \(server.origin ?? "")")
+                Output.flush()
+            }
+        } catch {
+            notStarted(error)
+        }
         withExtendedLifetime(reloads) {}
         terminate(.success)
+    }
+
+    /// Says why the server did not start, and ends the process.
+    private static func notStarted(_ error: any Error) -> Never {
+        let failure = IAPError.wrapping(error, as: .internalError, "the server did not start")
+        Output.error("error: \(failure.code.rawValue): \(failure.message)")
+        terminate(.rejected)
     }
 
     /// Parses the command line and, with `--config`, the configuration file under it.

@@ -7,11 +7,11 @@ import IAPServerAPI
 
 /// `iap serve`'s composition: the settings and the ledger site turned into a `PurchaseServer`'s configuration.
 enum ServeServer {
-    /// Opens the ledger site, picks the catalog, and starts a purchase server on them.
+    /// Opens the ledger site, picks the catalog, and makes a purchase server on them (`run` starts it).
     ///
-    /// - Throws: A usage error for a grant path without a catalog; ``IAPError`` when the ledger, the stores beside it
-    ///   or the address cannot be opened (the site is closed again).
-    static func start(_ settings: ServeSettings, _ parsed: Arguments) async throws -> PurchaseServer {
+    /// - Throws: A usage error for a grant path without a catalog; ``IAPError`` when the ledger or the stores beside
+    ///   it cannot be opened (the site is closed again).
+    static func make(_ settings: ServeSettings, _ parsed: Arguments) async throws -> PurchaseServer {
         let grant = try GrantOptions.hook(settings.grant)
         let path: PurchaseServer.Grant
         if case .ledgerOnly = settings.grant {
@@ -54,7 +54,6 @@ enum ServeServer {
             throw error
         }
         // The server closes the site from here on, also when it does not start.
-        try await server.start()
         return server
     }
 
