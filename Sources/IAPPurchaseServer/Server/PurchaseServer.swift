@@ -8,7 +8,7 @@ import IAPServerAPI
 /// behind a command line.
 ///
 /// A ``Configuration`` goes in; ``start()`` opens what is kept beside the ledger, composes the server, listens, and
-/// delivers what an earlier run parked for products its catalog did not know; ``run(until:)`` starts and serves until
+/// delivers what an earlier run parked for products its catalog did not know; ``run(until:started:)`` starts and serves until
 /// SIGINT or SIGTERM; ``stop(reason:)`` stops gracefully (not ready, no new connections, the requests in flight finished,
 /// the background work stopped, the ledger site closed).
 ///
