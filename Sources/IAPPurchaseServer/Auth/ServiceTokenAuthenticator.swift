@@ -27,7 +27,7 @@ public struct ServiceTokenAuthenticator: Sendable {
     /// - Parameter token: The token; at least ``minimumLength`` bytes, visible ASCII (it travels in a header).
     /// - Throws: ``IAPError`` `invalidKey` for a token that is too short or holds a byte a header cannot carry (its
     ///   value never appears in the message).
-    public init(token: [UInt8]) throws {
+    public init(token: [UInt8]) throws(IAPError) {
         guard token.count >= Self.minimumLength else {
             throw IAPError(
                 .invalidKey,
@@ -47,14 +47,7 @@ public struct ServiceTokenAuthenticator: Sendable {
     /// - Throws: ``IAPError`` `invalidConfiguration` for a file that cannot be read, is open to its group or others,
     ///   or is empty; `invalidKey` for a token that ``init(token:)`` refuses. The token never appears in a message.
     public init(tokenFile: URL) throws(IAPError) {
-        let token = try SecretFile.read(atPath: tokenFile.path, describedAs: "the service token file")
-        do {
-            try self.init(token: token)
-        } catch let error as IAPError {
-            throw error
-        } catch {
-            throw IAPError(.invalidKey, "the service token is refused")
-        }
+        try self.init(token: try SecretFile.read(atPath: tokenFile.path, describedAs: "the service token file"))
     }
 
     /// Whether the request carries the service token.

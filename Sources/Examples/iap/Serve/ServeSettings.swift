@@ -92,7 +92,7 @@ struct ServeSettings {
         do {
             service = try ServiceTokenAuthenticator(token: token)
         } catch {
-            throw .init(message: "the service token: \((error as? IAPError)?.message ?? "\(error)")")
+            throw .init(message: "the service token: \(error.message)")
         }
 
         if Self.apiOptions.contains(where: { parsed.options[$0] != nil }) {
