@@ -5,8 +5,9 @@
 - No target an app links (IAPCore, IAPApp, IAPStoreKit, IAPInMemory, IAPConformance) reaches a system-library
   target (a C module), directly or through another target.
 - Every target a product is named after exists as a product (IAPInMemory, IAPApp, IAPServerAPI, IAPLegacyReceipts...).
-- Each target depends only on what its row of Documentation/Architecture.md allows; IAPHTTPServer on no other library
-  target (only IAPCore and its C module).
+- Each target depends only on what its row of Documentation/Architecture.md's table allows (the table is read: its
+  `may import` column); every library target has a row, every row names a target of the package; IAPHTTPServer
+  depends on no other library target (only IAPCore and its C module).
 - The `iap` tool, the example integrators copy, has no `package` access (`packageAccess: false`: public API only),
   downcasts to no backend type, and only its `Sandbox/` commands (demo, emulate, testdata) import the test kits
   (IAPTesting, IAPInMemory).
@@ -22,27 +23,40 @@ import subprocess
 import sys
 from pathlib import Path
 
-# What each library target may depend on (directly). Test targets, examples and C modules are not listed.
-ALLOWED = {
-    "IAPCore": set(),
-    "IAPServerAPI": {"IAPCore"},
-    "IAPLegacyReceipts": {"IAPCore"},
-    "IAPWebhook": {"IAPCore"},
-    "IAPApp": {"IAPCore"},
-    "IAPStoreKit": {"IAPCore", "IAPApp"},
-    "IAPCrypto": {"IAPCore", "CIAPOpenSSL"},
-    "IAPStorageFile": {"IAPCore", "IAPServerAPI"},
-    "IAPStoragePostgres": {"IAPCore", "IAPServerAPI", "CIAPLibPQ"},
-    "IAPTransportURLSession": {"IAPCore"},
-    "IAPHTTPServer": {"IAPCore", "CIAPMicroHTTPD"},
-    "IAPPurchaseServer": {"IAPCore", "IAPServerAPI", "IAPHTTPServer"},
-    "IAPInMemory": {"IAPCore", "IAPApp", "IAPServerAPI"},
-    "IAPConformance": {"IAPCore", "IAPServerAPI"},
-    "IAPTesting": {"IAPCore", "IAPApp", "IAPServerAPI", "IAPInMemory", "IAPConformance", "IAPCrypto"},
-}
+ARCHITECTURE = Path(__file__).resolve().parent.parent / "Documentation" / "Architecture.md"
+
+
+def read_allowed(text: str) -> dict:
+    """What each target may depend on (directly), from the first table of Architecture.md whose header is
+    `| target | holds | may import | why |`: the backticked names of the `may import` column (`Foundation only`
+    and `—` allow no target). A row names one target or several (`CIAPOpenSSL`, `CIAPLibPQ`, ...), each in backticks;
+    rows of executables (`the libraries`) are kept but not checked here."""
+    allowed = {}
+    lines = text.splitlines()
+    header = next(
+        (i for i, line in enumerate(lines) if re.match(r"^\|\s*target\s*\|\s*holds\s*\|\s*may import\s*\|", line)),
+        None,
+    )
+    if header is None:
+        return allowed
+    for line in lines[header + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3:
+            continue
+        names = re.findall(r"`([A-Za-z][\w-]*)`", cells[0])
+        imports = set(re.findall(r"`([A-Za-z][\w-]*)`", cells[2]))
+        for name in names:
+            allowed[name] = imports
+    return allowed
+
+
+# What each library target may depend on (directly), as Documentation/Architecture.md's table says. Test targets,
+# executables and C modules are not checked against it.
+ALLOWED = read_allowed(ARCHITECTURE.read_text())
 # Library targets that must reach no C module: what an app links, and the test kits a backend author imports.
 APP_LINKED = ["IAPCore", "IAPApp", "IAPStoreKit", "IAPInMemory", "IAPConformance"]
-REQUIRED_PRODUCTS = set(ALLOWED)
 
 
 def load() -> dict:
@@ -99,13 +113,29 @@ def main() -> int:
         kinds[target["name"]] = target["type"]
 
     problems = []
-    for name, allowed in ALLOWED.items():
+    # The library targets: every regular target outside Sources/Examples/ and Tests/ (the products), each with its row.
+    libraries = sorted(
+        target["name"]
+        for target in package["targets"]
+        if target["type"] == "regular" and not (target.get("path") or "").startswith(("Sources/Examples", "Tests/"))
+    )
+    if not ALLOWED:
+        problems.append(f"{ARCHITECTURE.relative_to(ROOT)} has no table '| target | holds | may import | why |'")
+    for name in libraries:
+        if name not in ALLOWED:
+            problems.append(f"library target {name} has no row in {ARCHITECTURE.relative_to(ROOT)}'s table")
+    checked = [t["name"] for t in package["targets"] if t["type"] == "regular" and t["name"] in ALLOWED]
+    for name in sorted(ALLOWED):
         if name not in targets:
-            problems.append(f"target {name} is missing")
-            continue
+            problems.append(f"{ARCHITECTURE.relative_to(ROOT)} names a target {name} that the package does not have")
+    for name in checked:
+        allowed = ALLOWED[name]
         extra = targets[name] - allowed
         if extra:
-            problems.append(f"{name} depends on {sorted(extra)}; it may depend on {sorted(allowed) or 'nothing'}")
+            problems.append(
+                f"{name} depends on {sorted(extra)}; Architecture.md's table lets it depend on "
+                f"{sorted(allowed) or 'nothing'}"
+            )
 
     def reach(name: str, seen: set) -> set:
         for dependency in targets.get(name, set()):
@@ -120,11 +150,12 @@ def main() -> int:
             problems.append(f"{name} is linked by apps but reaches the C module(s) {c_modules}")
 
     products = {product["name"] for product in package["products"]}
-    for name in sorted(REQUIRED_PRODUCTS - products):
-        problems.append(f"no product {name}")
+    for name in libraries:
+        if name not in products:
+            problems.append(f"no product {name}")
 
-    libraries = set(ALLOWED) - {"IAPHTTPServer", "IAPCore"}
-    if targets.get("IAPHTTPServer", set()) & libraries:
+    others = set(libraries) - {"IAPHTTPServer", "IAPCore"}
+    if targets.get("IAPHTTPServer", set()) & others:
         problems.append("IAPHTTPServer depends on another library target; it is the generic HTTP server")
 
     tool = next((t for t in package["targets"] if t["name"] == "iap"), None)
@@ -138,7 +169,10 @@ def main() -> int:
     for problem in problems:
         print(f"structure: {problem}", file=sys.stderr)
     if not problems:
-        print(f"structure: ok ({len(ALLOWED)} library targets, {len(APP_LINKED)} app-linked targets free of C modules)")
+        print(
+            f"structure: ok ({len(libraries)} library targets as Architecture.md's table allows, {len(checked)} "
+            f"targets checked against it, {len(APP_LINKED)} app-linked targets free of C modules)"
+        )
     return 1 if problems else 0
 
 

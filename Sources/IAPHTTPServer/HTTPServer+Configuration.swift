@@ -83,9 +83,14 @@ extension HTTPServer {
             return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
         }
 
-        /// Checks the values.
-        func validate() throws {
+        /// Checks the values without binding anything: what ``HTTPServer/init(configuration:router:)`` checks before it
+        /// listens, for a program that wants to know before it opens anything else.
+        ///
+        /// - Throws: ``IAPError`` `invalidConfiguration` naming the first value out of range, or a `host` that is not an
+        ///   IPv4 or IPv6 address (nor `localhost`); an address that cannot be bound is found only when listening.
+        public func validate() throws(IAPError) {
             func invalid(_ message: String) -> IAPError { IAPError(.invalidConfiguration, message) }
+            guard ListeningSocket.isAddress(host) else { throw invalid("'\(host)' is not an IPv4 or IPv6 address") }
             guard maximumBodySize >= 0 else { throw invalid("maximumBodySize must not be negative") }
             guard (1...100_000).contains(maximumConnections) else {
                 throw invalid("maximumConnections must be 1...100000")

@@ -7,7 +7,11 @@
 // `shutdown-signals` creates a ShutdownSignals (SIGINT and SIGTERM), prints `ready`, waits, prints `signal N` and
 // exits 0. `purchase-server` runs a PurchaseServer on a file ledger in DIRECTORY (created), `run()` awaited inside a
 // Task, prints `listening on ORIGIN` once it serves, and when the run returns prints `stopped by N` and exits 0.
-// Exit status 2 for a usage error, 1 when the server fails.
+// `documented CONFIG LEDGER` is the program of Documentation/Server.md as an embedder writes it, trusting a test root
+// (its second variant): the secrets CONFIG/user-jwt.secret and CONFIG/service.token read by the library, the test
+// root CONFIG/root.der for both environments, the catalog CONFIG/catalog.json, a file ledger in LEDGER, port 0;
+// it prints `listening on ORIGIN`, and `stopped by N` when a signal stopped it.
+// Exit status 2 for a usage error, 1 when the server fails (its error on standard error).
 import Foundation
 import IAPCore
 import IAPCrypto
@@ -73,6 +77,48 @@ case (3, "purchase-server"):
         fail("purchase-server: \(error)", status: 1)
     }
 
+case (4, "documented"):
+    let signals = ShutdownSignals()
+    do {
+        let config = URL(filePath: arguments[2])
+        let testRoot = try X509Certificate(
+            derEncoded: [UInt8](try Data(contentsOf: config.appending(path: "root.der")))
+        )
+        let verifier = try AppStoreSignedDataVerifier(
+            configuration: .init(
+                rootCertificates: [testRoot],
+                bundleId: "com.example.app",
+                environments: [.production, .sandbox],
+                appAppleId: 1_234_567_890
+            )
+        )
+        let catalog = try StaticProductCatalog(contentsOf: config.appending(path: "catalog.json"))
+        let users = try HS256UserAuthenticator(
+            secretFile: config.appending(path: "user-jwt.secret"),
+            keyedBy: HMACSHA256.init(key:)
+        )
+        let service = try ServiceTokenAuthenticator(tokenFile: config.appending(path: "service.token"))
+        var configuration = PurchaseServer.Configuration(
+            site: try FileLedgerSite(directory: URL(filePath: arguments[3]), access: .create),
+            verifier: verifier,
+            catalog: catalog,
+            grant: .ledgerOnly,
+            users: users,
+            service: service,
+            host: "127.0.0.1",
+            port: 0
+        )
+        configuration.events = JSONLinesEventSink.standardError()
+        let server = try PurchaseServer(configuration)
+        let received = try await server.run(until: signals) { server in
+            say("listening on \(server.origin ?? "")")
+        }
+        say("stopped by \(received.map(String.init) ?? "stop()")")
+        exit(0)
+    } catch {
+        fail("documented: \(error)", status: 1)
+    }
+
 default:
-    fail("usage: SignalStopHelper shutdown-signals | purchase-server DIRECTORY", status: 2)
+    fail("usage: SignalStopHelper shutdown-signals | purchase-server DIRECTORY | documented CONFIG LEDGER", status: 2)
 }

@@ -35,6 +35,9 @@ public struct IAPEvent: Sendable, Hashable, Codable {
     /// For a support action (`support.lookup`, `support.redeliver`, `support.audit`): the SHA-256 of the support
     /// audit's last entry after the action's entry was appended, to keep beside the log; `nil` otherwise.
     public var auditHead: String?
+    /// Where a server listens (`http://127.0.0.1:8080`, the bound port when port 0 was asked), for `server.started`;
+    /// `nil` otherwise.
+    public var address: String?
 
     /// Creates an event.
     public init(
@@ -49,7 +52,8 @@ public struct IAPEvent: Sendable, Hashable, Codable {
         errorCode: String? = nil,
         message: String? = nil,
         durationMs: Int64? = nil,
-        auditHead: String? = nil
+        auditHead: String? = nil,
+        address: String? = nil
     ) {
         self.time = time
         self.event = event
@@ -63,5 +67,6 @@ public struct IAPEvent: Sendable, Hashable, Codable {
         self.message = message
         self.durationMs = durationMs
         self.auditHead = auditHead
+        self.address = address
     }
 }

@@ -92,6 +92,16 @@ struct ListeningSocket: Sendable {
         closeDescriptor(descriptor)
     }
 
+    /// Whether `host` is what ``init(host:port:backlog:)`` takes: an IPv4 or IPv6 literal (IPv6 may be in brackets),
+    /// or `localhost`.
+    static func isAddress(_ host: String) -> Bool {
+        var literal = host == "localhost" ? "127.0.0.1" : host
+        if literal.hasPrefix("["), literal.hasSuffix("]") {
+            literal = String(literal.dropFirst().dropLast())
+        }
+        return ipv4(literal, port: 0) != nil || ipv6(literal, port: 0) != nil
+    }
+
     private static func ipv4(_ text: String, port: UInt16) -> sockaddr_in? {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -66,7 +66,13 @@ extension PurchaseServer {
             started += ", support off (no App Store Server API)"
         }
         events.record(
-            IAPEvent(time: pipeline.clock.now, event: "server.started", outcome: "listening", message: started)
+            IAPEvent(
+                time: pipeline.clock.now,
+                event: "server.started",
+                outcome: "listening",
+                message: started,
+                address: server.origin
+            )
         )
         return Running(http: server, worker: worker)
     }

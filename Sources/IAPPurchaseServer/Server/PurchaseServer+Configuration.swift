@@ -16,12 +16,22 @@ extension PurchaseServer {
         ///   - description: How the audit log and the start-up event name it, such as `webhook wallet.internal`; never
         ///     a secret.
         case hook(any FulfillmentHook, description: String)
+        /// The ledger carries out each grant and take-back in the transaction that records it (a wallet kept in the
+        /// ledger's database: `PostgresTransactionalFulfillmentStore` of `IAPStoragePostgres` over the site's
+        /// `PostgresEntitlementStore`). The store must write into the site's ledger: one that forwards to another
+        /// store is refused by ``PurchaseServer/init(_:)``.
+        ///
+        /// - Parameters:
+        ///   - store: The transactional store, wrapping the site's ledger.
+        ///   - description: How the audit log and the start-up event name it, such as `transactional wallet`.
+        case transactional(any TransactionalFulfillmentStore, description: String)
 
         /// How the audit log and the start-up event name the grant path.
         public var description: String {
             switch self {
             case .ledgerOnly: "ledger-only"
             case .hook(_, let description): description
+            case .transactional(_, let description): description
             }
         }
     }
@@ -68,9 +78,6 @@ extension PurchaseServer {
         public var verifier: any Verifier
         /// What each product is; ``PurchaseServer/reloadCatalog(_:)`` replaces what it holds.
         public var catalog: ReloadableProductCatalog
-        /// What a purchase of a product the catalog does not know gets: parked by default, delivered once a reloaded
-        /// catalog names it.
-        public var unknownProducts: UnknownProductPolicy
         /// How grants and take-backs reach the customer.
         public var grant: Grant
         /// Authenticates the app's user on `POST /iap/v1/transactions`.
@@ -79,10 +86,12 @@ extension PurchaseServer {
         public var service: ServiceTokenAuthenticator
         /// The App Store Server API; `nil` reconciles never and answers the support endpoints `501`.
         public var api: AppStoreAPI?
-        /// Whether an unclaimed appAccountToken may go to the user who claims it; `nil` lets the first claimant have it.
-        public var tokenOwnership: TokenOwnershipCheck?
-        /// What a prorated refund of a non-consumable or a subscription does: access kept by default.
-        public var proratedRefunds: ProratedRefundPolicy
+        /// Every delivery policy of the pipeline, as one value: retries, unclaimed tokens, sandbox purchases, token
+        /// ownership, prorated refunds, unknown products (parked by default, delivered once a reloaded catalog names
+        /// them). The initializer sets the retry policy to the site's for a server
+        /// (``LedgerSite/retryPolicy(for:)`` of ``LedgerUse/server``: claims that hold 30 seconds); the rest are the
+        /// pipeline's defaults.
+        public var delivery: DeliveryPipeline.Policies
         /// Answers the App Store's `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
         public var consumptionRequests: (any ConsumptionRequestHandler)?
         /// Where the HTTP server listens and its limits: ``PurchaseServer/httpConfiguration(host:port:)`` by default.
@@ -117,17 +126,36 @@ extension PurchaseServer {
             self.site = site
             self.verifier = verifier
             self.catalog = ReloadableProductCatalog(catalog)
-            self.unknownProducts = .park
             self.grant = grant
             self.users = users
             self.service = service
             self.api = nil
-            self.tokenOwnership = nil
-            self.proratedRefunds = .keepAccess
+            self.delivery = DeliveryPipeline.Policies(retry: site.retryPolicy(for: .server))
             self.consumptionRequests = nil
             self.http = PurchaseServer.httpConfiguration(host: host, port: port)
             self.events = DiscardingEventSink()
             self.drainInterval = .seconds(1)
+        }
+
+        /// What a purchase of a product the catalog does not know gets: ``delivery``'s.
+        @available(*, deprecated, message: "use delivery.unknownProducts")
+        public var unknownProducts: UnknownProductPolicy {
+            get { delivery.unknownProducts }
+            set { delivery.unknownProducts = newValue }
+        }
+
+        /// Whether an unclaimed appAccountToken may go to the user who claims it: ``delivery``'s.
+        @available(*, deprecated, message: "use delivery.tokenOwnership")
+        public var tokenOwnership: TokenOwnershipCheck? {
+            get { delivery.tokenOwnership }
+            set { delivery.tokenOwnership = newValue }
+        }
+
+        /// What a prorated refund of a non-consumable or a subscription does: ``delivery``'s.
+        @available(*, deprecated, message: "use delivery.proratedRefunds")
+        public var proratedRefunds: ProratedRefundPolicy {
+            get { delivery.proratedRefunds }
+            set { delivery.proratedRefunds = newValue }
         }
     }
 

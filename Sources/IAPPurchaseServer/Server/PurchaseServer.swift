@@ -57,11 +57,18 @@ public final class PurchaseServer: Sendable {
         let worker: PurchaseServerWorker
     }
 
-    /// Creates the server; nothing is opened or listening before ``start()``.
+    /// Creates the server and checks its configuration; nothing is opened or listening before ``start()``.
+    ///
+    /// Everything that can be checked without listening is checked here: the HTTP limits and the address (an IPv4
+    /// or IPv6 literal), and that a ``Grant/transactional(_:description:)`` store writes into the site's ledger. (The
+    /// authenticators, the verifier and the catalog check what they are given when they are created: create them,
+    /// and this server, before you open the ledger site, and a misconfigured program stops before it creates any
+    /// ledger file.)
     ///
     /// - Parameter configuration: What the server is made of.
-    /// - Throws: ``IAPError`` `invalidConfiguration` when the metrics cannot be registered.
+    /// - Throws: ``IAPError`` `invalidConfiguration` naming what is wrong; the site stays the caller's.
     public init(_ configuration: Configuration) throws {
+        try configuration.http.validate()
         self.configuration = configuration
         let metrics = try PurchaseServerMetrics()
         self.metrics = metrics
@@ -73,6 +80,23 @@ public final class PurchaseServer: Sendable {
             hook = ClosureFulfillmentHook(grant: { _ in }, revoke: { _ in })
         case .hook(let given, _):
             hook = metrics.measuring(given)
+        case .transactional(let store, let description):
+            guard Self.store(store, writesInto: configuration.site.store) else {
+                throw IAPError(
+                    .invalidConfiguration,
+                    "the transactional store of '\(description)' does not write into the ledger of "
+                        + "\(configuration.site.description): wrap the site's own store"
+                )
+            }
+            self.pipeline = DeliveryPipeline(
+                verifier: configuration.verifier,
+                catalog: configuration.catalog,
+                store: store,
+                clock: SystemClock(),
+                policies: configuration.delivery,
+                events: configuration.events
+            )
+            return
         }
         self.pipeline = DeliveryPipeline(
             verifier: configuration.verifier,
@@ -80,12 +104,27 @@ public final class PurchaseServer: Sendable {
             store: configuration.site.store,
             hook: hook,
             clock: SystemClock(),
-            retryPolicy: configuration.site.retryPolicy(for: .server),
-            tokenOwnership: configuration.tokenOwnership,
-            proratedRefunds: configuration.proratedRefunds,
-            unknownProducts: configuration.unknownProducts,
+            policies: configuration.delivery,
             events: configuration.events
         )
+    }
+
+    /// Whether a transactional store writes into `ledger`: it is the ledger, or forwards to it.
+    private static func store(_ store: any TransactionalFulfillmentStore, writesInto ledger: any EntitlementStore)
+        -> Bool
+    {
+        let target = ledger as AnyObject
+        if (store as AnyObject) === target {
+            return true
+        }
+        guard let forwarding = store as? any ForwardingEntitlementStore else {
+            return false
+        }
+        return base(of: forwarding) === target
+    }
+
+    private static func base(of store: some ForwardingEntitlementStore) -> AnyObject {
+        store.store as AnyObject
     }
 
     /// Where the server listens, such as `http://127.0.0.1:8080`, while it runs.

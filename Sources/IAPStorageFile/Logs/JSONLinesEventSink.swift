@@ -16,8 +16,8 @@ public import IAPCore
 /// a person with `tail -f`.
 ///
 /// Each line holds the keys `time` (milliseconds since 1970), `event`, `userId`, `productId`, `transactionId`,
-/// `originalTransactionId`, `environment`, `outcome`, `errorCode`, `durationMs` and, for a support action,
-/// `auditHead`; a key whose value is unknown is absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
+/// `originalTransactionId`, `environment`, `outcome`, `errorCode`, `durationMs`, for a support action `auditHead`,
+/// and for `server.started` `address`; a key whose value is unknown is absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
 ///
 /// ```json
 /// {"durationMs":12,"environment":"Sandbox","event":"reconciliation.customer","outcome":"clean","time":1767603600000}
@@ -109,6 +109,7 @@ public final class JSONLinesEventSink: EventSink {
             var errorCode: String?
             var durationMs: Int64?
             var auditHead: String?
+            var address: String?
         }
         let line = Line(
             time: event.time.millisecondsSince1970,
@@ -121,7 +122,8 @@ public final class JSONLinesEventSink: EventSink {
             outcome: event.outcome,
             errorCode: event.errorCode,
             durationMs: event.durationMs,
-            auditHead: event.auditHead
+            auditHead: event.auditHead,
+            address: event.address
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -79,8 +79,8 @@ enum ServeCommand {
             "ledger-only": true, "root": [...]); options given on the command line win; unknown keys are refused.
 
             Events go to standard error as one JSON object per line (time, event, userId, productId,
-            transactionId, originalTransactionId, environment, outcome, errorCode, durationMs, auditHead), or to
-            --events FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
+            transactionId, originalTransactionId, environment, outcome, errorCode, durationMs, auditHead,
+            address), or to --events FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
             """,
         options: [
             .value("port", "N", "the TCP port; 0 picks a free one (required)"),

@@ -19,6 +19,10 @@ enum ServeServer {
         } else {
             path = .hook(grant.hook, description: grant.description)
         }
+        // What can be refused without the ledger (an address that is not one) is refused before it is created.
+        var http = PurchaseServer.httpConfiguration(host: settings.host, port: settings.port)
+        http.maximumConnectionsPerAddress = settings.connectionsPerAddress
+        try http.validate()
         let site = try await CommandLedger.open(parsed, access: .create)
         let server: PurchaseServer
         do {
@@ -37,10 +41,10 @@ enum ServeServer {
                 host: settings.host,
                 port: settings.port
             )
-            configuration.unknownProducts = choice.unknownProducts
-            configuration.tokenOwnership = settings.tokenOwnership
-            configuration.proratedRefunds = settings.proratedRefunds
-            configuration.http.maximumConnectionsPerAddress = settings.connectionsPerAddress
+            configuration.http = http
+            configuration.delivery.unknownProducts = choice.unknownProducts
+            configuration.delivery.tokenOwnership = settings.tokenOwnership
+            configuration.delivery.proratedRefunds = settings.proratedRefunds
             configuration.events = settings.events
             if let api = settings.api {
                 configuration.api = PurchaseServer.AppStoreAPI(
