@@ -27,6 +27,13 @@ extension EntitlementStoreConformance {
             body: historyIsPerUser
         ),
         ConformanceCheck(
+            name: "userIdsAreTheirBytes",
+            requirement: "user ids are compared by their UTF-8 bytes, never by Unicode canonical equivalence: an NFC "
+                + "and an NFD spelling of one name (and K and KELVIN SIGN) are different users in history, in token "
+                + "bindings (.conflict with the first user's exact bytes) and in statistics().users",
+            body: userIdsAreTheirBytes
+        ),
+        ConformanceCheck(
             name: "historyRejectsInvalidArguments",
             requirement: "history with a malformed cursor (including \"\") or a limit below 1 throws "
                 + "IAPError(.invalidArgument)",
@@ -264,6 +271,56 @@ extension EntitlementStoreConformance {
                     + "compared exactly"
             )
         }
+    }
+
+    @Sendable
+    private static func userIdsAreTheirBytes(_ store: any EntitlementStore) async throws {
+        // Swift's String == says each pair is equal; their bytes differ.
+        let pairs = [("m\u{00FC}ller", "mu\u{0308}ller"), ("Kelvin", "\u{212A}elvin")]
+        func bytes(_ id: String?) -> [UInt8] { Array((id ?? "").utf8) }
+        var problems: [String] = []
+        let before = try await store.statistics().users
+        for (index, pair) in pairs.enumerated() {
+            let first = try await Fixtures.insertNew(
+                Fixtures.entry("bytes-\(index)-a", user: pair.0, second: Int64(index * 2)),
+                into: store
+            )
+            let second = try await Fixtures.insertNew(
+                Fixtures.entry("bytes-\(index)-b", user: pair.1, second: Int64(index * 2 + 1)),
+                into: store
+            )
+            for (user, own) in [(pair.0, first), (pair.1, second)] {
+                let page = try await store.history(userId: user, cursor: nil, limit: 100)
+                if page.entries.map(\.transactionId) != [own.transactionId]
+                    || bytes(page.entries.first?.userId) != bytes(user)
+                {
+                    problems.append(
+                        "history of \(Array(user.unicodeScalars).map { String($0.value, radix: 16) }) returned "
+                            + "\(Fixtures.ids(page.entries)); expected only \(own.transactionId), its user's bytes kept"
+                    )
+                }
+            }
+            let token = "6f1c2b7e-3d4a-4f8e-9b2c-1a5d7e9f0c4\(index)"
+            _ = try await store.bind(appAccountToken: token, to: pair.0)
+            let other = try await store.bind(appAccountToken: token, to: pair.1)
+            if case .conflict(let holder) = other, bytes(holder) == bytes(pair.0) {
+                // As required.
+            } else {
+                problems.append(
+                    "binding a token bound to one spelling to the other returned .\(other); expected .conflict with the "
+                        + "first spelling's bytes"
+                )
+            }
+            let holder = try await store.user(forAppAccountToken: token)
+            if bytes(holder) != bytes(pair.0) {
+                problems.append("the token is bound to a user whose bytes are not the first spelling's")
+            }
+        }
+        let users = try await store.statistics().users - before
+        if users != 4 {
+            problems.append("statistics().users grew by \(users) for four users of two names each; expected 4")
+        }
+        try Fixtures.require(problems.isEmpty, problems.joined(separator: "; "))
     }
 
     @Sendable

@@ -280,7 +280,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
             guard let existing = try connection.execute(.userForToken, [token]).string(0, 0) else {
                 throw IAPError(.storageFailure, "appAccountToken \(token) was neither bound nor found; try again")
             }
-            return existing == userId ? .alreadyBound : .conflict(existingUserId: existing)
+            return existing.isSameUser(as: userId) ? .alreadyBound : .conflict(existingUserId: existing)
         }
     }
 

@@ -37,6 +37,9 @@ actor FlawedEntitlementStore: EntitlementStore {
         case replaceDropsSignedTransaction
         /// `insert` stores a new entry claimed by its deliverer as unclaimed: the claim's fields are dropped.
         case insertDropsClaim
+        /// `history` compares user ids as Swift strings (canonical equivalence): an NFC and an NFD spelling of one
+        /// name share a history.
+        case canonicalUserIds
 
         var testDescription: String { rawValue }
 
@@ -46,9 +49,10 @@ actor FlawedEntitlementStore: EntitlementStore {
             case .nonAtomicInsert:
                 ["concurrentInsertsOfOneTransactionId"]
             case .lastBinderWins:
-                ["bindingFirstWins", "bindingIgnoresTokenCase", "concurrentBindsOfOneToken"]
+                ["bindingFirstWins", "bindingIgnoresTokenCase", "concurrentBindsOfOneToken", "userIdsAreTheirBytes"]
             case .caseSensitiveTokens:
-                ["bindingIgnoresTokenCase", "concurrentBindsOfOneToken"]
+                // Its bindings compare users with ==, so it also merges look-alike users.
+                ["bindingIgnoresTokenCase", "concurrentBindsOfOneToken", "userIdsAreTheirBytes"]
             case .replaceIgnoresRevision:
                 [
                     "replaceWithStaleRevision", "concurrentReplacesOfOneRevision", "signedTransactionsAreKept",
@@ -70,6 +74,8 @@ actor FlawedEntitlementStore: EntitlementStore {
                 ["signedTransactionsAreKept"]
             case .insertDropsClaim:
                 ["insertedClaimIsHeld"]
+            case .canonicalUserIds:
+                ["userIdsAreTheirBytes"]
             }
         }
     }
@@ -78,12 +84,15 @@ actor FlawedEntitlementStore: EntitlementStore {
     private let base = InMemoryEntitlementStore()
     private var bindings: [String: String] = [:]
     private var renewalInfos: [String: RenewalInfoPayload] = [:]
+    /// Every user id inserted, for `canonicalUserIds`.
+    private var users: [String] = []
 
     init(_ flaw: Flaw) {
         self.flaw = flaw
     }
 
     func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
+        users.append(entry.userId)
         switch flaw {
         case .nonAtomicInsert:
             if let existing = await base.entry(transactionId: entry.transactionId) {
@@ -146,6 +155,20 @@ actor FlawedEntitlementStore: EntitlementStore {
     }
 
     func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
+        var spellings: [[UInt8]] = []
+        for user in users where user == userId && !spellings.contains(Array(user.utf8)) {
+            spellings.append(Array(user.utf8))
+        }
+        if flaw == .canonicalUserIds, cursor == nil, spellings.count > 1 {
+            // Every user whose id is == to this one, merged: what a dictionary keyed by String does.
+            var merged: [LedgerEntry] = []
+            for spelling in spellings {
+                let user = String(decoding: spelling, as: UTF8.self)
+                merged += try await base.history(userId: user, cursor: nil, limit: limit).entries
+            }
+            let page = merged.sorted { $0.sequence > $1.sequence }.prefix(limit)
+            return LedgerPage(entries: Array(page), nextCursor: nil)
+        }
         guard flaw == .offsetCursor else {
             return try await base.history(userId: userId, cursor: cursor, limit: limit)
         }
@@ -289,7 +312,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 34)
+    #expect(names.count == 35)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

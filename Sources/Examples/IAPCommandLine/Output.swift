@@ -61,6 +61,26 @@ public enum Output {
         writeAll(Array((text + "\n").utf8), to: 2)
     }
 
+    /// A user id for a person to read: printable ASCII as it is (a backslash doubled), every other scalar as
+    /// `\u{XXXX}`, so that two ids that look alike (an NFC and an NFD spelling) read apart and nothing in an id moves
+    /// the cursor or turns the text around.
+    ///
+    /// - Parameter id: The user id.
+    /// - Returns: The id, escaped.
+    public static func escapedUserId(_ id: String) -> String {
+        var escaped = ""
+        for scalar in id.unicodeScalars {
+            if scalar == "\\" {
+                escaped += "\\\\"
+            } else if scalar.isASCII, scalar.value >= 0x20, scalar.value < 0x7F {
+                escaped.unicodeScalars.append(scalar)
+            } else {
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return escaped
+    }
+
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }

@@ -100,17 +100,12 @@ enum ReconcileCommand {
 
         init(_ parsed: Arguments) throws(Arguments.UsageError) {
             try parsed.noPositionals()
-            let user = try parsed.value("user")
+            let user = try parsed.userId("user")
             let chosen = [user != nil, parsed.has("all"), parsed.has("subscriptions")].filter { $0 }.count
             guard chosen == 1 else {
                 throw .init(message: "give exactly one of --user ID, --all or --subscriptions")
             }
             if let user {
-                do {
-                    try DeliveryPipeline.validate(userId: user)
-                } catch {
-                    throw .init(message: "--user: \((error as? IAPError)?.message ?? "\(error)")")
-                }
                 scope = .user(user)
             } else {
                 scope = parsed.has("all") ? .all : .subscriptions

@@ -201,13 +201,7 @@ enum SupportCommand {
                     throw Arguments.UsageError(message: "--\(name) names an audit that --no-audit-lookups leaves out")
                 }
             }
-            if let user = try parsed.value("user") {
-                do {
-                    try DeliveryPipeline.validate(userId: user)
-                } catch {
-                    throw Arguments.UsageError(message: "--user: \((error as? IAPError)?.message ?? "\(error)")")
-                }
-            }
+            _ = try parsed.userId("user")
             if try parsed.value("operator")?.isEmpty == true {
                 throw Arguments.UsageError(message: "--operator needs a name")
             }

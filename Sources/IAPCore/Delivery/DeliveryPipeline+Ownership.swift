@@ -41,7 +41,7 @@ extension DeliveryPipeline {
         let continued = try await owner(ofOriginal: transaction.originalTransactionId)
 
         if let requested {
-            if let bound, bound != requested {
+            if let bound, !bound.isSameUser(as: requested) {
                 throw IAPError(
                     .ownershipConflict,
                     "the appAccountToken of transaction \(transactionId) belongs to another user ('\(bound)'), "
@@ -57,14 +57,19 @@ extension DeliveryPipeline {
                         + "(the token ownership check refused it)"
                 )
             }
-            if let continued, continued != requested {
+            if let continued, !continued.isSameUser(as: requested) {
                 throw IAPError(
                     .ownershipConflict,
                     "transaction \(transactionId) continues a purchase of another user ('\(continued)'), "
                         + "not '\(requested)'"
                 )
             }
-            return OwnerClaim(owner: requested, token: token, awaitingOwner: false, tokenBound: bound == requested)
+            return OwnerClaim(
+                owner: requested,
+                token: token,
+                awaitingOwner: false,
+                tokenBound: bound.isSameUser(as: requested)
+            )
         }
         if let bound {
             return OwnerClaim(owner: bound, token: token, awaitingOwner: false, tokenBound: true)
@@ -91,15 +96,15 @@ extension DeliveryPipeline {
             existing,
             ifExhausted: { _ in throw refused },
             change: { current in
-                if current.userId == claim.owner {
+                if current.userId.isSameUser(as: claim.owner) {
                     return .done(current)
                 }
                 // A placeholder owner (the token itself, or `unowned:<id>`) gives way to the first user who presents the
                 // transaction, whatever became of it meanwhile (a refund may have settled it already); checked again on
                 // every turn, so a user who adopted it first keeps it.
                 let claimable =
-                    claim.token == current.userId
-                    || (claim.token == nil && current.userId == Self.unownedPrefix + current.transactionId)
+                    claim.token.isSameUser(as: current.userId)
+                    || (claim.token == nil && current.userId.isSameUser(as: Self.unownedPrefix + current.transactionId))
                 guard Self.isPlaceholder(current), !claim.awaitingOwner, claimable else {
                     throw refused
                 }
@@ -120,7 +125,7 @@ extension DeliveryPipeline {
             entry,
             ifExhausted: { _ in },
             change: { current in
-                guard current.userId != holder else { return .done(()) }
+                guard !current.userId.isSameUser(as: holder) else { return .done(()) }
                 var moved = current
                 moved.userId = holder
                 return .write(moved) { _ in }

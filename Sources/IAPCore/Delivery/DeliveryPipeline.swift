@@ -591,18 +591,45 @@ public final class DeliveryPipeline: Sendable {
 
     /// Checks a user id that comes in from outside (an app, an operator, a command line).
     ///
+    /// A user id is the integrator's opaque key, compared by its UTF-8 bytes and never normalized (an NFC and an NFD
+    /// spelling of one name are two users). What could make one id pass for another where people read it (events,
+    /// support answers, webhook bodies, the console) is refused: an id of blanks only, and any control character
+    /// (Unicode category Cc), format character (Cf: the zero-width characters U+200B–U+200F, the bidirectional
+    /// embeddings and overrides U+202A–U+202E and isolates U+2066–U+2069, U+2060–U+2064, U+FEFF, ...), line separator
+    /// (Zl, U+2028) or paragraph separator (Zp, U+2029).
+    ///
     /// - Parameter userId: The user id.
-    /// - Throws: ``IAPError`` `invalidArgument` when the id is empty or in the pipeline's own namespace
-    ///   (``unownedPrefix``).
+    /// - Throws: ``IAPError`` `invalidArgument` when the id is empty, blank, holds such a character, or is in the
+    ///   pipeline's own namespace (``unownedPrefix``); the message names the character by its code point.
     public static func validate(userId: String) throws {
         if userId.isEmpty {
             throw IAPError(.invalidArgument, "the user id is empty")
+        }
+        if userId.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) {
+            throw IAPError(.invalidArgument, "the user id is only blanks")
+        }
+        if let hidden = userId.unicodeScalars.first(where: { Self.isHidden($0) }) {
+            let hex = String(hidden.value, radix: 16, uppercase: true)
+            let codePoint = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            throw IAPError(
+                .invalidArgument,
+                "the user id holds \(codePoint), a control, format or separator character, which could make it "
+                    + "read as another"
+            )
         }
         if userId.hasPrefix(unownedPrefix) {
             throw IAPError(
                 .invalidArgument,
                 "user ids beginning with '\(unownedPrefix)' are reserved for transactions nobody owns yet"
             )
+        }
+    }
+
+    /// Whether a scalar is invisible or moves text where people read a user id: Cc, Cf, Zl, Zp.
+    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        default: false
         }
     }
 
@@ -649,7 +676,8 @@ public final class DeliveryPipeline: Sendable {
         }
         // The token is bound below once the ledger agreed the transaction is this user's; until then nothing may be
         // granted, since a binding that loses to another user hands the purchase to them.
-        let needsBinding = claim.token.map { !claim.awaitingOwner && claim.owner != $0 && !claim.tokenBound } ?? false
+        let needsBinding =
+            claim.token.map { !claim.awaitingOwner && !claim.owner.isSameUser(as: $0) && !claim.tokenBound } ?? false
         var entry: LedgerEntry
         if !needsBinding, let product, self.pendingAction(candidate) == .grant {
             // The usual purchase: recorded and granted in one go (see `recordAndGrant`).
@@ -687,7 +715,7 @@ public final class DeliveryPipeline: Sendable {
             }
         }
         // Bind only once the ledger agreed the transaction is this user's: a rejected claim binds nothing.
-        if let token = claim.token, !claim.awaitingOwner, claim.owner != token, !claim.tokenBound {
+        if let token = claim.token, !claim.awaitingOwner, !claim.owner.isSameUser(as: token), !claim.tokenBound {
             if case .conflict(let holder) = try await store.bind(appAccountToken: token, to: claim.owner) {
                 // Another user bound the token between our check and our insert: the first binding
                 // wins, so the purchase is theirs.

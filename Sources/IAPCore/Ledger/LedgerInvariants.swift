@@ -35,6 +35,25 @@ public enum LedgerInvariants {
         return problems
     }
 
+    /// The user ids of a ledger that differ in their bytes but are canonically equivalent in Unicode (an NFC and an
+    /// NFD spelling of one name, `K` and KELVIN SIGN): two users, as the ledger compares user ids by their bytes, that
+    /// versions comparing them as Swift strings treated as one. `iap ledger check` names them, for a person to look
+    /// at their purchases and token bindings.
+    ///
+    /// - Parameter store: The ledger; it is only read.
+    /// - Returns: Each group of such ids (two or more, each as stored), in a stable order; empty when there is none.
+    /// - Throws: ``IAPError`` when the store cannot be read.
+    public static func equivalentUserIds(_ store: some ListableEntitlementStore) async throws -> [[String]] {
+        let entries = try await store.allEntries()
+        var byCanonical: [String: Set<UserKey>] = [:]
+        for entry in entries {
+            byCanonical[entry.userId, default: []].insert(UserKey(entry.userId))
+        }
+        return byCanonical.values.filter { $0.count > 1 }
+            .map { group in group.map(\.id).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } }
+            .sorted { Array($0[0].utf8).lexicographicallyPrecedes(Array($1[0].utf8)) }
+    }
+
     /// What is wrong with the entries themselves.
     private static func entryProblems(_ entries: [LedgerEntry]) -> [String] {
         var problems: [String] = []
@@ -76,7 +95,8 @@ public enum LedgerInvariants {
         _ store: some ListableEntitlementStore
     ) async throws -> [String] {
         var problems: [String] = []
-        for (user, own) in Dictionary(grouping: entries, by: \.userId) {
+        for (key, own) in Dictionary(grouping: entries, by: { UserKey($0.userId) }) {
+            let user = key.id
             let listed = try await store.allHistory(userId: user)
             if listed.map(\.transactionId).sorted() != own.map(\.transactionId).sorted() {
                 problems.append(
@@ -107,7 +127,7 @@ public enum LedgerInvariants {
             deadLetters: entries.filter { $0.deliveryState == .deadLettered }.count,
             revoked: entries.filter { $0.revokedAt != nil }.count,
             // Users are the real owners (LedgerEntry.owner), as the stores count them.
-            users: Set(entries.compactMap(\.owner)).count,
+            users: Set(entries.compactMap(\.owner).map(UserKey.init)).count,
             environments: entries.reduce(into: [:]) { counts, entry in
                 if let environment = entry.environment {
                     counts[environment.rawValue, default: 0] += 1

@@ -142,7 +142,7 @@ extension LedgerState {
         }
         let token = appAccountToken.lowercased()
         if let existing = user(forAppAccountToken: token) {
-            return .answer(existing == userId ? .alreadyBound : .conflict(existingUserId: existing))
+            return .answer(existing.isSameUser(as: userId) ? .alreadyBound : .conflict(existingUserId: existing))
         }
         return .bind(token: token)
     }

@@ -18,15 +18,15 @@ package struct LedgerState: Sendable {
     package private(set) var entries: [LedgerEntry] = []
     /// Transaction id → position in ``entries``.
     private var positionById: [String: Int] = [:]
-    /// User id → positions of the user's entries, ascending (that is, by sequence).
-    private var positionsByUser: [String: [Int]] = [:]
+    /// User id (by its bytes) → positions of the user's entries, ascending (that is, by sequence).
+    private var positionsByUser: [UserKey: [Int]] = [:]
     /// Original transaction id → positions of the family's entries, ascending.
     private var positionsByOriginal: [String: Positions] = [:]
     /// Positions of `pending` and `retrying` entries: the only ones that can be due.
     private var undelivered: Set<Int> = []
     /// User id → how many of the user's entries have a real owner (not one waiting for its owner, not
     /// `unowned:<id>`): the users that ``statistics`` counts.
-    private var ownedEntriesByUser: [String: Int] = [:]
+    private var ownedEntriesByUser: [UserKey: Int] = [:]
     /// Positions of `unknownProduct` entries: parked until the catalog names their product.
     private var parked: Set<Int> = []
     /// appAccountToken (lowercased) → user id.
@@ -95,7 +95,7 @@ package struct LedgerState: Sendable {
     /// Up to `limit` of a user's entries with a sequence below `before` (all when `nil`), newest first,
     /// and whether older ones remain.
     package func history(userId: String, before: Int64?, limit: Int) -> (entries: [LedgerEntry], more: Bool) {
-        let positions = positionsByUser[userId] ?? []
+        let positions = positionsByUser[UserKey(userId)] ?? []
         var end = positions.endIndex
         if let before {
             // Positions are sequence - 1: the first position at or above `before - 1` ends the page.
@@ -172,7 +172,7 @@ package struct LedgerState: Sendable {
             positionById[entry.transactionId] = taken
             return nil
         }
-        positionsByUser[entry.userId, default: []].append(position)
+        positionsByUser[UserKey(entry.userId), default: []].append(position)
         Self.add(position, to: &positionsByOriginal, under: entry.originalTransactionId)
         counts.transactions += 1
         index(entry, at: position, by: 1)
@@ -235,7 +235,7 @@ package struct LedgerState: Sendable {
             let position = entries.count - 1
             index(entry, at: position, by: -1)
             counts.transactions -= 1
-            Self.remove(position, from: &positionsByUser, under: entry.userId)
+            Self.remove(position, from: &positionsByUser, under: UserKey(entry.userId))
             Self.remove(position, from: &positionsByOriginal, under: entry.originalTransactionId)
             positionById[entry.transactionId] = nil
             entries.removeLast()
@@ -260,9 +260,9 @@ package struct LedgerState: Sendable {
     private mutating func put(_ entry: LedgerEntry, at position: Int, replacing previous: LedgerEntry) {
         index(previous, at: position, by: -1)
         entries[position] = entry
-        if entry.userId != previous.userId {
-            Self.remove(position, from: &positionsByUser, under: previous.userId)
-            Self.add(position, to: &positionsByUser, under: entry.userId)
+        if !entry.userId.isSameUser(as: previous.userId) {
+            Self.remove(position, from: &positionsByUser, under: UserKey(previous.userId))
+            Self.add(position, to: &positionsByUser, under: UserKey(entry.userId))
         }
         if entry.originalTransactionId != previous.originalTransactionId {
             Self.remove(position, from: &positionsByOriginal, under: previous.originalTransactionId)
@@ -294,8 +294,8 @@ package struct LedgerState: Sendable {
             counts.revoked += delta
         }
         if let owner = entry.owner {
-            let owned = (ownedEntriesByUser[owner] ?? 0) + delta
-            ownedEntriesByUser[owner] = owned > 0 ? owned : nil
+            let owned = (ownedEntriesByUser[UserKey(owner)] ?? 0) + delta
+            ownedEntriesByUser[UserKey(owner)] = owned > 0 ? owned : nil
         }
         if let environment = entry.transaction.environment?.rawValue {
             if delta > 0 {
@@ -385,7 +385,7 @@ package struct LedgerState: Sendable {
     }
 
     /// Inserts `position` into the sorted list under `key`.
-    private static func add(_ position: Int, to index: inout [String: [Int]], under key: String) {
+    private static func add<Key: Hashable>(_ position: Int, to index: inout [Key: [Int]], under key: Key) {
         var positions = index.removeValue(forKey: key) ?? []
         if let last = positions.last, last > position {
             positions.insert(position, at: firstIndex(in: positions, atLeast: position))
@@ -396,7 +396,7 @@ package struct LedgerState: Sendable {
     }
 
     /// Removes `position` from the sorted list under `key`, dropping the list when it becomes empty.
-    private static func remove(_ position: Int, from index: inout [String: [Int]], under key: String) {
+    private static func remove<Key: Hashable>(_ position: Int, from index: inout [Key: [Int]], under key: Key) {
         guard var positions = index.removeValue(forKey: key) else {
             return
         }

@@ -217,6 +217,11 @@ public final class NotificationProcessor: Sendable {
             report(outcome, notification: nil, started: started)
             return outcome
         }
+        guard !JSONMemberNames.hasDuplicate([UInt8](body)) else {
+            let outcome = NotificationOutcome.rejected(IAPError(.malformedRequest, "the body names a member twice"))
+            report(outcome, notification: nil, started: started)
+            return outcome
+        }
         return await process(signedPayload: signedPayload, started: started)
     }
 

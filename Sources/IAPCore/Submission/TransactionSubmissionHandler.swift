@@ -156,6 +156,9 @@ public final class TransactionSubmissionHandler: Sendable {
         } catch {
             return malformed(#"the body is not {"signedTransaction": "...", "userId": "...", "orderId": "..."}"#)
         }
+        guard !JSONMemberNames.hasDuplicate([UInt8](body)) else {
+            return malformed("the body names a member twice")
+        }
         guard !request.signedTransaction.isEmpty else {
             return malformed("signedTransaction is empty")
         }
@@ -201,7 +204,7 @@ public final class TransactionSubmissionHandler: Sendable {
                 Refusal(client: IAPError(.unauthenticated, "the request is not authenticated"), detail: detail)
             )
         }
-        if let claimed = request.userId, claimed != authenticated {
+        if let claimed = request.userId, !claimed.isSameUser(as: authenticated) {
             return .failure(
                 Refusal(
                     client: IAPError(.userMismatch, "the request names a user other than the authenticated one"),

@@ -23,7 +23,7 @@ public import IAPCore
 /// ```
 public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillmentStore, ForwardingEntitlementStore {
     private struct Wallet {
-        var balances: [String: Int64] = [:]
+        var balances: [UserKey: Int64] = [:]
         var attempts: [Delivery] = []
         var committed: [Delivery] = []
         var failuresLeft = 0
@@ -46,7 +46,7 @@ public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillme
     /// - Parameter userId: The user.
     /// - Returns: The balance, 0 for a user never granted anything.
     public func balance(_ userId: String) -> Int64 {
-        wallet.withLock { $0.balances[userId, default: 0] }
+        wallet.withLock { $0.balances[UserKey(userId), default: 0] }
     }
 
     /// Every grant and take-back asked of the wallet, in order, the failed and the rolled back included.
@@ -100,7 +100,7 @@ public final class InMemoryTransactionalFulfillmentStore: TransactionalFulfillme
                 throw IAPError(.fulfillmentFailed, "the wallet is down; nothing was written")
             }
             let sign: Int64 = delivery.action == .grant ? 1 : -1
-            wallet.balances[delivery.userId, default: 0] += sign * delivery.units
+            wallet.balances[UserKey(delivery.userId), default: 0] += sign * delivery.units
             wallet.committed.append(delivery)
         }
     }

@@ -21,7 +21,7 @@ public final class RecordingFulfillmentHook: FulfillmentHook {
         var calls: [Delivery] = []
         var applied: [String: Delivery] = [:]
         var failuresLeft = 0
-        var balances: [String: Int64] = [:]
+        var balances: [UserKey: Int64] = [:]
         var afterApplying: (@Sendable () -> Void)?
         var duringNextCall: (@Sendable () async -> Void)?
         var cancelledGrants: Set<String> = []
@@ -42,7 +42,7 @@ public final class RecordingFulfillmentHook: FulfillmentHook {
     ///
     /// - Parameter userId: The user.
     /// - Returns: The balance, 0 for a user never granted anything.
-    public func balance(_ userId: String) -> Int64 { state.withLock { $0.balances[userId, default: 0] } }
+    public func balance(_ userId: String) -> Int64 { state.withLock { $0.balances[UserKey(userId), default: 0] } }
 
     /// Makes the next `count` calls fail with ``IAPError/Code/fulfillmentFailed`` before they apply anything.
     ///
@@ -108,7 +108,7 @@ public final class RecordingFulfillmentHook: FulfillmentHook {
                 return
             }
             state.applied[delivery.idempotencyKey] = delivery
-            state.balances[delivery.userId, default: 0] += sign * delivery.units
+            state.balances[UserKey(delivery.userId), default: 0] += sign * delivery.units
         }
         if let after = state.withLock({ $0.afterApplying }) {
             after()

@@ -25,7 +25,9 @@ extension PurchaseServerRoutes {
         await supportRequest(request) { support, orderId, actor in
             var userId: String?
             if !request.body.isEmpty {
-                guard let body = try? JSONDecoder().decode(RedeliveryBody.self, from: request.body) else {
+                guard let body = try? JSONDecoder().decode(RedeliveryBody.self, from: request.body),
+                    !JSONMemberNames.hasDuplicate([UInt8](request.body))
+                else {
                     return .failure(Self.failure(400, .malformedRequest, #"the body is {"userId": "..."} or empty"#))
                 }
                 if let named = body.userId {

@@ -88,6 +88,7 @@ extension PurchaseServerRoutes {
             var appAccountToken: String
         }
         guard let body = try? JSONDecoder().decode(Body.self, from: request.body),
+            !JSONMemberNames.hasDuplicate([UInt8](request.body)),
             let uuid = UUID(uuidString: body.appAccountToken),
             let token = AppAccountToken.normalized(body.appAccountToken)
         else {

@@ -169,7 +169,9 @@ extension Reconciler {
             fail(transaction, IAPError.wrapping(error, as: .storageFailure, "the store failed"), into: &report)
             return
         }
-        if let existing, Self.isSettled(existing, as: transaction), userId == nil || existing.userId == userId {
+        if let existing, Self.isSettled(existing, as: transaction),
+            userId.map({ existing.userId.isSameUser(as: $0) }) ?? true
+        {
             report.alreadyDelivered.append(transactionId)
             return
         }

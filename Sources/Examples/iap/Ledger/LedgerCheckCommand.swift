@@ -24,7 +24,9 @@ enum LedgerCheckCommand {
             ('note: ...': a last record torn by a crash, leftovers of an interrupted compaction), and what an open
             would do ('open: ...'). Then it checks the invariants on every record that verifies: one entry per
             transaction id, unique sequences, delivered entries granted, settled revocations taken back, indexes
-            that find every entry, statistics that match the entries.
+            that find every entry, statistics that match the entries. A note names user ids that differ only in
+            their Unicode normalization (compared by their bytes, they are two users; earlier versions took them for
+            one), escaped as \\u{...} so that they read apart.
 
             With --reverify, every signed transaction the ledger keeps is verified again with the verifier options
             (as 'iap verify' takes them; the chain is checked at each one's signedDate) and compared with the
@@ -93,6 +95,14 @@ enum LedgerCheckCommand {
         let store = site.store
         do {
             report.problems += try await LedgerInvariants.check(store).map { "storageCorrupted: \($0)" }
+            for group in try await LedgerInvariants.equivalentUserIds(store) {
+                let named = group.map { "'\(Output.escapedUserId($0))'" }.joined(separator: ", ")
+                report.notes.append(
+                    "the user ids \(named) differ only in their Unicode normalization: they are \(group.count) users "
+                        + "(user ids are compared by their bytes), which earlier versions treated as one; look at "
+                        + "their purchases ('iap ledger entitlements --user ID') and token bindings"
+                )
+            }
             let statistics = try await store.statistics()
             report.found["transactions"] = statistics.transactions
             report.found["unknownProduct"] = statistics.unknownProduct

@@ -28,7 +28,7 @@ enum LedgerHistoryCommand {
         let parsed = spec.parse(arguments)
         try parsed.noPositionals()
         _ = try CommandLedger.location(parsed)
-        guard let user = try parsed.value("user") else {
+        guard let user = try parsed.userId("user") else {
             throw Arguments.UsageError(message: "--user ID is required")
         }
         let limit =

@@ -89,16 +89,9 @@ enum LedgerIngestCommand {
             throw Arguments.UsageError(message: "--compaction-threshold applies to a --data ledger only")
         }
         let settings = try VerifyCommand.Settings(parsed)
-        let user = try parsed.value("user")
+        let user = try parsed.userId("user")
         if user != nil, parsed.has("token-is-user") {
             throw Arguments.UsageError(message: "give --user or --token-is-user, not both")
-        }
-        if let user {
-            do {
-                try DeliveryPipeline.validate(userId: user)
-            } catch {
-                throw Arguments.UsageError(message: "--user: \((error as? IAPError)?.message ?? "\(error)")")
-            }
         }
         var options = FileEntitlementStore.Options()
         if let threshold = try parsed.value("compaction-threshold") {

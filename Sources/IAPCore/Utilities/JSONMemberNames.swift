@@ -1,4 +1,3 @@
-import IAPHTTPServer
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -6,14 +5,16 @@ import IAPHTTPServer
 #endif
 
 /// The member names of a JSON object's top level, read from its text: `JSONDecoder` keeps one of two members of the
-/// same name without saying so, and parsers disagree on which.
-enum JSONMemberNames {
+/// same name without saying so, and parsers disagree on which, so that a proxy or a log that takes the other one would
+/// see another request than the one acted on. Every JSON body the server takes (a submission, a notification, an
+/// account token, a redelivery, a JWT's header and claims) is refused when it names a member twice.
+package enum JSONMemberNames {
     /// Whether the top-level object of valid JSON text names a member twice (after unescaping: `"sub"` and
     /// `"s\u0075b"` are the same name).
     ///
     /// - Parameter text: JSON text that decoded as an object.
     /// - Returns: `true` when a name occurs twice; `false` otherwise, and for text that is not an object.
-    static func hasDuplicate(_ text: [UInt8]) -> Bool {
+    package static func hasDuplicate(_ text: [UInt8]) -> Bool {
         var seen: Set<String> = []
         var depth = 0
         var expectingName = false
