@@ -123,7 +123,7 @@ enum ConformanceFixtures {
         }
         compare("transactionId", \.transactionId)
         compare("originalTransactionId", \.originalTransactionId)
-        compare("userId", \.userId)
+        compare("userId (its UTF-8 bytes)", \.userId.utf8Bytes)
         compare("productId", \.productId)
         compare("orderId", \.orderId)
         compare("deliveryState", \.deliveryState)
@@ -134,6 +134,10 @@ enum ConformanceFixtures {
         compare("deliveredAt", \.deliveredAt)
         compare("revokedAt", \.revokedAt)
         compare("revocationDelivered", \.revocationDelivered)
+        compare("grantGeneration", \.grantGeneration)
+        compare("grantAttempted", \.grantAttempted)
+        compare("grantedUnits", \.grantedUnits)
+        compare("refundAccessKept", \.refundAccessKept)
         compare("sequence", \.sequence)
         compare("revision", \.revision)
         if expected.transaction != actual.transaction {
@@ -216,4 +220,9 @@ enum ConformanceFixtures {
             throw ConformanceViolation(problem)
         }
     }
+}
+
+extension String {
+    /// The UTF-8 bytes, for comparing user ids as the ledger does (never by canonical equivalence).
+    fileprivate var utf8Bytes: [UInt8] { Array(utf8) }
 }

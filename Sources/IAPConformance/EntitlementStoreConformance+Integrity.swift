@@ -52,6 +52,7 @@ extension EntitlementStoreConformance {
         entry.grantedUnits = 300
         entry.revokedAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 7_777)
         entry.revocationDelivered = true
+        entry.refundAccessKept = true
         guard case .inserted(let inserted) = try await store.insert(entry) else {
             throw ConformanceViolation("inserting exact-1 into an empty store did not return .inserted")
         }

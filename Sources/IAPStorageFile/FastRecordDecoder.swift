@@ -77,7 +77,7 @@ enum FastRecordDecoder {
     private enum Field: Int, CaseIterable {
         case transactionId, originalTransactionId, userId, productId, transaction, orderId, deliveryState
         case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt
-        case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits
+        case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits, refundAccessKept
 
         private static let keys = JSONKeyTable(allCases.map { "\($0)" })
 
@@ -89,7 +89,8 @@ enum FastRecordDecoder {
         /// The fields a record must hold: all but the optional ones, which `JSONDecoder` lets it leave out.
         static let requiredMask: Int =
             allCases.reduce(0) { $0 | 1 << $1.rawValue }
-            & ~[Field.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantedUnits].reduce(0) {
+            & ~[Field.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantedUnits, .refundAccessKept]
+            .reduce(0) {
                 $0 | 1 << $1.rawValue
             }
     }
@@ -149,6 +150,7 @@ enum FastRecordDecoder {
         case .revision: set(&entry.revision, scanner.integer())
         case .grantAttempted: set(&entry.grantAttempted, scanner.bool())
         case .grantedUnits: set(&entry.grantedUnits, scanner.optional { $0.integer() })
+        case .refundAccessKept: set(&entry.refundAccessKept, scanner.optional { $0.bool() })
         }
     }
 

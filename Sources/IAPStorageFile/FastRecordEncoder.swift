@@ -73,6 +73,7 @@ package enum FastRecordEncoder {
         out.field("grantGeneration", Int64(entry.grantGeneration))
         out.field("grantAttempted", entry.grantAttempted)
         out.field("grantedUnits", entry.grantedUnits)
+        out.field("refundAccessKept", entry.refundAccessKept)
         out.field("sequence", entry.sequence)
         out.field("revision", entry.revision)
         out.close()

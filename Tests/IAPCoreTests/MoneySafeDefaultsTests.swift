@@ -340,6 +340,57 @@ struct MoneySafeDefaultsTests {
         #expect(refund.isPartlyRefunded)
     }
 
+    @Test(arguments: [ProratedRefundPolicy.keepAccess, .revokeAccess])
+    func aProratedRefundIsDecidedOnceAndARestartUnderAnotherPolicyLeavesIt(policy: ProratedRefundPolicy) async throws {
+        var shop = try Shop()
+        let purchase = shop.transaction("pro.lifetime")
+        let first = shop.pipeline(proratedRefunds: policy)
+        #expect(await first.submit(signedTransaction: try shop.sign(purchase), userId: "alice").isDelivered)
+        let refund = Self.prorated(purchase, 40_000, at: shop.clock.now)
+        _ = await first.apply(refund)
+        let purchaseId = try #require(purchase.transactionId)
+        let decided = try #require(await shop.memory.entry(transactionId: purchaseId))
+        #expect(decided.refundAccessKept == (policy == .keepAccess))
+        let told = try #require(shop.wallet.calls.last)
+        #expect(told.accessKept == decided.refundAccessKept)
+
+        // The server restarts with the other policy: the refund keeps the outcome the fulfillment was told.
+        let other: ProratedRefundPolicy = policy == .keepAccess ? .revokeAccess : .keepAccess
+        let restarted = shop.pipeline(proratedRefunds: other)
+        _ = await restarted.apply(refund)  // the same refund again (a notification retried, a reconciliation)
+        _ = await restarted.drainDueRetries()
+        #expect(shop.wallet.calls.count == 2, "nothing is called again: \(shop.wallet.calls.map(\.action))")
+        let engine = EntitlementEngine(catalog: shop.catalog, proratedRefunds: other)
+        let snapshot = try await engine.evaluate(userId: "alice", in: shop.memory, at: shop.clock.now).snapshot
+        #expect(snapshot.entitlementIds.contains("pro") == (policy == .keepAccess))
+
+        // A new refund is decided under the policy in force.
+        let second = shop.transaction("pro.lifetime")
+        #expect(await restarted.submit(signedTransaction: try shop.sign(second), userId: "bob").isDelivered)
+        _ = await restarted.apply(Self.prorated(second, 10_000, at: shop.clock.now))
+        let secondId = try #require(second.transactionId)
+        let recorded = try #require(await shop.memory.entry(transactionId: secondId))
+        #expect(recorded.refundAccessKept == (other == .keepAccess))
+        #expect(try await LedgerInvariants.check(shop.memory).isEmpty)
+    }
+
+    @Test func aRefundRecordedBeforeDecisionsWereKeptFollowsThePolicyInForceAndIsCounted() async throws {
+        var shop = try Shop()
+        let pipeline = shop.pipeline(proratedRefunds: .revokeAccess)
+        let purchase = shop.transaction("pro.lifetime")
+        #expect(await pipeline.submit(signedTransaction: try shop.sign(purchase), userId: "alice").isDelivered)
+        _ = await pipeline.apply(Self.prorated(purchase, 40_000, at: shop.clock.now))
+        // As an earlier version wrote it: no decision kept.
+        let purchaseId = try #require(purchase.transactionId)
+        var legacy = try #require(await shop.memory.entry(transactionId: purchaseId))
+        legacy.refundAccessKept = nil
+        #expect(try await shop.memory.replace(legacy, ifRevision: legacy.revision))
+        #expect(try await LedgerInvariants.undecidedProratedRefunds(shop.memory) == [purchase.transactionId])
+        let keep = EntitlementEngine(catalog: shop.catalog, proratedRefunds: .keepAccess)
+        let kept = try await keep.evaluate(userId: "alice", in: shop.memory, at: shop.clock.now).snapshot
+        #expect(kept.entitlementIds.contains("pro"))
+    }
+
     // MARK: Dates ahead of the clock
 
     @Test func aSeasonPassBoughtAheadOfTheClockIsNeverExpired() throws {

@@ -115,7 +115,22 @@ extension DeliveryPipeline {
     /// The signed transaction's `type` tells a consumable, so no catalog is needed.
     func keepsPartOfAGrant(_ entry: LedgerEntry) -> Bool {
         guard entry.transaction.isPartlyRefunded else { return false }
-        return entry.transaction.type == .consumable || proratedRefunds == .keepAccess
+        return entry.transaction.type == .consumable || keepsAccess(entry)
+    }
+
+    /// Whether a prorated refund of a non-consumable or a subscription keeps its access: as recorded when the refund
+    /// was processed (``LedgerEntry/refundAccessKept``), else (a refund an earlier version recorded) as the
+    /// ``proratedRefunds`` policy says now.
+    func keepsAccess(_ entry: LedgerEntry) -> Bool {
+        entry.refundAccessKept ?? (proratedRefunds == .keepAccess)
+    }
+
+    /// The decision the ``proratedRefunds`` policy takes, once, for a refund being recorded: whether a prorated
+    /// refund of a non-consumable or a subscription keeps its access; `nil` for any other revocation (a consumable
+    /// always takes back its share, a full refund everything).
+    func decideRefundAccess(of transaction: TransactionPayload) -> Bool? {
+        guard transaction.isPartlyRefunded, transaction.type != .consumable else { return nil }
+        return proratedRefunds == .keepAccess
     }
 
     /// Whether a deliverer holds the entry right now.
@@ -178,6 +193,7 @@ extension DeliveryPipeline {
                 if let revoked = transaction.revocationDate, current.revokedAt == nil {
                     updated.revokedAt = revoked
                     updated.revocationDelivered = false
+                    updated.refundAccessKept = decideRefundAccess(of: transaction)
                 } else if transaction.revocationDate == nil, current.revokedAt != nil {
                     if current.revocationDelivered, current.deliveredAt != nil || current.grantAttempted {
                         // Taken back already: grant again, under a new idempotency key.
@@ -189,6 +205,7 @@ extension DeliveryPipeline {
                     // Otherwise the take-back never happened (or is under way and will report back): cancel it.
                     updated.revokedAt = nil
                     updated.revocationDelivered = false
+                    updated.refundAccessKept = nil
                 }
                 normalize(&updated, now: clock.now)
                 return .writeSigned(updated, signedTransaction: signedTransaction) { $0 }
@@ -373,7 +390,7 @@ extension DeliveryPipeline {
             if product.kind == .consumable {
                 // A prorated refund takes back its share, rounded down; any other, everything granted.
                 units = entry.transaction.revocationDate == nil ? granted : entry.transaction.refundedUnits(of: granted)
-            } else if proratedRefunds == .keepAccess, entry.transaction.isPartlyRefunded {
+            } else if entry.transaction.isPartlyRefunded, keepsAccess(entry) {
                 units = 0
                 accessKept = true
             } else {

@@ -665,6 +665,7 @@ public final class DeliveryPipeline: Sendable {
         }
         if let revoked = transaction.revocationDate {
             candidate.revokedAt = revoked
+            candidate.refundAccessKept = decideRefundAccess(of: transaction)
             if !keepsPartOfAGrant(candidate) {
                 // Revoked before the ledger ever saw it: record it settled, never granted.
                 candidate.deliveryState = .delivered

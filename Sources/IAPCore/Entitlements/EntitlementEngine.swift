@@ -110,8 +110,11 @@ public struct EntitlementEngine: Sendable {
                 continue
             }
             var purchase = Purchase(entry: entry, product: product)
+            // A prorated refund's access as decided when it was processed; the policy decides only refunds recorded
+            // before decisions were kept.
             purchase.accessKept =
-                product.kind != .consumable && proratedRefunds == .keepAccess && entry.transaction.isPartlyRefunded
+                product.kind != .consumable && entry.transaction.isPartlyRefunded
+                && (entry.refundAccessKept ?? (proratedRefunds == .keepAccess))
             purchasesByKind[product.kind, default: []].append(purchase)
         }
         var consumableUsage: [ConsumableUsage] = []

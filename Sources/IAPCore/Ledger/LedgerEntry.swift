@@ -68,6 +68,12 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
     public var grantAttempted: Bool
     /// The units the grant hook was asked to give, so a revocation takes back exactly those.
     public var grantedUnits: Int64?
+    /// For a prorated refund of a non-consumable or a subscription: whether it keeps the purchase's access, as the
+    /// ``ProratedRefundPolicy`` in force decided when the refund was processed (and as the take-back's
+    /// ``Delivery/accessKept`` told the fulfillment). Decided once, for good: a restart under another policy changes
+    /// new refunds only. `nil` for anything else, and for refunds an earlier version recorded (the policy in force
+    /// decides those).
+    public var refundAccessKept: Bool?
     /// The store's insertion order: unique, increasing, assigned by the store on insert.
     public var sequence: Int64
     /// Bumped by the store on every change; the compare-and-set key of ``EntitlementStore/replace(_:ifRevision:)``.
@@ -100,6 +106,7 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
         self.grantGeneration = 0
         self.grantAttempted = false
         self.grantedUnits = nil
+        self.refundAccessKept = nil
         self.sequence = 0
         self.revision = 0
     }

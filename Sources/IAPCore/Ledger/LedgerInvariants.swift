@@ -54,6 +54,22 @@ public enum LedgerInvariants {
             .sorted { Array($0[0].utf8).lexicographicallyPrecedes(Array($1[0].utf8)) }
     }
 
+    /// The prorated refunds of non-consumables and subscriptions recorded before the ledger kept the decision on
+    /// their access (``LedgerEntry/refundAccessKept``): the prorated-refund policy in force decides them, so a change
+    /// of policy changes what their customers have. `iap ledger check` counts them.
+    ///
+    /// - Parameter store: The ledger; it is only read.
+    /// - Returns: Their transaction ids, by sequence.
+    /// - Throws: ``IAPError`` when the store cannot be read.
+    public static func undecidedProratedRefunds(_ store: some ListableEntitlementStore) async throws -> [String] {
+        try await store.allEntries()
+            .filter {
+                $0.revokedAt != nil && $0.refundAccessKept == nil && $0.transaction.isPartlyRefunded
+                    && $0.transaction.type != .consumable
+            }
+            .map(\.transactionId)
+    }
+
     /// What is wrong with the entries themselves.
     private static func entryProblems(_ entries: [LedgerEntry]) -> [String] {
         var problems: [String] = []
@@ -81,6 +97,11 @@ public enum LedgerInvariants {
                 !entry.revocationDelivered
             {
                 problems.append("transaction \(entry.transactionId) is revoked and settled, but was never taken back")
+            }
+            if entry.refundAccessKept != nil, entry.revokedAt == nil {
+                problems.append(
+                    "transaction \(entry.transactionId) records a decision on a prorated refund it does not have"
+                )
             }
             if entry.deliveryState == .retrying, entry.nextAttemptAt == nil {
                 problems.append("transaction \(entry.transactionId) waits for a retry that has no time")

@@ -103,6 +103,15 @@ enum LedgerCheckCommand {
                         + "their purchases ('iap ledger entitlements --user ID') and token bindings"
                 )
             }
+            let undecided = try await LedgerInvariants.undecidedProratedRefunds(store)
+            if !undecided.isEmpty {
+                let named = undecided.prefix(5).joined(separator: ", ") + (undecided.count > 5 ? ", ..." : "")
+                report.notes.append(
+                    "\(undecided.count) prorated refund(s) of a non-consumable or a subscription (\(named)) were recorded "
+                        + "before the ledger kept the decision on their access: --prorated-refunds decides them, so "
+                        + "keep the policy they were processed under"
+                )
+            }
             let statistics = try await store.statistics()
             report.found["transactions"] = statistics.transactions
             report.found["unknownProduct"] = statistics.unknownProduct

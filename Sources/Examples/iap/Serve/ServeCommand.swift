@@ -135,7 +135,9 @@ enum ServeCommand {
                 "POLICY",
                 "what a prorated refund of a non-consumable or subscription does: keep-access (default: the webhook "
                     + "is told of the refunded share, accessKept, 0 units) or revoke-access (taken back as a full "
-                    + "refund); a consumable always loses its share of units, rounded down"
+                    + "refund), decided once when the refund is processed and recorded with it (a restart under "
+                    + "another policy changes new refunds only); a consumable always loses its share of units, "
+                    + "rounded down"
             ),
             .value(
                 "token-ownership",
