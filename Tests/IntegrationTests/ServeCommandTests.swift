@@ -210,6 +210,58 @@ struct ServeCommandTests {
         }
     }
 
+    /// The support audit deleted, or its last entry cut, under a running server: the next support request is refused
+    /// (503), `GET /readyz` and `GET /metrics` say so at once, purchases go on, and no entry goes to a deleted file.
+    @Test(arguments: ["deleted", "cut"])
+    func anAuditTamperedWithUnderARunningServerRefusesTheNextSupportRequest(tamper: String) async throws {
+        let emulator = try await EmulatorProcess.start(environment: .production)
+        defer { emulator.stop() }
+        let root = try await emulator.saveRootCertificate()
+        let data = emulator.directory.appending(path: "ledger")
+        let arguments =
+            ["--port", "0", "--data", data.path, "--catalog", try emulator.saveCatalog().path, "--ledger-only"]
+            + emulator.commandOptions(urlOption: "--api-url", root: root) + ["--reconcile-every", "off"]
+        let server = try await ServeProcess.start(arguments, directory: emulator.directory)
+        defer { server.stop() }
+        let purchase = try await emulator.purchase("coins.100", account: "alice")
+        let orderId = try #require(purchase.orderId)
+        func lookUp() async throws -> HTTPResponse {
+            try await server.send(
+                "POST",
+                "/iap/v1/support/orders/\(orderId)/lookup",
+                bearer: ServeProcess.serviceToken,
+                headers: ["X-Operator": "carol"]
+            )
+        }
+        for _ in 0..<2 {
+            #expect(try await lookUp().status == 200)
+        }
+        let log = data.appending(path: "support-audit.jsonl")
+        if tamper == "deleted" {
+            try FileManager.default.removeItem(at: log)
+        } else {
+            let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+            let handle = try FileHandle(forWritingTo: log)
+            try handle.truncate(atOffset: UInt64(lines.dropLast().joined(separator: "\n").utf8.count + 1))
+            try handle.close()
+        }
+        let left = FileManager.default.contents(atPath: log.path)
+
+        let refused = try await lookUp()
+        #expect(refused.status == 503, "\(String(decoding: refused.body, as: UTF8.self))")
+        #expect(try Self.object(refused)["code"] as? String == "storageCorrupted")
+        let readiness = String(decoding: try await server.send("GET", "/readyz").body, as: UTF8.self)
+        #expect(readiness.hasPrefix("ready\ndegraded: support-audit: "), "\(readiness)")
+        let metrics = String(decoding: try await server.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.split(separator: "\n").contains("iap_support_audit_refused 1"))
+        #expect(try await lookUp().status == 503)
+        // Nothing was written where the log was (a deleted log is not created again, a cut one not appended to).
+        #expect(FileManager.default.contents(atPath: log.path) == left)
+        // Purchases go on.
+        let bought = try await emulator.purchase("premium", account: "bob", token: UUID().uuidString.lowercased())
+        #expect(try await server.submitUntilFinished(bought.signedTransaction, as: "bob").status == 200)
+    }
+
     /// The support audit laundered on disk — its last entry and its head deleted while the server was down — is
     /// caught by the head the ledger keeps: support is refused, purchases are not, `GET /readyz` and `GET /metrics`
     /// say so, until an operator reseals it.

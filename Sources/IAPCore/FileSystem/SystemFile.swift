@@ -239,6 +239,23 @@ public final class SystemFile: @unchecked Sendable {
         return Int(status.st_size)
     }
 
+    /// Whether the path it was opened with still names this open file: `false` once the file was deleted, or another
+    /// file (or a link) was put in its place.
+    public func isStillAtItsPath() throws -> Bool {
+        var open = stat()
+        guard fstat(descriptor, &open) == 0 else {
+            throw Self.failure("stat", path)
+        }
+        var named = stat()
+        guard lstat(path, &named) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR {
+                return false
+            }
+            throw Self.failure("stat", path)
+        }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino && open.st_nlink > 0
+    }
+
     /// Closes the descriptor; later calls fail with `EBADF`. Closing twice does nothing.
     public func close() {
         if descriptor >= 0 {

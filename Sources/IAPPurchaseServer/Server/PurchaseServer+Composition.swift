@@ -74,7 +74,15 @@ extension PurchaseServer {
                 address: server.origin
             )
         )
-        return Running(http: server, worker: worker)
+        let auditWatch = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.auditWatchInterval)
+                guard !Task.isCancelled else { return }
+                // A refusal is reported by the audit's observer (readiness, gauge, event); nothing to do here.
+                try? await audit.checkWritable()
+            }
+        }
+        return Running(http: server, worker: worker, auditWatch: auditWatch)
     }
 
     /// Reports whether support may write to the audit: the `support-audit` check of `GET /readyz` (degraded, the

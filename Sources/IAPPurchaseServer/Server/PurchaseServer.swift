@@ -55,7 +55,13 @@ public final class PurchaseServer: Sendable {
     struct Running {
         let http: HTTPServer
         let worker: PurchaseServerWorker
+        /// Checks the support audit every ``auditWatchInterval``, so that one tampered with while the server runs
+        /// shows on `GET /readyz` without waiting for a support request.
+        let auditWatch: Task<Void, Never>
     }
+
+    /// How often a running server checks that its support audit was not deleted, replaced or cut under it.
+    static let auditWatchInterval = Duration.seconds(5)
 
     /// Creates the server and checks its configuration; nothing is opened or listening before ``start()``.
     ///
@@ -285,6 +291,7 @@ public final class PurchaseServer: Sendable {
             IAPEvent(time: clock.now, event: "server.stopping", outcome: reason, message: reason)
         )
         readiness.markStopping()
+        running.auditWatch.cancel()
         await running.http.shutdown()
         await running.worker.stop(gracePeriod: configuration.http.shutdownGracePeriod)
         await configuration.site.close()

@@ -93,7 +93,14 @@ public actor LedgerGuardedSupportAuditLog: SupportAuditLog {
         try await checkWritable()
         guard let log else { throw refusal() }
         let before = try await keeper.supportAuditHead()
-        let stored = try await log.append(entry)
+        let stored: SupportAuditEntry
+        do {
+            stored = try await log.append(entry)
+        } catch let error as IAPError where error.code == .storageCorrupted {
+            // Tampered with since the check above: refused from now on, nothing written.
+            change(to: .refused(error.message))
+            throw refusal()
+        }
         if let before, stored.sequence <= before.entries {
             change(
                 to: .refused(
@@ -123,13 +130,31 @@ public actor LedgerGuardedSupportAuditLog: SupportAuditLog {
         return try await log.verify().checked(againstLedgerHead: try await keeper.supportAuditHead())
     }
 
-    /// Throws the refusal while refused, after checking again (a reseal elsewhere may have lifted it).
+    /// Checks, before a support action, that the log may still be written: while writable, that the log was not
+    /// tampered with since it was opened (``SupportAuditLog/checkWritable()``: a file log deleted, replaced or cut
+    /// under a running server), which refuses it from then on; while refused, checks again (a reseal elsewhere may
+    /// have lifted it).
     ///
     /// - Throws: ``IAPError`` `storageCorrupted` naming what does not match and how to reseal.
     public func checkWritable() async throws {
-        guard case .refused = standing else { return }
+        if case .writable = standing, let log {
+            do {
+                try await log.checkWritable()
+                return
+            } catch let error as IAPError where error.code == .storageCorrupted {
+                change(to: .refused(error.message))
+                throw refusal()
+            }
+        }
         if let log {
-            let (standing, notes) = try await Self.check(log, keeper)
+            var (standing, notes) = try await Self.check(log, keeper)
+            if case .writable = standing {
+                do {
+                    try await log.checkWritable()
+                } catch let error as IAPError where error.code == .storageCorrupted {
+                    standing = .refused(error.message)
+                }
+            }
             self.notes += notes
             change(to: standing)
         }

@@ -40,6 +40,9 @@ public actor FileSupportAuditLog: SupportAuditLog {
     private let file: JSONLinesFile
     private var log: [SupportAuditEntry] = []
     private var head: SupportAuditHead
+    /// The file's size after the last line this log wrote (or found when it opened): anything else means another
+    /// hand cut or wrote the file.
+    private var size: Int
 
     /// Opens (creating) the log.
     ///
@@ -86,6 +89,7 @@ public actor FileSupportAuditLog: SupportAuditLog {
                 )
             }
             self.head = head
+            self.size = try file.size()
             if recorded != head {
                 // The head an interrupted append left behind (the entry is durable, the head had not moved).
                 try Self.writeHead(head, for: path)
@@ -102,14 +106,55 @@ public actor FileSupportAuditLog: SupportAuditLog {
     ///   without actor or action.
     @discardableResult
     public func append(_ entry: SupportAuditEntry) throws -> SupportAuditEntry {
+        // Never onto a file that is not the log any more (deleted, replaced, cut, written by another hand).
+        try checkUntouched()
         let sealed = try SupportAuditChain.seal(entry, after: head)
         try file.append(line: sealed.record)
+        size = try file.size()
         log.append(sealed.entry)
         head = sealed.head
         // The entry is durable: a head that fails to move now lags one entry behind, which the next append or
         // open repairs and `verify` notes without complaint.
         try? Self.writeHead(head, for: path)
         return sealed.entry
+    }
+
+    /// Throws when the log was tampered with since it was opened: its file deleted or replaced (the path no longer
+    /// names the open file, so an entry would go where nobody reads it), cut or written by another hand (its size is
+    /// not what this log left), or its head deleted or moved backwards. Cheap (two `stat`s and the small head
+    /// file): checked before every append, and by the guard before every support action.
+    ///
+    /// - Throws: ``IAPError`` `storageCorrupted` naming what changed; `storageFailure` when the files cannot be read.
+    public func checkWritable() async throws {
+        try checkUntouched()
+    }
+
+    /// ``checkWritable()``, from within the log.
+    private func checkUntouched() throws {
+        guard try file.isStillAtItsPath() else {
+            throw IAPError(
+                .storageCorrupted,
+                "\(path) was deleted or replaced while the log was open: entries would go where nobody reads them"
+            )
+        }
+        let now = try file.size()
+        guard now == size else {
+            throw IAPError(
+                .storageCorrupted,
+                "\(path) holds \(now) bytes where this log left \(size): it was "
+                    + (now < size ? "cut" : "written by another hand") + " while it was open"
+            )
+        }
+        let recorded = try Self.readHead(path)
+        // The head beside the log may lag one entry (a head write that failed after a durable entry), never more.
+        guard let recorded, recorded.entries >= head.entries - 1, recorded.entries <= head.entries,
+            recorded.entries != head.entries || recorded.lastHash == head.lastHash
+        else {
+            throw IAPError(
+                .storageCorrupted,
+                "the head of \(path) (\(Self.headPath(for: path))) was deleted or changed while the log was open"
+            )
+        }
     }
 
     /// Every entry, oldest first (lines that are not entries left out; ``verify()`` names them).

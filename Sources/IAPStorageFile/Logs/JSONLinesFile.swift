@@ -122,6 +122,16 @@ final class JSONLinesFile: @unchecked Sendable {
         }
     }
 
+    /// The file's size in bytes, through its descriptor.
+    func size() throws -> Int {
+        try file.size()
+    }
+
+    /// Whether the path still names this open file (it was neither deleted nor replaced).
+    func isStillAtItsPath() throws -> Bool {
+        try file.isStillAtItsPath()
+    }
+
     /// Where a failed append that could not be taken back began, if one did.
     private var tornAt: Int?
 
