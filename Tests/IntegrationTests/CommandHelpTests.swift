@@ -30,6 +30,7 @@ struct CommandHelpTests {
         (["ledger", "entitlements"], ledger + ["user", "at", "catalog", "json"]),
         (["ledger", "history"], ledger + ["user", "limit", "cursor", "json"]),
         (["ledger", "stats"], ledger + ["json"]),
+        (["ledger", "analytics"], ledger + ["from", "to", "interval", "environment", "product", "catalog", "json"]),
         (["ledger", "check"], ledger + ["json"]),
         (["ledger", "export"], ledger),
         (["testdata"], []),

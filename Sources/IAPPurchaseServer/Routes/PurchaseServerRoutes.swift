@@ -19,6 +19,7 @@ public import IAPServerAPI
 /// | `POST /iap/v1/users/{userId}/account-tokens` | the service token | binds `{"appAccountToken": "UUID"}` to the user before the purchase: `201` bound, `200` already bound to this user, `409` bound to another user (not named), `400` not a UUID, `422` not derived from this user when a ``TokenOwnershipCheck`` is given |
 /// | `POST /iap/v1/support/orders/{orderId}/lookup` | the service token and `X-Operator` | ``OrderLookup/lookUp(orderId:actor:)``, audited |
 /// | `POST /iap/v1/support/orders/{orderId}/redeliver` | the service token and `X-Operator` | ``OrderLookup/redeliver(orderId:actor:userId:)`` with the optional body `{"userId": "..."}`, audited |
+/// | `GET /iap/v1/analytics?from=…&to=…&interval=…&environment=…&product=…` | the service token | ``AnalyticsReport``'s JSON (``LedgerAnalytics``) |
 /// | `GET /healthz` | anyone | `200` while the process serves |
 /// | `GET /readyz` | anyone | `200` once ready (``ServerReadiness``), `503` before and while stopping; a failing check that leaves purchases flowing is listed as `degraded: NAME: reason` in a `200` |
 /// | `GET /metrics` | anyone | ``PurchaseServerMetrics`` in the Prometheus text format 0.0.4 |
@@ -43,6 +44,7 @@ public struct PurchaseServerRoutes: Sendable {
     let support: OrderLookup?
     let metrics: PurchaseServerMetrics
     let readiness: ServerReadiness
+    let ledger: (any ListableEntitlementStore)?
 
     var store: any EntitlementStore { pipeline.store }
     var catalog: any ProductCatalog { pipeline.catalog }
@@ -74,6 +76,8 @@ public struct PurchaseServerRoutes: Sendable {
     ///     answers the support endpoints `501`.
     ///   - metrics: What `GET /metrics` exposes, counted as requests are answered.
     ///   - readiness: What `GET /readyz` answers.
+    ///   - ledger: The ledger read whole by `GET /iap/v1/analytics` (a ledger site's store); without one, the
+    ///     pipeline's store when it can be read whole, else the route answers `501`.
     public init(
         pipeline: DeliveryPipeline,
         consumptionRequests: (any ConsumptionRequestHandler)? = nil,
@@ -81,7 +85,8 @@ public struct PurchaseServerRoutes: Sendable {
         service: ServiceTokenAuthenticator,
         support: OrderLookup? = nil,
         metrics: PurchaseServerMetrics,
-        readiness: ServerReadiness = ServerReadiness(ready: true)
+        readiness: ServerReadiness = ServerReadiness(ready: true),
+        ledger: (any ListableEntitlementStore)? = nil
     ) {
         self.pipeline = pipeline
         self.submissions = TransactionSubmissionHandler(pipeline: pipeline)
@@ -91,6 +96,7 @@ public struct PurchaseServerRoutes: Sendable {
         self.support = support
         self.metrics = metrics
         self.readiness = readiness
+        self.ledger = ledger ?? (pipeline.store as? any ListableEntitlementStore)
     }
 
     /// Adds every route to a router.
@@ -104,6 +110,7 @@ public struct PurchaseServerRoutes: Sendable {
         add(&router, "POST", "/iap/v1/users/{userId}/account-tokens", bindAccountToken)
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/lookup", lookUp)
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/redeliver", redeliver)
+        add(&router, "GET", "/iap/v1/analytics", analytics)
         add(&router, "GET", "/healthz") { _ in .text("ok\n") }
         add(&router, "GET", "/readyz") { [readiness] _ in
             guard readiness.isReady else { return .text("not ready\n", status: 503) }

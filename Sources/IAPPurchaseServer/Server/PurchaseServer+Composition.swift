@@ -36,7 +36,8 @@ extension PurchaseServer {
             service: configuration.service,
             support: support,
             metrics: metrics,
-            readiness: readiness
+            readiness: readiness,
+            ledger: site.store
         )
         var http = configuration.http
         http.events = FailureEvents(events)

@@ -7,7 +7,9 @@ import IAPStorageFile
 enum LedgerCommand {
     static let spec = CommandSpec(
         name: "ledger",
-        summary: "the ledger (a directory or PostgreSQL): ingest, entitlements, history, stats, check, repair, export",
+        summary:
+            "the ledger (a directory or PostgreSQL): ingest, entitlements, history, stats, analytics, check, "
+            + "repair, export",
         synopsis: ["<command> \(CommandLedger.synopsis) [options]"],
         discussion: """
             The ledger of recorded and delivered purchases, in a directory (--data DIR, the file store) or in
@@ -19,7 +21,8 @@ enum LedgerCommand {
             """,
         subcommands: [
             LedgerIngestCommand.spec, LedgerEntitlementsCommand.spec, LedgerHistoryCommand.spec,
-            LedgerStatsCommand.spec, LedgerCheckCommand.spec, LedgerRepairCommand.spec, LedgerExportCommand.spec,
+            LedgerStatsCommand.spec, LedgerAnalyticsCommand.spec, LedgerCheckCommand.spec, LedgerRepairCommand.spec,
+            LedgerExportCommand.spec,
         ],
         examples: [
             "iap ledger stats --data ./iap-demo-data/ledger",
@@ -36,6 +39,7 @@ enum LedgerCommand {
             case "entitlements": status = try await LedgerEntitlementsCommand.run(rest)
             case "history": status = try await LedgerHistoryCommand.run(rest)
             case "stats": status = try await LedgerStatsCommand.run(rest)
+            case "analytics": status = try await LedgerAnalyticsCommand.run(rest)
             case "check": status = try await LedgerCheckCommand.run(rest)
             case "repair": status = try await LedgerRepairCommand.run(rest)
             default: status = try await LedgerExportCommand.run(rest)
