@@ -24,6 +24,7 @@ struct IAPBenchCommandTests {
             ]
         ),
         ("serve", ["seconds", "clients", "transactions", "data"]),
+        ("analytics", ["transactions", "runs", "dir"]),
     ]
 
     /// `iap-bench`, beside the `iap` the other tests run (or `IAP_BENCH_BINARY`).
@@ -188,5 +189,15 @@ struct IAPBenchCommandTests {
             ]
         )
         #expect(serve["errors"] as? Int == 0)
+        let analytics = try await Self.report(
+            ["analytics", "--transactions", "2000", "--runs", "1"],
+            keys: [
+                "activeSubscriptions", "benchmark", "build", "cores", "goalSeconds", "met", "openSeconds",
+                "reportSeconds", "transactions",
+            ]
+        )
+        #expect(analytics["transactions"] as? Int == 2_000)
+        #expect((analytics["activeSubscriptions"] as? Int ?? 0) > 0)
+        #expect(((analytics["reportSeconds"] as? [String: Any])?["samples"] as? [Double])?.count == 1)
     }
 }

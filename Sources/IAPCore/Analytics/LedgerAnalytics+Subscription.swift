@@ -7,127 +7,166 @@
 /// One auto-renewable subscription (an original transaction) as analytics reads it: when it started, its trials, when
 /// its access ended and began again, and who had access at a given instant.
 struct Subscription {
+    /// What analytics needs of one transaction of a subscription: a few fields, not the whole entry.
+    struct Period {
+        let transactionId: String
+        let userId: String
+        let productId: String
+        let sequence: Int64
+        let purchased: Date?
+        let expires: Date?
+        let revoked: Date?
+        /// Whether a revocation leaves the access (a prorated refund decided so); `nil` when the ledger kept no
+        /// decision.
+        let accessKeptDecision: Bool?
+        let isPartlyRefunded: Bool
+        let isUpgraded: Bool
+        let isFreeTrial: Bool
+        let price: Int64
+        let currency: String?
+        /// The subscriber (user and subscription group) as a number, for counting them: set by ``LedgerAnalytics``.
+        var subscriber = 0
+        /// The currency as a number, or -1 without one: set by ``LedgerAnalytics``.
+        var currencyIndex = -1
+        /// The price as a month's worth, × ``MRRSum/scale``: set by ``LedgerAnalytics``.
+        var monthlyScaled: Int64 = 0
+
+        init(_ entry: borrowing LedgerEntry) {
+            // Field by field: a copy of the whole transaction would retain every string it holds.
+            transactionId = entry.transactionId
+            userId = entry.userId
+            productId = entry.productId
+            sequence = entry.sequence
+            purchased = entry.transaction.purchaseDate
+            expires = entry.transaction.expiresDate
+            revoked = entry.transaction.revocationDate
+            accessKeptDecision = entry.refundAccessKept
+            isPartlyRefunded = entry.transaction.isPartlyRefunded
+            isUpgraded = entry.transaction.isUpgraded == true
+            let discount = entry.transaction.offerDiscountType
+            isFreeTrial =
+                discount == .freeTrial
+                || (entry.transaction.offerType == .introductoryOffer && (entry.transaction.price ?? 0) == 0
+                    && discount == nil)
+            price = entry.transaction.price ?? 0
+            currency = entry.transaction.currency
+        }
+    }
+
     /// Its transactions, by purchase date.
-    let purchases: [LedgerEntry]
+    let purchases: [Period]
     /// Those that carry access (an upgraded transaction gave way to another).
-    let periods: [LedgerEntry]
+    var periods: [Period]
     /// The latest renewal info.
     let renewal: RenewalInfoPayload?
     /// The subscription group (or the product, without one).
     let group: String
     private let analytics: LedgerAnalytics
+    /// The end of access of each of ``periods``.
+    private let ends: [Date?]
 
-    init(entries: [LedgerEntry], renewal: RenewalInfoPayload?, analytics: LedgerAnalytics) {
-        purchases = entries.sorted(by: Self.chronological)
-        periods = purchases.filter { $0.transaction.isUpgraded != true }
+    init(periods unsorted: [Period], renewal: RenewalInfoPayload?, analytics: LedgerAnalytics) {
+        purchases = unsorted.sorted(by: Self.chronological)
+        let periods = purchases.filter { !$0.isUpgraded }
+        self.periods = periods
         self.renewal = renewal
         self.analytics = analytics
         let last = purchases.last
         group = last.map { analytics.catalog[productId: $0.productId]?.subscriptionGroupId ?? $0.productId } ?? ""
+        // A period's access ends at its expiry, or at the end of the grace period when it is the last period and the
+        // renewal info puts it in billing retry with one.
+        ends = periods.indices.map { index in
+            guard let expires = periods[index].expires else { return nil }
+            if index == periods.count - 1, renewal?.isInBillingRetryPeriod == true,
+                let grace = renewal?.gracePeriodExpiresDate, grace > expires
+            {
+                return grace
+            }
+            return expires
+        }
     }
 
-    static func chronological(_ lhs: LedgerEntry, _ rhs: LedgerEntry) -> Bool {
-        let left = lhs.transaction.purchaseDate ?? .distantPast
-        let right = rhs.transaction.purchaseDate ?? .distantPast
+    static func chronological(_ lhs: Period, _ rhs: Period) -> Bool {
+        let left = lhs.purchased ?? .distantPast
+        let right = rhs.purchased ?? .distantPast
         return left != right ? left < right : lhs.sequence < rhs.sequence
     }
 
     /// When it was first bought.
     var firstPurchase: Date? {
-        purchases.first?.transaction.purchaseDate
-    }
-
-    static func isFreeTrial(_ entry: LedgerEntry) -> Bool {
-        let transaction = entry.transaction
-        return transaction.offerDiscountType == .freeTrial
-            || (transaction.offerType == .introductoryOffer && (transaction.price ?? 0) == 0
-                && transaction.offerDiscountType == nil)
+        purchases.first?.purchased
     }
 
     /// When each free trial started.
     var trialStarts: [Date] {
-        periods.filter(Self.isFreeTrial).compactMap(\.transaction.purchaseDate)
+        periods.filter(\.isFreeTrial).compactMap(\.purchased)
     }
 
     /// When each first paid period after a free trial started.
     var trialConversions: [Date] {
         zip(periods, periods.dropFirst()).compactMap { previous, next in
-            Self.isFreeTrial(previous) && !Self.isFreeTrial(next) ? next.transaction.purchaseDate : nil
+            previous.isFreeTrial && !next.isFreeTrial ? next.purchased : nil
         }
     }
 
-    /// Whether a refund or revocation took a period's access (a prorated refund that kept it did not).
-    private func isRevoked(_ entry: LedgerEntry, at instant: Date) -> Bool {
-        guard let revoked = entry.transaction.revocationDate, revoked <= instant else { return false }
+    /// Whether a refund or revocation took a period's access by `instant` (a prorated refund that kept it did not).
+    private func isRevoked(_ period: Period, at instant: Date) -> Bool {
+        guard let revoked = period.revoked, revoked <= instant else { return false }
         let kept =
-            entry.transaction.isPartlyRefunded
-            && (entry.refundAccessKept ?? (analytics.proratedRefunds == .keepAccess))
+            period.isPartlyRefunded && (period.accessKeptDecision ?? (analytics.proratedRefunds == .keepAccess))
         return !kept
     }
 
-    /// When a period's access ends: its expiry, or the end of the grace period when it is the last period and the
-    /// renewal info puts it in billing retry with one.
-    private func accessEnd(of entry: LedgerEntry) -> Date? {
-        guard let expires = entry.transaction.expiresDate else { return nil }
-        if entry.transactionId == periods.last?.transactionId, renewal?.isInBillingRetryPeriod == true,
-            let grace = renewal?.gracePeriodExpiresDate, grace > expires
-        {
-            return grace
-        }
-        return expires
+    /// When the access of the period at `index` of ``periods`` ends (its expiry, or its grace period's end).
+    func accessEnd(_ index: Int) -> Date? {
+        ends[index]
     }
 
-    /// The period that gives access at `instant`, if any: the latest one bought by then, not revoked by then, whose
-    /// access (grace period included) has not ended.
-    func access(at instant: Date) -> LedgerEntry? {
-        guard let current = periods.last(where: { ($0.transaction.purchaseDate ?? .distantFuture) <= instant }),
-            !isRevoked(current, at: instant), let end = accessEnd(of: current), end > instant
-        else { return nil }
-        return current
+    /// When a revocation took the access of the period at `index` of ``periods``, if one did (a prorated refund that
+    /// kept the access did not).
+    func revocation(_ index: Int) -> Date? {
+        guard let revoked = periods[index].revoked else { return nil }
+        return isRevoked(periods[index], at: revoked) ? revoked : nil
     }
 
     /// Each time its access ended before `now`: a period that expired (after any grace period) before the next was
     /// bought, and the last one's revocation or expiry.
     func accessEnds(now: Date) -> [Date] {
-        var ends: [Date] = []
-        for (index, period) in periods.enumerated() {
-            guard let end = accessEnd(of: period) else { continue }
-            let next = index + 1 < periods.count ? periods[index + 1].transaction.purchaseDate : nil
-            if let next {
-                if next > end {
-                    ends.append(end)
+        var found: [Date] = []
+        for index in periods.indices {
+            guard let end = ends[index] else { continue }
+            if index + 1 < periods.count {
+                if let next = periods[index + 1].purchased, next > end {
+                    found.append(end)
                 }
                 continue
             }
             // The last period.
-            if let revoked = period.transaction.revocationDate, revoked < end, revoked <= now,
-                isRevoked(period, at: revoked)
-            {
-                ends.append(revoked)
+            let period = periods[index]
+            if let revoked = period.revoked, revoked < end, revoked <= now, isRevoked(period, at: revoked) {
+                found.append(revoked)
             } else if end <= now {
-                ends.append(end)
+                found.append(end)
             }
         }
-        return ends
+        return found
     }
 
     /// When it was bought again after its access had ended.
     var reactivations: [Date] {
-        zip(periods, periods.dropFirst()).compactMap { previous, next in
-            guard let end = accessEnd(of: previous), let start = next.transaction.purchaseDate, start > end else {
-                return nil
-            }
+        periods.indices.dropFirst().compactMap { index in
+            guard let end = ends[index - 1], let start = periods[index].purchased, start > end else { return nil }
             return start
         }
     }
 
     /// The period a price is paid for: the catalog's duration, else the signed dates rounded to the nearest usual
     /// period (a week, 1, 2, 3 or 6 months, a year), else a month.
-    func period(of entry: LedgerEntry) -> SubscriptionPeriod {
-        if let duration = analytics.catalog[productId: entry.productId]?.duration {
+    func period(of period: Period) -> SubscriptionPeriod {
+        if let duration = analytics.catalog[productId: period.productId]?.duration {
             return duration
         }
-        guard let start = entry.transaction.purchaseDate, let end = entry.transaction.expiresDate, end > start else {
+        guard let start = period.purchased, let end = period.expires, end > start else {
             return SubscriptionPeriod(value: 1, unit: .month)
         }
         let days = end.timeIntervalSince(start) / 86_400

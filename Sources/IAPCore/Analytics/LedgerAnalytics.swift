@@ -69,7 +69,12 @@ public struct LedgerAnalytics: Sendable {
         try Self.check(from: from, to: to, interval: interval)
         let entries = try await store.allEntries()
         var renewals: [String: RenewalInfoPayload] = [:]
-        for original in Set(entries.lazy.filter { self.isSubscription($0) }.map(\.originalTransactionId)) {
+        var originals: Set<String> = []
+        for position in entries.indices
+        where isSubscription(productId: entries[position].productId, entries[position].transaction.type) {
+            originals.insert(entries[position].originalTransactionId)
+        }
+        for original in originals {
             renewals[original] = try await store.renewalInfo(originalTransactionId: original)
         }
         return try report(
@@ -108,8 +113,10 @@ public struct LedgerAnalytics: Sendable {
         now: Date
     ) throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
-        let counted = entries.filter {
-            $0.transaction.environment == environment && (productId == nil || $0.productId == productId)
+        // Positions, not copies: an entry is large, and a ledger holds millions.
+        let counted = entries.indices.filter {
+            entries[$0].transaction.environment == environment
+                && (productId == nil || entries[$0].productId == productId)
         }
         let buckets = AnalyticsCalendar.buckets(from: from, to: to, interval: interval)
         var series = buckets.map { AnalyticsFigures(start: $0.lowerBound, end: $0.upperBound) }
@@ -133,13 +140,21 @@ public struct LedgerAnalytics: Sendable {
         }
 
         // Money, purchases, refunds and consumable units: each transaction on its own.
-        for entry in counted {
-            let transaction = entry.transaction
+        for position in counted {
+            // Most of a ledger is outside the range: two dates decide, before anything is copied.
+            let purchasedInRange = bucket(entries[position].transaction.purchaseDate) != nil
+            let revokedInRange = bucket(entries[position].transaction.revocationDate) != nil
+            guard purchasedInRange || revokedInRange else { continue }
+            let transaction = entries[position].transaction
             guard transaction.inAppOwnershipType != .familyShared else { continue }
+            let productId = entries[position].productId
             let price = transaction.price ?? 0
             let currency = transaction.currency
-            let units = consumableUnits(entry)
-            if bucket(transaction.purchaseDate) != nil {
+            let purchased = bucket(transaction.purchaseDate)
+            let refunded = Self.isRefund(transaction) ? bucket(transaction.revocationDate) : nil
+            guard purchased != nil || refunded != nil else { continue }
+            let units = consumableUnits(of: productId, transaction)
+            if purchased != nil {
                 add(transaction.purchaseDate) { figures in
                     figures.purchases += 1
                     if let currency, price != 0 {
@@ -147,13 +162,13 @@ public struct LedgerAnalytics: Sendable {
                     }
                     figures.consumableUnits.granted += units ?? 0
                 }
-                products[entry.productId, default: AnalyticsProductFigures(productId: entry.productId)].record(
+                products[productId, default: AnalyticsProductFigures(productId: productId)].record(
                     purchase: price,
                     currency: currency,
                     units: units
                 )
             }
-            if Self.isRefund(transaction), bucket(transaction.revocationDate) != nil {
+            if refunded != nil {
                 let refunded = transaction.refundedUnits(of: price)
                 let unitsBack = units.map { transaction.refundedUnits(of: $0) }
                 add(transaction.revocationDate) { figures in
@@ -163,7 +178,7 @@ public struct LedgerAnalytics: Sendable {
                     }
                     figures.consumableUnits.takenBack += unitsBack ?? 0
                 }
-                products[entry.productId, default: AnalyticsProductFigures(productId: entry.productId)].record(
+                products[productId, default: AnalyticsProductFigures(productId: productId)].record(
                     refund: refunded,
                     currency: currency,
                     units: unitsBack
@@ -172,8 +187,40 @@ public struct LedgerAnalytics: Sendable {
         }
 
         // Subscriptions: each original transaction's history.
-        let families = Dictionary(grouping: counted.filter { isSubscription($0) }, by: \.originalTransactionId)
-            .map { Subscription(entries: $0.value, renewal: renewalInfos[$0.key], analytics: self) }
+        var grouped: [String: [Subscription.Period]] = [:]
+        for position in counted
+        where isSubscription(productId: entries[position].productId, entries[position].transaction.type) {
+            grouped[entries[position].originalTransactionId, default: []].append(Subscription.Period(entries[position]))
+        }
+        var families = grouped.map { Subscription(periods: $0.value, renewal: renewalInfos[$0.key], analytics: self) }
+        // Subscribers and currencies as numbers, and each price as a month's worth, once: the standing at the end
+        // of every interval then only counts.
+        var subscriberNumbers: [[UInt8]: Int] = [:]
+        var currencies: [String] = []
+        var currencyNumbers: [String: Int] = [:]
+        for family in families.indices {
+            let group = families[family].group
+            for index in families[family].periods.indices {
+                let period = families[family].periods[index]
+                let key = Array(period.userId.utf8) + [0] + Array(group.utf8)
+                let subscriber = subscriberNumbers[key] ?? subscriberNumbers.count
+                subscriberNumbers[key] = subscriber
+                families[family].periods[index].subscriber = subscriber
+                if let currency = period.currency, period.price != 0 {
+                    let number = currencyNumbers[currency] ?? currencies.count
+                    if number == currencies.count {
+                        currencies.append(currency)
+                        currencyNumbers[currency] = number
+                    }
+                    families[family].periods[index].currencyIndex = number
+                    families[family].periods[index].monthlyScaled = MRRSum.scaled(
+                        period.price,
+                        per: families[family].period(of: period)
+                    )
+                }
+            }
+        }
+        let standing = Standing(families, subscribers: subscriberNumbers.count, currencies: currencies)
         for family in families {
             add(family.firstPurchase) { $0.subscriptions.new += 1 }
             for trial in family.trialStarts {
@@ -194,9 +241,9 @@ public struct LedgerAnalytics: Sendable {
         }
         for index in series.indices {
             let end = series[index].end
-            (series[index].subscriptions.active, series[index].mrrMilliunits) = Self.standing(of: families, before: end)
+            (series[index].subscriptions.active, series[index].mrrMilliunits) = standing.at(before: end)
         }
-        (totals.subscriptions.active, totals.mrrMilliunits) = Self.standing(of: families, before: to)
+        (totals.subscriptions.active, totals.mrrMilliunits) = standing.at(before: to)
         totals.refundRate = Self.rate(totals.refunds, of: totals.purchases)
         let byProduct = products.values.sorted { $0.productId < $1.productId }.map { figures in
             var figures = figures
@@ -253,66 +300,117 @@ public struct LedgerAnalytics: Sendable {
         total == 0 ? 0 : Double(count) / Double(total)
     }
 
-    /// The product's kind: the catalog's, else the signed type's.
-    func kind(of entry: LedgerEntry) -> ProductKind? {
-        if let product = catalog[productId: entry.productId] {
-            return product.kind
+    /// Whether a product is an auto-renewable subscription: as the catalog says, else as its signed type says.
+    func isSubscription(productId: String, _ type: ProductType?) -> Bool {
+        if let product = catalog[productId: productId] {
+            return product.kind == .autoRenewable
         }
-        switch entry.transaction.type {
-        case .consumable?: return .consumable
-        case .nonConsumable?: return .nonConsumable
-        case .autoRenewableSubscription?: return .autoRenewable
-        case .nonRenewingSubscription?: return .nonRenewing
-        default: return nil
-        }
-    }
-
-    func isSubscription(_ entry: LedgerEntry) -> Bool {
-        kind(of: entry) == .autoRenewable
+        return type == .autoRenewableSubscription
     }
 
     /// A consumable's units (quantity × units per purchase), or `nil` for another kind.
-    func consumableUnits(_ entry: LedgerEntry) -> Int64? {
-        guard kind(of: entry) == .consumable else { return nil }
-        let quantity = Int64(max(1, entry.transaction.quantity ?? 1))
-        let per = Int64(catalog[productId: entry.productId]?.unitsPerPurchase ?? 1)
+    func consumableUnits(of productId: String, _ transaction: TransactionPayload) -> Int64? {
+        let product = catalog[productId: productId]
+        guard product?.kind ?? (transaction.type == .consumable ? .consumable : nil) == .consumable else { return nil }
+        let quantity = Int64(max(1, transaction.quantity ?? 1))
+        let per = Int64(product?.unitsPerPurchase ?? 1)
         return quantity.multipliedReportingOverflow(by: per).overflow ? Int64.max : quantity * per
+    }
+}
+
+/// Who has access at an instant, and what they pay a month: every subscription's periods flattened into arrays of
+/// numbers, so that the standing at the end of each interval is a binary search per subscription and no copying.
+struct Standing {
+    private let subscribers: Int
+    private let currencies: [String]
+    /// Where each subscription's periods begin in the arrays below; one more than there are subscriptions.
+    private var starts: [Int] = [0]
+    /// Per period, in each subscription's order: when it was bought, when its access ends, from when a revocation
+    /// takes it (seconds since 1970; infinity when never), its subscriber, currency and month's worth.
+    private var purchased: [Double] = []
+    private var ends: [Double] = []
+    private var revokedFrom: [Double] = []
+    private var subscriber: [Int] = []
+    private var currency: [Int] = []
+    private var monthly: [Int64] = []
+
+    init(_ families: [Subscription], subscribers: Int, currencies: [String]) {
+        self.subscribers = subscribers
+        self.currencies = currencies
+        for family in families {
+            for index in family.periods.indices {
+                let period = family.periods[index]
+                purchased.append(period.purchased?.timeIntervalSince1970 ?? .infinity)
+                ends.append(family.accessEnd(index)?.timeIntervalSince1970 ?? -.infinity)
+                revokedFrom.append(family.revocation(index)?.timeIntervalSince1970 ?? .infinity)
+                subscriber.append(period.subscriber)
+                currency.append(period.currencyIndex)
+                monthly.append(period.monthlyScaled)
+            }
+            starts.append(purchased.count)
+        }
     }
 
     /// Active subscribers (per user and subscription group) and MRR per currency just before `instant`.
-    private static func standing(of families: [Subscription], before instant: Date) -> (Int, [String: Int64]) {
-        let moment = instant.addingTimeInterval(-0.001)
-        var subscribers: Set<[UInt8]> = []
-        var twelfths: [String: MRRSum] = [:]
-        for family in families {
-            guard let current = family.access(at: moment) else { continue }
-            subscribers.insert(Array((current.userId + "\u{0}" + family.group).utf8))
-            if let currency = current.transaction.currency, let price = current.transaction.price, price != 0 {
-                twelfths[currency, default: MRRSum()].add(price, per: family.period(of: current))
+    func at(before instant: Date) -> (Int, [String: Int64]) {
+        let moment = instant.timeIntervalSince1970 - 0.001
+        var counted = [Bool](repeating: false, count: subscribers)
+        var active = 0
+        var sums = [MRRSum](repeating: MRRSum(), count: currencies.count)
+        for family in 0..<(starts.count - 1) {
+            // The last period bought by `moment`.
+            var low = starts[family]
+            var high = starts[family + 1]
+            while low < high {
+                let middle = (low + high) / 2
+                if purchased[middle] <= moment { low = middle + 1 } else { high = middle }
+            }
+            let index = low - 1
+            guard index >= starts[family], ends[index] > moment, revokedFrom[index] > moment else { continue }
+            if !counted[subscriber[index]] {
+                counted[subscriber[index]] = true
+                active += 1
+            }
+            if currency[index] >= 0 {
+                sums[currency[index]].add(scaled: monthly[index])
             }
         }
-        return (subscribers.count, twelfths.mapValues { $0.rounded })
+        var mrr: [String: Int64] = [:]
+        for (index, name) in currencies.enumerated() where sums[index].isCounted {
+            mrr[name] = sums[index].rounded
+        }
+        return (active, mrr)
     }
 }
 
 /// A sum of monthly amounts, exact: prices times a month's share of their period, over a common denominator.
 struct MRRSum {
-    /// The sum × 8 760 (= 12 × 730: twelfths of a month over months, weeks and days alike).
+    /// The sum × ``scale``.
     private var scaled: Int64 = 0
-    private static let scale: Int64 = 8_760
+    /// Whether anything was added.
+    private(set) var isCounted = false
+    /// 8 760 = 12 × 730: twelfths of a month over months, weeks and days alike.
+    static let scale: Int64 = 8_760
 
-    /// Adds a price paid per `period`, as a month's worth: a week ×52/12, n months ÷n, a year ÷12, a day ×365/12.
-    mutating func add(_ price: Int64, per period: SubscriptionPeriod) {
+    /// A price paid per `period` as a month's worth, × ``scale``: a week ×52/12, n months ÷n, a year ÷12, a day
+    /// ×365/12.
+    static func scaled(_ price: Int64, per period: SubscriptionPeriod) -> Int64 {
         let value = Int64(max(1, period.value))
         let share: Int64  // the month's worth of one price, × scale
         switch period.unit {
-        case .day: share = 365 * Self.scale / 12 / value
-        case .week: share = 52 * Self.scale / 12 / value
-        case .month: share = Self.scale / value
-        case .year: share = Self.scale / 12 / value
+        case .day: share = 365 * scale / 12 / value
+        case .week: share = 52 * scale / 12 / value
+        case .month: share = scale / value
+        case .year: share = scale / 12 / value
         }
         let (product, overflow) = price.multipliedReportingOverflow(by: share)
-        scaled = overflow ? Int64.max : scaled.addingReportingOverflow(product).partialValue
+        return overflow ? Int64.max : product
+    }
+
+    /// Adds a month's worth, × ``scale``.
+    mutating func add(scaled amount: Int64) {
+        scaled = scaled.addingReportingOverflow(amount).partialValue
+        isCounted = true
     }
 
     /// The sum, rounded to the nearest milliunit (halves away from zero).

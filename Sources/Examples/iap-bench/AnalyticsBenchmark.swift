@@ -1,0 +1,208 @@
+import Foundation
+import IAPCommandLine
+import IAPCore
+import IAPStorageFile
+
+/// `iap-bench analytics`: how long `LedgerAnalytics` takes to answer a month by day on an open file ledger of N
+/// transactions (what `GET /iap/v1/analytics` costs a running server).
+enum AnalyticsBenchmark {
+    static let spec = CommandSpec(
+        program: "iap-bench",
+        name: "analytics",
+        summary: "the analytics of a month by day on a file ledger of N transactions: seconds per report",
+        synopsis: ["[--transactions N] [--runs N] [--dir PATH]"],
+        discussion: """
+            Builds (once, under --dir, kept for reuse) a file ledger of N transactions in Production spread over a
+            year: a third consumables, a sixth non-consumables (one in 20 refunded), the rest monthly subscriptions
+            of a tenth as many users, renewing each month, with their renewal infos. Opens it, then computes the
+            report of one month by day --runs times, as GET /iap/v1/analytics does on a running server, and prints
+            JSON: {"benchmark", "build", "cores", "transactions", "openSeconds", "reportSeconds": {"median",
+            "samples"}, "activeSubscriptions", "goalSeconds", "met"}; the goal is 2 seconds at 1,000,000 transactions.
+            Build with -c release.
+            """,
+        options: [
+            .value("transactions", "N", "the ledger's size, 1000 to 10000000 (default 100000)"),
+            .value("runs", "N", "reports to time, 1 to 50 (default 5)"),
+            .value("dir", "PATH", "where the ledger is built and kept (default a temporary directory, removed)"),
+        ],
+        examples: ["swift run -c release iap-bench analytics --transactions 1000000 --dir /var/tmp/iap-bench-1m"]
+    )
+
+    static let start = Date(millisecondsSince1970: 1_767_225_600_000)  // 2026-01-01
+    static let catalog: StaticProductCatalog = {
+        do {
+            return try StaticProductCatalog(products: [
+                CatalogProduct(productId: "coins.100", kind: .consumable, entitlements: [], unitsPerPurchase: 100),
+                CatalogProduct(productId: "premium", kind: .nonConsumable, entitlements: ["premium"]),
+                CatalogProduct(
+                    productId: "pro.monthly",
+                    kind: .autoRenewable,
+                    subscriptionGroupId: "pro",
+                    entitlements: ["pro"],
+                    duration: SubscriptionPeriod(value: 1, unit: .month)
+                ),
+            ])
+        } catch {
+            preconditionFailure("the benchmark catalog: \(error)")
+        }
+    }()
+
+    static func run(_ arguments: [String]) async {
+        let parsed = spec.parse(arguments)
+        do {
+            try parsed.noPositionals()
+            let size = try number(parsed, "transactions", default: 100_000, in: 1_000...10_000_000)
+            let runs = try number(parsed, "runs", default: 5, in: 1...50)
+            let given = try parsed.value("dir").map { URL(filePath: $0) }
+            let directory =
+                given
+                ?? FileManager.default.temporaryDirectory.appending(path: "iap-bench-analytics-\(UUID().uuidString)")
+            try await build(size, in: directory)
+            let opened = ContinuousClock.now
+            let store = try FileEntitlementStore(directory: directory)
+            let openSeconds = (ContinuousClock.now - opened).timeInterval
+            let analytics = LedgerAnalytics(catalog: catalog)
+            var samples: [Double] = []
+            var report: AnalyticsReport?
+            for run in 1...runs {
+                let began = ContinuousClock.now
+                report = try await analytics.report(
+                    of: store,
+                    from: start.addingTimeInterval(181 * 86_400),  // July 1
+                    to: start.addingTimeInterval(212 * 86_400),  // August 1
+                    interval: .day,
+                    now: start.addingTimeInterval(400 * 86_400)
+                )
+                samples.append((ContinuousClock.now - began).timeInterval)
+                Output.error("report \(run) of \(runs): \(String(format: "%.3f", samples.last ?? 0)) s")
+            }
+            await store.close()
+            if given == nil {
+                try? FileManager.default.removeItem(at: directory)
+            }
+            let median = Benchmark.median(samples)
+            try Benchmark.emit([
+                "benchmark": "analytics",
+                "cores": ProcessInfo.processInfo.activeProcessorCount,
+                // At most 2 s for a month by day on an open ledger of 1,000,000 transactions.
+                "goalSeconds": 2,
+                "met": median <= 2,
+                "build": Benchmark.build,
+                "transactions": size,
+                "openSeconds": (openSeconds * 1_000).rounded() / 1_000,
+                "reportSeconds": [
+                    "median": (median * 1_000).rounded() / 1_000,
+                    "samples": samples.map { ($0 * 1_000).rounded() / 1_000 },
+                ],
+                "activeSubscriptions": report?.totals.subscriptions.active ?? 0,
+            ])
+            Output.flush()
+            exit(0)
+        } catch let error as Arguments.UsageError {
+            spec.fail(error)
+        } catch {
+            Output.error("error: \(error)")
+            exit(1)
+        }
+    }
+
+    private static func number(
+        _ parsed: Arguments,
+        _ name: String,
+        default value: Int,
+        in range: ClosedRange<Int>
+    ) throws(Arguments.UsageError) -> Int {
+        guard let text = try parsed.value(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw Arguments.UsageError(
+                message: "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)"
+            )
+        }
+        return number
+    }
+
+    /// Builds a ledger of `size` transactions in `directory`, unless it holds one (`BUILT`).
+    private static func build(_ size: Int, in directory: URL) async throws {
+        if FileManager.default.fileExists(atPath: directory.appending(path: "BUILT").path(percentEncoded: false)) {
+            return
+        }
+        try? FileManager.default.removeItem(at: directory)
+        Output.error("building a ledger of \(size) transactions in \(directory.path(percentEncoded: false))")
+        // Setup only: the measured figures never come from a store without fsync.
+        let store = try FileEntitlementStore(
+            directory: directory,
+            options: .init(compactionThreshold: nil, fsync: false)
+        )
+        let subscribers = max(size / 20, 1)  // half the transactions are renewals of a 10th as many users
+        var renewed: [Int: Int] = [:]  // subscriber → months bought
+        var index = 0
+        while index < size {
+            let kind = index % 6
+            let day = Double(index % 365)
+            var transaction = TransactionPayload()
+            let id = String(4_000_000_000_000_000 + index)
+            transaction.transactionId = id
+            transaction.originalTransactionId = id
+            transaction.environment = .production
+            transaction.currency = index % 4 == 0 ? "EUR" : "USD"
+            transaction.inAppOwnershipType = .purchased
+            transaction.purchaseDate = start.addingTimeInterval(day * 86_400)
+            transaction.signedDate = transaction.purchaseDate
+            var user = "user-\(index % (size / 3 + 1))"
+            switch kind {
+            case 0, 1:
+                transaction.productId = "coins.100"
+                transaction.type = .consumable
+                transaction.price = 990
+            case 2:
+                transaction.productId = "premium"
+                transaction.type = .nonConsumable
+                transaction.price = 4_990
+                if index % 20 == 2 {
+                    transaction.revocationDate = transaction.purchaseDate?.addingTimeInterval(3 * 86_400)
+                    transaction.revocationType = .refundFull
+                }
+            default:
+                let subscriber = index % subscribers
+                let month = renewed[subscriber, default: 0]
+                renewed[subscriber] = month + 1
+                user = "subscriber-\(subscriber)"
+                transaction.productId = "pro.monthly"
+                transaction.type = .autoRenewableSubscription
+                transaction.price = 9_990
+                transaction.originalTransactionId = String(5_000_000_000_000_000 + subscriber)
+                let begins = start.addingTimeInterval(Double(subscriber % 28 + month * 30) * 86_400)
+                transaction.purchaseDate = begins
+                transaction.expiresDate = begins.addingTimeInterval(30 * 86_400)
+            }
+            var entry = LedgerEntry(
+                transaction: transaction,
+                transactionId: id,
+                originalTransactionId: transaction.originalTransactionId ?? id,
+                userId: user,
+                productId: transaction.productId ?? "",
+                recordedAt: transaction.purchaseDate ?? start
+            )
+            entry.deliveryState = .delivered
+            entry.deliveredAt = entry.recordedAt
+            entry.revokedAt = transaction.revocationDate
+            entry.revocationDelivered = transaction.revocationDate != nil
+            _ = try await store.insert(entry)
+            index += 1
+            if index % 100_000 == 0 {
+                Output.error("  \(index) of \(size)")
+            }
+        }
+        for subscriber in renewed.keys.sorted() where subscriber % 10 == 0 {
+            var info = RenewalInfoPayload()
+            info.originalTransactionId = String(5_000_000_000_000_000 + subscriber)
+            info.autoRenewStatus = .off
+            info.signedDate = start.addingTimeInterval(200 * 86_400)
+            info.environment = .production
+            _ = try await store.storeRenewalInfo(info)
+        }
+        try await store.compact()
+        await store.close()
+        try Data().write(to: directory.appending(path: "BUILT"))
+    }
+}
