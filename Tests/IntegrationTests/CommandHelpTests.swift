@@ -34,6 +34,8 @@ struct CommandHelpTests {
         (["ledger", "check"], ledger + ["json"]),
         (["ledger", "export"], ledger),
         (["testdata"], []),
+        (["console"], []),
+        (["console", "add-operator"], ["role", "operators-file"]),
         (["testdata", "transactions"], ["count", "root-out", "catalog-out", "bundle-id", "environment", "users"]),
         (["api"], []),
         (["api", "transaction"], api),
@@ -122,7 +124,7 @@ struct CommandHelpTests {
             #expect(run.status == 0)
             #expect(run.stdout.hasPrefix("usage: iap <command>"))
             for command in [
-                "demo", "verify", "decode", "ledger", "testdata", "api", "emulate", "support", "reconcile",
+                "demo", "verify", "decode", "ledger", "testdata", "api", "emulate", "support", "reconcile", "console",
             ] {
                 #expect(run.stdoutLines.contains { $0.hasPrefix("  \(command) ") }, "\(command) is not listed")
             }

@@ -19,7 +19,7 @@ enum IAPTool {
         subcommands: [
             DemoCommand.spec, VerifyCommand.spec, DecodeCommand.spec, LedgerCommand.spec, TestDataCommand.spec,
             APICommand.spec, EmulateCommand.spec, ServeCommand.spec, SupportCommand.spec,
-            ReconcileCommand.spec,
+            ReconcileCommand.spec, ConsoleCommand.spec,
         ],
         examples: ["iap demo", "iap ledger history --help"]
     )
@@ -27,7 +27,7 @@ enum IAPTool {
     /// What `iap bench` says since the benchmarks are an executable of their own.
     static let benchMoved =
         "error: iap bench moved to its own executable: run iap-bench <command> (swift run -c release iap-bench "
-        + "verify|verify-batch|ingest|pipeline|store|serve; iap-bench --help lists them)"
+        + "verify|verify-batch|ingest|pipeline|store|serve|analytics; iap-bench --help lists them)"
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
@@ -54,6 +54,8 @@ enum IAPTool {
             await ReconcileCommand.run(rest)
         case "serve":
             await ServeCommand.run(rest)
+        case "console":
+            await ConsoleCommand.run(rest)
         default:
             await SupportCommand.run(rest)
         }
