@@ -20,6 +20,8 @@ final class ServeProcess: Sendable {
     static let grantSecret = "grant-secret-for-tests-0123456789"
 
     let baseURL: URL
+    /// The console's address, from the second line, when it was started with `--console-port`.
+    let consoleURL: URL?
     let directory: URL
     private let process: ChildProcess
     private let logFile: URL
@@ -44,7 +46,11 @@ final class ServeProcess: Sendable {
             ],
             logFile: logFile
         )
-        let lines = await EmulatorProcess.lines(1, of: process.standardOutput)
+        // With a console, its address is the second line.
+        let lines = await EmulatorProcess.lines(
+            arguments.contains("--console-port") ? 2 : 1,
+            of: process.standardOutput
+        )
         guard let line = lines.first, line.hasPrefix("listening on http://"),
             let url = URL(string: String(line.dropFirst(13)))
         else {
@@ -53,6 +59,9 @@ final class ServeProcess: Sendable {
             throw IAPError(.internalError, "iap serve did not start: \(lines); \(log)")
         }
         self.baseURL = url
+        self.consoleURL = lines.dropFirst().first.flatMap {
+            $0.hasPrefix("console on http://") ? URL(string: String($0.dropFirst(11))) : nil
+        }
         self.directory = directory
         self.process = process
         self.logFile = logFile

@@ -42,6 +42,24 @@ extension PurchaseServer {
         var http = configuration.http
         http.events = FailureEvents(events)
         let server = try HTTPServer(configuration: http, router: routes.router)
+        var consoleServer: HTTPServer?
+        if let console = configuration.console {
+            let consoleRoutes = ConsoleRoutes(
+                operators: console.operators,
+                sessions: console.sessions,
+                pipeline: pipeline,
+                ledger: site.store,
+                readiness: readiness
+            )
+            var consoleHTTP = console.http
+            consoleHTTP.events = FailureEvents(events)
+            do {
+                consoleServer = try HTTPServer(configuration: consoleHTTP, router: consoleRoutes.router)
+            } catch {
+                await server.shutdown()
+                throw error
+            }
+        }
         readiness.markReady()
         let worker = PurchaseServerWorker(
             pipeline: pipeline,
@@ -66,6 +84,9 @@ extension PurchaseServer {
         if support == nil {
             started += ", support off (no App Store Server API)"
         }
+        if let consoleServer {
+            started += ", console \(consoleServer.origin)"
+        }
         events.record(
             IAPEvent(
                 time: pipeline.clock.now,
@@ -83,7 +104,7 @@ extension PurchaseServer {
                 try? await audit.checkWritable()
             }
         }
-        return Running(http: server, worker: worker, auditWatch: auditWatch)
+        return Running(http: server, console: consoleServer, worker: worker, auditWatch: auditWatch)
     }
 
     /// Reports whether support may write to the audit: the `support-audit` check of `GET /readyz` (degraded, the

@@ -101,6 +101,8 @@ extension PurchaseServer {
         public var events: any EventSink
         /// How often the retry queue is drained.
         public var drainInterval: Duration
+        /// The operations console, on a listener of its own; `nil` (the default) serves none.
+        public var console: PurchaseServer.Console?
 
         /// Creates a configuration with the defaults of `iap serve`.
         ///
@@ -135,6 +137,7 @@ extension PurchaseServer {
             self.http = PurchaseServer.httpConfiguration(host: host, port: port)
             self.events = DiscardingEventSink()
             self.drainInterval = .seconds(1)
+            self.console = nil
         }
 
         /// What a purchase of a product the catalog does not know gets: ``delivery``'s.

@@ -54,6 +54,8 @@ public final class PurchaseServer: Sendable {
     /// What a started server holds.
     struct Running {
         let http: HTTPServer
+        /// The console's listener, when the configuration has one.
+        let console: HTTPServer?
         let worker: PurchaseServerWorker
         /// Checks the support audit every ``auditWatchInterval``, so that one tampered with while the server runs
         /// shows on `GET /readyz` without waiting for a support request.
@@ -75,6 +77,7 @@ public final class PurchaseServer: Sendable {
     /// - Throws: ``IAPError`` `invalidConfiguration` naming what is wrong; the site stays the caller's.
     public init(_ configuration: Configuration) throws {
         try configuration.http.validate()
+        try configuration.console?.http.validate()
         self.configuration = configuration
         let metrics = try PurchaseServerMetrics()
         self.metrics = metrics
@@ -141,6 +144,10 @@ public final class PurchaseServer: Sendable {
     /// The port the server listens on (the one the system picked for port `0`), while it runs.
     public var port: UInt16? {
         running?.http.port
+    }
+
+    var runningConsole: HTTPServer? {
+        running?.console
     }
 
     private var running: Running? {
@@ -292,6 +299,7 @@ public final class PurchaseServer: Sendable {
         )
         readiness.markStopping()
         running.auditWatch.cancel()
+        await running.console?.shutdown()
         await running.http.shutdown()
         await running.worker.stop(gracePeriod: configuration.http.shutdownGracePeriod)
         await configuration.site.close()

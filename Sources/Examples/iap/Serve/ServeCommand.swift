@@ -25,13 +25,17 @@ enum ServeCommand {
             "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
             "  [--token-ownership derived --token-secret-file FILE] [--prorated-refunds keep-access|revoke-access]",
+            "  [--console-port N [--console-host 127.0.0.1] --console-operators-file FILE --console-secret-file FILE",
+            "   [--console-insecure-cookies]]",
             "  [--events FILE] [--config FILE.json]",
         ],
         discussion: """
             Serves the purchase server over HTTP/1.1 (libmicrohttpd) until SIGTERM or SIGINT, then stops accepting,
             finishes the requests in flight, stops the background work and closes the ledger. The first line on
             standard output is 'listening on http://HOST:PORT' (--port 0 picks a free port); nothing else goes
-            there. See Documentation/Server.md.
+            there, except, with --console-port, a second line 'console on http://HOST:PORT': the operations console
+            (sign-in, overview, analytics; Documentation/Console.md) on a listener of its own. See
+            Documentation/Server.md.
 
             Endpoints: POST /iap/v1/transactions (the app's submission, {"signedTransaction", "orderId"}, as the
             user of 'Authorization: Bearer <HS256 JWT>': sub is the user, exp is required, the signature is keyed by
@@ -151,6 +155,24 @@ enum ServeCommand {
                 "with --token-ownership derived: the namespace UUID the apps derive their tokens in "
                     + "(UUIDv5 of the user id; Documentation/AntiLostOrder.md)"
             ),
+            .value(
+                "console-port",
+                "N",
+                "serve the operations console on this port (0 picks a free one); off unless given"
+            ),
+            .value("console-host", "HOST", "the console's address (default 127.0.0.1)"),
+            .value(
+                "console-operators-file",
+                "FILE",
+                "the console's operators, 0600, as iap console add-operator writes it (required with --console-port)"
+            ),
+            .value(
+                "console-secret-file",
+                "FILE",
+                "the key of the console's session cookies, at least 16 bytes, the same on every instance (required "
+                    + "with --console-port)"
+            ),
+            .flag("console-insecure-cookies", "send the console's cookie over plain HTTP too (testing only)"),
             .value("config", "FILE.json", "the same settings as a JSON object; options on the command line win"),
         ],
         examples: [
@@ -198,6 +220,9 @@ enum ServeCommand {
             try await server.run(until: signals) { server in
                 running.withLock { $0 = (server, parsed) }
                 Output.line("listening on \(server.origin ?? "")")
+                if let console = server.consoleOrigin {
+                    Output.line("console on \(console)")
+                }
                 Output.flush()
             }
         } catch {

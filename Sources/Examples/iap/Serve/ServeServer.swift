@@ -42,6 +42,7 @@ enum ServeServer {
                 port: settings.port
             )
             configuration.http = http
+            configuration.console = settings.console
             configuration.delivery.unknownProducts = choice.unknownProducts
             configuration.delivery.tokenOwnership = settings.tokenOwnership
             configuration.delivery.proratedRefunds = settings.proratedRefunds

@@ -28,6 +28,13 @@ struct ServeSettings {
     /// `--prorated-refunds`: what a prorated refund of a non-consumable or a subscription does (access kept by
     /// default).
     var proratedRefunds = ProratedRefundPolicy.keepAccess
+    /// `--console-port N` and its options: the operations console, on a listener of its own.
+    var console: PurchaseServer.Console?
+
+    /// The console's options; all but `--console-port` need it.
+    static let consoleOptions = [
+        "console-host", "console-operators-file", "console-secret-file", "console-insecure-cookies",
+    ]
 
     /// The options of the App Store Server API; any of them asks for the API.
     static let apiOptions = ["api-url", "issuer-id", "key-id", "auth-key", "reconcile-every"]
@@ -123,6 +130,7 @@ struct ServeSettings {
             reconcileEvery = nil
         }
         events = try Self.events(parsed)
+        console = try Self.console(parsed)
         tokenOwnership = try Self.tokenOwnership(parsed)
         switch try parsed.value("prorated-refunds") {
         case nil, "keep-access": proratedRefunds = .keepAccess
@@ -185,6 +193,57 @@ struct ServeSettings {
         case (nil, nil):
             throw .init(message: "--\(option) FILE is required: \(what) (or set \(variable))")
         }
+    }
+
+    /// `--console-port N [--console-host H] --console-operators-file FILE --console-secret-file FILE
+    /// [--console-insecure-cookies]`: the console, or `nil` without `--console-port`.
+    private static func console(_ parsed: Arguments) throws(Arguments.UsageError) -> PurchaseServer.Console? {
+        guard let portText = try parsed.value("console-port") else {
+            if let given = consoleOptions.first(where: { parsed.options[$0] != nil }) {
+                throw .init(message: "--\(given) goes with --console-port")
+            }
+            return nil
+        }
+        guard let port = UInt16(portText) else {
+            throw .init(message: "--console-port must be 0...65535, not '\(portText)'")
+        }
+        guard let operatorsPath = try parsed.value("console-operators-file") else {
+            throw .init(
+                message:
+                    "--console-operators-file FILE is required with --console-port (iap console add-operator writes it)"
+            )
+        }
+        let operators: ConsoleOperators
+        do {
+            operators = try ConsoleOperators(
+                contentsOf: URL(fileURLWithPath: operatorsPath),
+                derivation: PBKDF2HMACSHA256()
+            )
+        } catch {
+            throw .init(message: "--console-operators-file: \(error.message)")
+        }
+        guard let secretPath = try parsed.value("console-secret-file") else {
+            throw .init(
+                message: "--console-secret-file FILE is required with --console-port: the key of the console's "
+                    + "session cookies, the same on every instance (openssl rand -hex 32 > FILE)"
+            )
+        }
+        let secret = try SecretOption.read(secretPath, option: "--console-secret-file")
+        let authenticator: HMACSHA256
+        do {
+            authenticator = try HMACSHA256(key: secret)
+        } catch {
+            throw .init(message: "--console-secret-file: \((error as? IAPError)?.message ?? "\(error)")")
+        }
+        return PurchaseServer.Console(
+            operators: operators,
+            sessions: ConsoleSessions(
+                authenticator: authenticator,
+                secureCookies: !parsed.has("console-insecure-cookies")
+            ),
+            host: try parsed.value("console-host") ?? "127.0.0.1",
+            port: port
+        )
     }
 
     /// The event sink: `--events FILE`, else standard error.

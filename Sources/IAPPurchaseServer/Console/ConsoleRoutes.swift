@@ -1,0 +1,191 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+public import IAPCore
+public import IAPHTTPServer
+
+/// The operations console's pages, on a listener of their own (`iap serve --console-port`): sign-in and sign-out,
+/// the overview and the analytics, server-rendered HTML with no script, every value escaped.
+///
+/// | route | what |
+/// |---|---|
+/// | `GET /console` | to the overview when signed in, else to the sign-in page |
+/// | `GET`, `POST /console/sign-in` | the form (`Operator`, `Password`, `Sign in`); a wrong name or password and a throttled sign-in get the same answer |
+/// | `POST /console/sign-out` | ends the session |
+/// | `GET /console/overview` | the ledger's state, revenue today and this month, active subscriptions |
+/// | `GET /console/analytics` | ``LedgerAnalytics`` over a range, as tables |
+///
+/// Every `POST` must come from the console's own origin (`Origin` naming the `Host` it was sent to) and, once signed
+/// in, carry the session's CSRF token (``ConsoleSessions``); anything else is `403`.
+public struct ConsoleRoutes: Sendable {
+    /// Who may sign in.
+    public let operators: ConsoleOperators
+    /// The sessions' cookies and CSRF tokens.
+    public let sessions: ConsoleSessions
+    /// Failed sign-ins, per name and address.
+    public let throttle: ConsoleSignInThrottle
+    let pipeline: DeliveryPipeline
+    let ledger: (any ListableEntitlementStore)?
+    let readiness: ServerReadiness
+
+    /// Creates the console.
+    ///
+    /// - Parameters:
+    ///   - operators: Who may sign in.
+    ///   - sessions: The sessions.
+    ///   - pipeline: The purchase server's pipeline: its store, catalog, clock and events.
+    ///   - ledger: The ledger read whole for the figures (a ledger site's store).
+    ///   - readiness: The purchase server's readiness, shown on the overview.
+    public init(
+        operators: ConsoleOperators,
+        sessions: ConsoleSessions,
+        pipeline: DeliveryPipeline,
+        ledger: (any ListableEntitlementStore)?,
+        readiness: ServerReadiness
+    ) {
+        self.operators = operators
+        self.sessions = sessions
+        self.throttle = ConsoleSignInThrottle()
+        self.pipeline = pipeline
+        self.ledger = ledger
+        self.readiness = readiness
+    }
+
+    /// A router with the console's routes.
+    public var router: HTTPRouter {
+        var router = HTTPRouter()
+        router.add("GET", "/console") { [self] request in
+            sessions.session(of: request, at: pipeline.clock.now) == nil
+                ? ConsoleHTML.redirect(to: "/console/sign-in") : ConsoleHTML.redirect(to: "/console/overview")
+        }
+        router.add("GET", "/console/console.css") { _ in
+            var response = HTTPServerResponse(status: 200, body: Data(ConsoleHTML.stylesheet.utf8))
+            response.headers.add(name: "Content-Type", value: "text/css; charset=utf-8")
+            for (name, value) in ConsoleHTML.securityHeaders {
+                response.headers.add(name: name, value: value)
+            }
+            return response
+        }
+        router.add("GET", "/console/sign-in") { _ in Self.signInPage(error: nil) }
+        router.add("POST", "/console/sign-in") { [self] request in await signIn(request) }
+        router.add("POST", "/console/sign-out") { [self] request in
+            guard let session = checkedPost(request) else { return Self.forbidden }
+            record("console.signOut", session.operatorName, outcome: "signedOut")
+            return ConsoleHTML.redirect(to: "/console/sign-in", cookie: sessions.signOutCookie)
+        }
+        router.add("GET", "/console/overview") { [self] request in
+            await signedIn(request) { session in await overview(session) }
+        }
+        router.add("GET", "/console/analytics") { [self] request in
+            await signedIn(request) { session in await analytics(session, request) }
+        }
+        return router
+    }
+
+    // MARK: - Sign-in
+
+    static func signInPage(error: String?, status: Int = 200) -> HTTPServerResponse {
+        let message = error.map { "<p class=\"error\" role=\"alert\">\(ConsoleHTML.escape($0))</p>" } ?? ""
+        return ConsoleHTML.page(
+            title: "Sign in",
+            body: """
+                <main><form class="sign-in" method="post" action="/console/sign-in">
+                <h1>iap console</h1>\(message)
+                <label for="operator">Operator</label>
+                <input id="operator" name="operator" autocomplete="username" required maxlength="64">
+                <label for="password">Password</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" required>
+                <button type="submit">Sign in</button>
+                </form></main>
+                """,
+            status: status
+        )
+    }
+
+    private func signIn(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        guard Self.isSameOrigin(request) else { return Self.forbidden }
+        let fields = ConsoleHTML.form(request.body)
+        let name = fields["operator"] ?? ""
+        let password = fields["password"] ?? ""
+        let now = pipeline.clock.now
+        let refusal = "The operator or the password is wrong, or too many sign-ins failed: try again later."
+        if throttle.isThrottled(name: name, address: request.remoteAddress, at: now) {
+            record("console.signIn", name, outcome: "throttled")
+            return Self.signInPage(error: refusal, status: 429)
+        }
+        let operators = self.operators
+        // The derivation takes a noticeable time: off the request's thread of the pool, as any slow work.
+        let signedIn = await Task.detached { operators.signIn(name: name, password: password) }.value
+        guard let signedIn else {
+            throttle.recordFailure(name: name, address: request.remoteAddress, at: now)
+            record("console.signIn", nil, outcome: "refused")
+            return Self.signInPage(error: refusal, status: 401)
+        }
+        let (_, cookie) = sessions.issue(for: signedIn, at: now)
+        record("console.signIn", signedIn.name, outcome: "signedIn")
+        return ConsoleHTML.redirect(to: "/console/overview", cookie: cookie)
+    }
+
+    // MARK: - Checks
+
+    static let forbidden: HTTPServerResponse = ConsoleHTML.page(
+        title: "Refused",
+        body: "<main><h1>Refused</h1><p>This request did not come from a page of the console.</p>"
+            + "<p><a href=\"/console\">Back to the console</a></p></main>",
+        status: 403
+    )
+
+    /// Whether a request's `Origin` names the host it was sent to.
+    static func isSameOrigin(_ request: HTTPServerRequest) -> Bool {
+        guard let origin = request.headers["Origin"], let host = request.headers["Host"],
+            let url = URL(string: origin), let originHost = url.host(percentEncoded: false)
+        else { return false }
+        let authority = url.port.map { "\(originHost):\($0)" } ?? originHost
+        return authority.lowercased() == host.lowercased()
+    }
+
+    /// The session of a state-changing request, when it comes from the console's origin with the session's CSRF
+    /// token.
+    func checkedPost(_ request: HTTPServerRequest) -> ConsoleSession? {
+        guard Self.isSameOrigin(request), let session = sessions.session(of: request, at: pipeline.clock.now),
+            sessions.isValid(csrfToken: ConsoleHTML.form(request.body)["csrf"], for: session)
+        else { return nil }
+        return session
+    }
+
+    /// A page for a signed-in operator (the session renewed), or the sign-in page.
+    private func signedIn(
+        _ request: HTTPServerRequest,
+        _ render: (ConsoleSession) async -> (title: String, body: String)
+    ) async -> HTTPServerResponse {
+        let now = pipeline.clock.now
+        guard let session = sessions.session(of: request, at: now) else {
+            return ConsoleHTML.redirect(to: "/console/sign-in")
+        }
+        let (title, body) = await render(session)
+        return ConsoleHTML.page(
+            title: title,
+            body: header(session) + "<main>" + body + "</main>",
+            cookie: sessions.renewed(session, at: now)
+        )
+    }
+
+    /// The header of every signed-in page: the pages, and sign-out.
+    private func header(_ session: ConsoleSession) -> String {
+        """
+        <header><strong>iap console</strong>
+        <nav aria-label="Pages"><a href="/console/overview">Overview</a> · <a href="/console/analytics">Analytics</a></nav>
+        <span>\(ConsoleHTML.escape(session.operatorName)) (\(session.role.rawValue))</span>
+        <form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="\(sessions.csrfToken(for: session))"><button type="submit">Sign out</button></form>
+        </header>
+        """
+    }
+
+    private func record(_ event: String, _ name: String?, outcome: String) {
+        pipeline.events.record(
+            IAPEvent(time: pipeline.clock.now, event: event, outcome: outcome, message: name.map { "operator \($0)" })
+        )
+    }
+}

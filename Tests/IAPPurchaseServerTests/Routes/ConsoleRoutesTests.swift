@@ -1,0 +1,205 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPHTTPServer
+import IAPInMemory
+import IAPPurchaseServer
+import Testing
+
+/// The console's sign-in, sessions and pages, driven in process: what an attacker tries (no Origin, another origin,
+/// no CSRF token, a forged or expired cookie, guessing passwords, HTML in a product id) is refused or shown as text.
+@Suite("Console: sign-in, sessions, pages")
+struct ConsoleRoutesTests {
+    static let secret = Array("console-secret-for-route-tests-0123".utf8)
+    static let host = "console.internal:8081"
+    static let origin = "http://console.internal:8081"
+
+    struct Console {
+        let world: PurchaseServerWorld
+        let routes: ConsoleRoutes
+        let client: RouterTester
+
+        init(operators: [(String, ConsoleRole, String)] = [("carol", .support, "correct horse battery")]) throws {
+            world = try PurchaseServerWorld()
+            var list = ConsoleOperators(derivation: PBKDF2HMACSHA256())
+            for (name, role, password) in operators {
+                try list.set(name: name, role: role, password: password)
+            }
+            routes = ConsoleRoutes(
+                operators: list,
+                sessions: ConsoleSessions(authenticator: try HMACSHA256(key: ConsoleRoutesTests.secret)),
+                pipeline: world.pipeline,
+                ledger: world.ledger,
+                readiness: world.readiness
+            )
+            client = RouterTester(router: routes.router)
+        }
+
+        func post(_ path: String, _ form: String, cookie: String? = nil, origin: String? = ConsoleRoutesTests.origin)
+            async throws -> TestResponse
+        {
+            var headers = [("Host", ConsoleRoutesTests.host), ("Content-Type", "application/x-www-form-urlencoded")]
+            if let origin {
+                headers.append(("Origin", origin))
+            }
+            if let cookie {
+                headers.append(("Cookie", cookie))
+            }
+            return try await client.send("POST", path, headers: headers, body: form)
+        }
+
+        func get(_ path: String, cookie: String? = nil) async throws -> TestResponse {
+            var headers = [("Host", ConsoleRoutesTests.host)]
+            if let cookie {
+                headers.append(("Cookie", cookie))
+            }
+            return try await client.send("GET", path, headers: headers)
+        }
+
+        /// Signs in and returns the cookie (`name=value`).
+        func signIn(_ name: String = "carol", _ password: String = "correct horse battery") async throws -> String {
+            let answer = try await post(
+                "/console/sign-in",
+                "operator=\(name)&password=\(password.replacingOccurrences(of: " ", with: "+"))"
+            )
+            try #require(answer.status == 303, "\(answer.everything)")
+            let cookie = try #require(answer.headers["Set-Cookie"])
+            return String(cookie.split(separator: ";")[0])
+        }
+    }
+
+    static func csrf(in page: String) throws -> String {
+        let marker = #"name="csrf" value=""#
+        let start = try #require(page.range(of: marker)).upperBound
+        return String(page[start...].prefix { $0 != "\"" })
+    }
+
+    @Test func theSignInPageIsLabelledAndEveryAnswerCarriesTheSecurityHeaders() async throws {
+        let console = try Console()
+        let root = try await console.get("/console")
+        #expect(root.status == 303 && root.headers["Location"] == "/console/sign-in")
+        let page = try await console.get("/console/sign-in")
+        #expect(page.status == 200)
+        for label in [
+            #"<label for="operator">Operator</label>"#, #"<label for="password">Password</label>"#, ">Sign in</button>",
+        ] {
+            #expect(page.text.contains(label))
+        }
+        #expect(!page.text.contains("<script"))
+        let policy = try #require(page.headers["Content-Security-Policy"])
+        #expect(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"))
+        #expect(!policy.contains("unsafe-inline"))
+        #expect(page.headers["X-Content-Type-Options"] == "nosniff")
+        #expect(page.headers["Referrer-Policy"] == "no-referrer")
+        // Signed-out pages send to the sign-in page.
+        #expect(try await console.get("/console/overview").headers["Location"] == "/console/sign-in")
+    }
+
+    @Test func aWrongPasswordAndAnUnknownNameGetTheSameAnswerAndGuessingIsThrottled() async throws {
+        let console = try Console()
+        let wrong = try await console.post("/console/sign-in", "operator=carol&password=wrong+password")
+        let unknown = try await console.post("/console/sign-in", "operator=mallory&password=wrong+password")
+        #expect(wrong.status == 401 && unknown.status == 401)
+        #expect(wrong.text == unknown.text)
+        #expect(wrong.headers["Set-Cookie"] == nil)
+        for _ in 0..<4 {
+            _ = try await console.post("/console/sign-in", "operator=carol&password=guess")
+        }
+        // Five failures for carol within 15 minutes: even the right password is refused now, with the same words.
+        let throttled = try await console.post("/console/sign-in", "operator=carol&password=correct+horse+battery")
+        #expect(throttled.status == 429)
+        #expect(throttled.headers["Set-Cookie"] == nil)
+        #expect(throttled.text.contains("The operator or the password is wrong"))
+        console.world.clock.advance(by: .seconds(16 * 60))
+        #expect(try await console.signIn().hasPrefix("iap_console="))
+    }
+
+    @Test func aSignInFromAnotherOriginOrWithoutOneIsRefused() async throws {
+        let console = try Console()
+        for origin in [nil, "https://evil.example", "http://console.internal:9999"] {
+            let answer = try await console.post(
+                "/console/sign-in",
+                "operator=carol&password=correct+horse+battery",
+                origin: origin
+            )
+            #expect(answer.status == 403, "\(origin ?? "no origin")")
+            #expect(answer.headers["Set-Cookie"] == nil)
+        }
+    }
+
+    @Test func aSessionShowsThePagesAndSignsOutOnlyWithItsCSRFTokenFromTheConsole() async throws {
+        let console = try Console()
+        let cookie = try await console.signIn()
+        let overview = try await console.get("/console/overview", cookie: cookie)
+        #expect(overview.status == 200, "\(overview.everything)")
+        #expect(overview.text.contains("carol (support)") && overview.text.contains(">Sign out</button>"))
+        let renewed = try #require(overview.headers["Set-Cookie"])
+        #expect(renewed.contains("HttpOnly") && renewed.contains("SameSite=Strict") && renewed.contains("Secure"))
+        let token = try Self.csrf(in: overview.text)
+
+        #expect(try await console.post("/console/sign-out", "", cookie: cookie).status == 403)
+        #expect(try await console.post("/console/sign-out", "csrf=forged", cookie: cookie).status == 403)
+        #expect(
+            try await console.post("/console/sign-out", "csrf=\(token)", cookie: cookie, origin: "https://evil.example")
+                .status == 403
+        )
+        let signedOut = try await console.post("/console/sign-out", "csrf=\(token)", cookie: cookie)
+        #expect(signedOut.status == 303)
+        #expect(signedOut.headers["Set-Cookie"]?.contains("Max-Age=0") == true)
+    }
+
+    @Test func aForgedTamperedOrExpiredCookieIsNoSession() async throws {
+        let console = try Console()
+        let cookie = try await console.signIn()
+        let value = String(cookie.dropFirst("iap_console=".count))
+        let parts = value.split(separator: ".")
+        // Another role in the payload, the signature kept.
+        let payload = String(decoding: try #require(Base64.decodeURL(parts[0])), as: UTF8.self)
+            .replacingOccurrences(of: "support", with: "admin")
+        let forged = "iap_console=\(Base64.encodeURL(Array(payload.utf8))).\(parts[1])"
+        for attempt in [forged, "iap_console=\(parts[0]).AAAA", "iap_console=", "iap_console=x.y.z"] {
+            #expect(try await console.get("/console/overview", cookie: attempt).status == 303, "\(attempt)")
+        }
+        // Signed by another secret.
+        let other = ConsoleSessions(authenticator: try HMACSHA256(key: Array("another-secret-of-32-bytes-00000".utf8)))
+        let (_, otherCookie) = other.issue(
+            for: try #require(console.routes.operators.operators.first),
+            at: console.world.clock.now
+        )
+        #expect(
+            try await console.get("/console/overview", cookie: String(otherCookie.split(separator: ";")[0])).status
+                == 303
+        )
+        // Idle for 31 minutes.
+        console.world.clock.advance(by: .seconds(31 * 60))
+        #expect(try await console.get("/console/overview", cookie: cookie).status == 303)
+    }
+
+    @Test func aProductIdOrUserIdHoldingHTMLIsShownAsText() async throws {
+        let console = try Console()
+        var transaction = TransactionPayload()
+        transaction.transactionId = "2000000000000099"
+        transaction.originalTransactionId = "2000000000000099"
+        transaction.productId = #"<script>alert(1)</script>"><img src=x onerror=alert(2)>"#
+        transaction.purchaseDate = console.world.clock.now
+        transaction.environment = .production
+        transaction.price = 990
+        transaction.currency = "USD"
+        transaction.type = .consumable
+        var entry = LedgerEntry(
+            transaction: transaction,
+            transactionId: "2000000000000099",
+            originalTransactionId: "2000000000000099",
+            userId: #"<b onmouseover=alert(3)>eve</b>"#,
+            productId: transaction.productId ?? "",
+            recordedAt: console.world.clock.now
+        )
+        entry.deliveryState = .delivered
+        _ = try await console.world.ledger.insert(entry)
+        let cookie = try await console.signIn()
+        let page = try await console.get("/console/analytics", cookie: cookie)
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
+        #expect(!page.text.contains("<script") && !page.text.contains("<img"))
+    }
+}
