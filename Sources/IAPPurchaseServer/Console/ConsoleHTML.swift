@@ -114,6 +114,8 @@ enum ConsoleHTML {
         td.number { text-align: right; font-variant-numeric: tabular-nums; }
         .error { color: #a40e26; } .note { color: #57606a; }
         label { margin-right: 0.3em; } input, button { font: inherit; }
+        .charts { display: flex; flex-wrap: wrap; gap: 1em; } figure { margin: 0; background: #fff; padding: 0.5em;
+                  border: 1px solid #d0d7de; } figcaption { font-size: 0.85em; color: #57606a; }
         form.sign-in { display: grid; gap: 0.6em; max-width: 22em; margin: 3em auto; background: #fff; padding: 1.5em;
                        border: 1px solid #d0d7de; }
 

@@ -90,6 +90,7 @@ extension ConsoleRoutes {
         }
         let currencies = Set(report.series.flatMap(\.revenue.keys)).union(report.totals.mrrMilliunits.keys).sorted()
         body += "<h2>\(ConsoleHTML.escape(report.environment)), by \(report.interval.rawValue)</h2>"
+        body += Self.charts(report, currencies: currencies)
         body += "<table><thead><tr><th scope=\"col\">From</th>"
         body += currencies.map {
             "<th scope=\"col\">Net \(ConsoleHTML.escape($0))</th><th scope=\"col\">MRR \(ConsoleHTML.escape($0))</th>"
@@ -124,6 +125,61 @@ extension ConsoleRoutes {
         body += "</tbody></table><p class=\"note\">Amounts in each currency, never converted. "
         body += "The figures are those of GET /iap/v1/analytics.</p>"
         return ("Analytics", body)
+    }
+
+    /// The charts of a report: net revenue and MRR per currency, active subscriptions, new and churned
+    /// subscriptions, trial conversions and refunds.
+    static func charts(_ report: AnalyticsReport, currencies: [String]) -> String {
+        guard report.series.count <= ConsoleChart.maximumBars else {
+            return
+                "<p class=\"note\">Charts are drawn for up to \(ConsoleChart.maximumBars) intervals: choose a longer "
+                + "interval to see them; the table below has every figure.</p>"
+        }
+        let labels = report.series.map {
+            String(AnalyticsCalendar.format($0.start).prefix(report.interval == .month ? 7 : 10))
+        }
+        func money(_ value: Double) -> String { amount(Int64((value * 1_000).rounded())) }
+        func count(_ value: Double) -> String { "\(Int(value.rounded()))" }
+        var charts: [String] = []
+        for currency in currencies {
+            charts.append(
+                ConsoleChart.bars(
+                    title: "Net revenue, \(currency)",
+                    unit: currency,
+                    labels: labels,
+                    values: report.series.map { Double($0.revenue[currency]?.netMilliunits ?? 0) / 1_000 },
+                    text: money
+                )
+            )
+            charts.append(
+                ConsoleChart.bars(
+                    title: "MRR, \(currency)",
+                    unit: currency,
+                    labels: labels,
+                    values: report.series.map { Double($0.mrrMilliunits[currency] ?? 0) / 1_000 },
+                    text: money
+                )
+            )
+        }
+        let counts: [(String, String, (AnalyticsFigures) -> Int)] = [
+            ("Active subscriptions", "subscriptions", { $0.subscriptions.active }),
+            ("New subscriptions", "subscriptions", { $0.subscriptions.new }),
+            ("Churned subscriptions", "subscriptions", { $0.subscriptions.churned }),
+            ("Trial conversions", "conversions", { $0.subscriptions.trialConversions }),
+            ("Refunds", "refunds", { $0.refunds }),
+        ]
+        for (title, unit, figure) in counts {
+            charts.append(
+                ConsoleChart.bars(
+                    title: title,
+                    unit: unit,
+                    labels: labels,
+                    values: report.series.map { Double(figure($0)) },
+                    text: count
+                )
+            )
+        }
+        return "<div class=\"charts\">" + charts.joined() + "</div>"
     }
 
     private func report(from: Date, to: Date, interval: AnalyticsInterval) async throws -> AnalyticsReport {

@@ -202,4 +202,34 @@ struct ConsoleRoutesTests {
         #expect(page.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
         #expect(!page.text.contains("<script") && !page.text.contains("<img"))
     }
+
+    @Test func theAnalyticsPageChartsEachFigureAsSVGAndStaysSmall() async throws {
+        let console = try Console()
+        _ = try await console.world.buyAndSubmit("coins.100", user: "alice")
+        let cookie = try await console.signIn()
+        let quarter = try await console.get(
+            "/console/analytics?from=2026-01-01&to=2026-04-01&interval=day",
+            cookie: cookie
+        )
+        #expect(quarter.status == 200)
+        for title in [
+            "Net revenue, USD", "MRR, USD", "Active subscriptions", "New subscriptions", "Churned subscriptions",
+            "Trial conversions", "Refunds",
+        ] {
+            #expect(quarter.text.contains("<figcaption>\(title)</figcaption>"), "\(title)")
+        }
+        #expect(quarter.text.components(separatedBy: "<svg").count - 1 == 7)
+        #expect(quarter.text.contains(#"role="img""#) && quarter.text.contains("<title id="))
+        #expect(quarter.body.count < 200_000, "\(quarter.body.count) bytes")
+        // A year by day is a table only, with a note.
+        let year = try await console.get(
+            "/console/analytics?from=2026-01-01&to=2027-01-01&interval=day",
+            cookie: cookie
+        )
+        #expect(!year.text.contains("<svg") && year.text.contains("choose a longer interval"))
+        #expect(year.body.count < 200_000, "\(year.body.count) bytes")
+        // A bad range is said, not thrown.
+        let bad = try await console.get("/console/analytics?from=2026-02-01&to=2026-01-01", cookie: cookie)
+        #expect(bad.status == 200 && bad.text.contains("role=\"alert\""))
+    }
 }
