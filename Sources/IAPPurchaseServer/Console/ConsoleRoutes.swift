@@ -5,6 +5,7 @@
 #endif
 public import IAPCore
 public import IAPHTTPServer
+public import IAPServerAPI
 
 /// The operations console's pages, on a listener of their own (`iap serve --console-port`): sign-in and sign-out,
 /// the overview and the analytics, server-rendered HTML with no script, every value escaped.
@@ -15,7 +16,9 @@ public import IAPHTTPServer
 /// | `GET`, `POST /console/sign-in` | the form (`Operator`, `Password`, `Sign in`); a wrong name or password and a throttled sign-in get the same answer |
 /// | `POST /console/sign-out` | ends the session |
 /// | `GET /console/overview` | the ledger's state, revenue today and this month, active subscriptions |
-/// | `GET /console/analytics` | ``LedgerAnalytics`` over a range, as tables |
+/// | `GET /console/analytics` | ``LedgerAnalytics`` over a range, as charts and tables |
+/// | `GET /console/order?id=ORDER` | ``OrderLookup/lookUp(orderId:actor:)``, audited under the operator's name and role |
+/// | `POST /console/order/redeliver` | ``OrderLookup/redeliver(orderId:actor:userId:)`` (support and admin), audited |
 ///
 /// Every `POST` must come from the console's own origin (`Origin` naming the `Host` it was sent to) and, once signed
 /// in, carry the session's CSRF token (``ConsoleSessions``); anything else is `403`.
@@ -29,6 +32,7 @@ public struct ConsoleRoutes: Sendable {
     let pipeline: DeliveryPipeline
     let ledger: (any ListableEntitlementStore)?
     let readiness: ServerReadiness
+    let support: OrderLookup?
 
     /// Creates the console.
     ///
@@ -38,12 +42,15 @@ public struct ConsoleRoutes: Sendable {
     ///   - pipeline: The purchase server's pipeline: its store, catalog, clock and events.
     ///   - ledger: The ledger read whole for the figures (a ledger site's store).
     ///   - readiness: The purchase server's readiness, shown on the overview.
+    ///   - support: The order tool (the App Store Server API of Production and the support audit); without it the
+    ///     order page says so.
     public init(
         operators: ConsoleOperators,
         sessions: ConsoleSessions,
         pipeline: DeliveryPipeline,
         ledger: (any ListableEntitlementStore)?,
-        readiness: ServerReadiness
+        readiness: ServerReadiness,
+        support: OrderLookup? = nil
     ) {
         self.operators = operators
         self.sessions = sessions
@@ -51,6 +58,7 @@ public struct ConsoleRoutes: Sendable {
         self.pipeline = pipeline
         self.ledger = ledger
         self.readiness = readiness
+        self.support = support
     }
 
     /// A router with the console's routes.
@@ -80,6 +88,14 @@ public struct ConsoleRoutes: Sendable {
         }
         router.add("GET", "/console/analytics") { [self] request in
             await signedIn(request) { session in await analytics(session, request) }
+        }
+        router.add("GET", "/console/order") { [self] request in
+            await signedIn(request) { session in await order(session, request) }
+        }
+        router.add("POST", "/console/order/redeliver") { [self] request in
+            guard let session = checkedPost(request) else { return Self.forbidden }
+            guard session.role.mayRedeliver else { return Self.forbidden }
+            return await signedIn(request) { session in await redeliver(session, request) }
         }
         return router
     }
@@ -156,7 +172,7 @@ public struct ConsoleRoutes: Sendable {
     }
 
     /// A page for a signed-in operator (the session renewed), or the sign-in page.
-    private func signedIn(
+    func signedIn(
         _ request: HTTPServerRequest,
         _ render: (ConsoleSession) async -> (title: String, body: String)
     ) async -> HTTPServerResponse {
@@ -176,7 +192,10 @@ public struct ConsoleRoutes: Sendable {
     private func header(_ session: ConsoleSession) -> String {
         """
         <header><strong>iap console</strong>
-        <nav aria-label="Pages"><a href="/console/overview">Overview</a> · <a href="/console/analytics">Analytics</a></nav>
+        <nav aria-label="Pages"><a href="/console/overview">Overview</a> · <a href="/console/order">Order lookup</a> · \
+        <a href="/console/analytics">Analytics</a></nav>
+        <form method="get" action="/console/order"><label for="header-order">Order ID</label>\
+        <input id="header-order" name="id" maxlength="64" required><button type="submit">Look up</button></form>
         <span>\(ConsoleHTML.escape(session.operatorName)) (\(session.role.rawValue))</span>
         <form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="\(sessions.csrfToken(for: session))"><button type="submit">Sign out</button></form>
         </header>

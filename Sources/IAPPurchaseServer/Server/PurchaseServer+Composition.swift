@@ -49,7 +49,8 @@ extension PurchaseServer {
                 sessions: console.sessions,
                 pipeline: pipeline,
                 ledger: site.store,
-                readiness: readiness
+                readiness: readiness,
+                support: support
             )
             var consoleHTTP = console.http
             consoleHTTP.events = FailureEvents(events)

@@ -32,6 +32,8 @@ struct PurchaseServerWorld {
     let readiness: ServerReadiness
     let auditLog = InMemorySupportAuditLog()
     let routes: PurchaseServerRoutes
+    /// The order tool the support routes use, when the world has support.
+    let lookup: OrderLookup?
     let client: RouterTester
 
     /// Creates the world.
@@ -82,6 +84,7 @@ struct PurchaseServerWorld {
                 auditLog: auditLog
             )
         }
+        self.lookup = lookup
         routes = PurchaseServerRoutes(
             pipeline: pipeline,
             users: HS256UserAuthenticator(secret: try HMACSHA256(key: Array(Self.userSecret.utf8)), clock: clock),

@@ -4,6 +4,8 @@ import IAPCrypto
 import IAPHTTPServer
 import IAPInMemory
 import IAPPurchaseServer
+import IAPServerAPI
+import IAPTesting
 import Testing
 
 /// The console's sign-in, sessions and pages, driven in process: what an attacker tries (no Origin, another origin,
@@ -30,7 +32,8 @@ struct ConsoleRoutesTests {
                 sessions: ConsoleSessions(authenticator: try HMACSHA256(key: ConsoleRoutesTests.secret)),
                 pipeline: world.pipeline,
                 ledger: world.ledger,
-                readiness: world.readiness
+                readiness: world.readiness,
+                support: world.lookup
             )
             client = RouterTester(router: routes.router)
         }
@@ -231,5 +234,54 @@ struct ConsoleRoutesTests {
         // A bad range is said, not thrown.
         let bad = try await console.get("/console/analytics?from=2026-02-01&to=2026-01-01", cookie: cookie)
         #expect(bad.status == 200 && bad.text.contains("role=\"alert\""))
+    }
+
+    @Test func anOrderIsLookedUpAndRedeliveredOnceFromThePageAndTheAuditNamesTheOperatorAndRole() async throws {
+        let console = try Console(operators: [
+            ("carol", .support, "correct horse battery"), ("vic", .viewer, "viewer password 1"),
+        ])
+        let lost = try await console.world.buy("coins.100", user: "alice")
+        let orderId = try #require(lost.orderId)
+        let carol = try await console.signIn()
+        let page = try await console.get("/console/order?id=\(orderId)", cookie: carol)
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains(lost.transactionId) && page.text.contains(">Redeliver</button>"))
+        #expect(page.text.contains(#"<label for="order">Order ID</label>"#))
+        // The purchase has a token nobody claimed: the form asks for the customer.
+        #expect(page.text.contains(#"<label for="customer">Customer</label>"#))
+        let token = try Self.csrf(in: page.text)
+
+        // A viewer sees no button, and a forged POST from their session is refused.
+        let vic = try await console.signIn("vic", "viewer password 1")
+        let viewed = try await console.get("/console/order?id=\(orderId)", cookie: vic)
+        #expect(viewed.status == 200 && !viewed.text.contains(">Redeliver</button>"))
+        let vicToken = try Self.csrf(in: viewed.text)
+        let forged = try await console.post(
+            "/console/order/redeliver",
+            "csrf=\(vicToken)&order=\(orderId)&customer=alice",
+            cookie: vic
+        )
+        #expect(forged.status == 403)
+        #expect(console.world.wallet.calls.isEmpty)
+        // Without the CSRF token, or from another origin: refused.
+        #expect(
+            try await console.post("/console/order/redeliver", "order=\(orderId)&customer=alice", cookie: carol).status
+                == 403
+        )
+
+        let redelivered = try await console.post(
+            "/console/order/redeliver",
+            "csrf=\(token)&order=\(orderId)&customer=alice",
+            cookie: carol
+        )
+        #expect(redelivered.status == 200, "\(redelivered.everything)")
+        #expect(redelivered.text.contains("redelivered"))
+        #expect(console.world.wallet.balance("alice") == 100)
+        _ = try await console.post("/console/order/redeliver", "csrf=\(token)&order=\(orderId)", cookie: carol)
+        #expect(console.world.wallet.calls.count == 1)
+        let audit = await console.world.auditLog.entries()
+        #expect(audit.map(\.actor).allSatisfy { $0 == "carol (support, console)" || $0 == "vic (viewer, console)" })
+        #expect(audit.contains { $0.action == "lookup" && $0.actor == "vic (viewer, console)" })
+        #expect(audit.contains { $0.action.hasPrefix("redeliver") && $0.actor == "carol (support, console)" })
     }
 }
