@@ -33,6 +33,16 @@ public struct AnalyticsReport: Sendable, Hashable, Encodable {
         case from, to, interval, environment, productId, series, totals, byProduct
     }
 
+    /// Milliunits as a decimal amount, for people: `9990` → `9.990`, `-500` → `-0.500`.
+    ///
+    /// - Parameter milliunits: The amount in milliunits.
+    /// - Returns: The amount with three decimals.
+    public static func decimal(_ milliunits: Int64) -> String {
+        let sign = milliunits < 0 ? "-" : ""
+        let magnitude = milliunits.magnitude
+        return "\(sign)\(magnitude / 1_000).\(String(magnitude % 1_000 + 1_000).dropFirst())"
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(AnalyticsCalendar.format(from), forKey: .from)

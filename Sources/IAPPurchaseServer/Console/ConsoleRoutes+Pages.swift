@@ -43,9 +43,10 @@ extension ConsoleRoutes {
             let currencies = Set(report.totals.revenue.keys).union(today?.revenue.keys ?? [:].keys).sorted()
             for currency in currencies {
                 body += "<tr><th scope=\"row\">Net revenue, \(ConsoleHTML.escape(currency))</th>"
-                body += "<td class=\"number\">\(Self.amount(today?.revenue[currency]?.netMilliunits ?? 0))</td>"
                 body +=
-                    "<td class=\"number\">\(Self.amount(report.totals.revenue[currency]?.netMilliunits ?? 0))</td></tr>"
+                    "<td class=\"number\">\(AnalyticsReport.decimal(today?.revenue[currency]?.netMilliunits ?? 0))</td>"
+                body +=
+                    "<td class=\"number\">\(AnalyticsReport.decimal(report.totals.revenue[currency]?.netMilliunits ?? 0))</td></tr>"
             }
             body += "<tr><th scope=\"row\">Active subscriptions</th>"
             body += "<td class=\"number\">\(today?.subscriptions.active ?? 0)</td>"
@@ -104,8 +105,9 @@ extension ConsoleRoutes {
                 figures.refundRate == nil ? String(AnalyticsCalendar.format(figures.start).prefix(10)) : "Total"
             body += "<tr><th scope=\"row\">\(label)</th>"
             for currency in currencies {
-                body += "<td class=\"number\">\(Self.amount(figures.revenue[currency]?.netMilliunits ?? 0))</td>"
-                body += "<td class=\"number\">\(Self.amount(figures.mrrMilliunits[currency] ?? 0))</td>"
+                body +=
+                    "<td class=\"number\">\(AnalyticsReport.decimal(figures.revenue[currency]?.netMilliunits ?? 0))</td>"
+                body += "<td class=\"number\">\(AnalyticsReport.decimal(figures.mrrMilliunits[currency] ?? 0))</td>"
             }
             let subscriptions = figures.subscriptions
             body += [
@@ -138,7 +140,7 @@ extension ConsoleRoutes {
         let labels = report.series.map {
             String(AnalyticsCalendar.format($0.start).prefix(report.interval == .month ? 7 : 10))
         }
-        func money(_ value: Double) -> String { amount(Int64((value * 1_000).rounded())) }
+        func money(_ value: Double) -> String { AnalyticsReport.decimal(Int64((value * 1_000).rounded())) }
         func count(_ value: Double) -> String { "\(Int(value.rounded()))" }
         var charts: [String] = []
         for currency in currencies {
@@ -197,12 +199,5 @@ extension ConsoleRoutes {
     static func percent(_ ratio: Double) -> String {
         let tenths = Int((ratio * 1_000).rounded())
         return "\(tenths / 10).\(tenths % 10) %"
-    }
-
-    /// Milliunits as an amount: 9990 → 9.990.
-    static func amount(_ milliunits: Int64) -> String {
-        let sign = milliunits < 0 ? "-" : ""
-        let magnitude = milliunits.magnitude
-        return "\(sign)\(magnitude / 1_000).\(String(magnitude % 1_000 + 1_000).dropFirst())"
     }
 }

@@ -114,7 +114,7 @@ enum LedgerAnalyticsCommand {
         )
         for product in report.byProduct {
             let money = product.revenue.sorted { $0.key < $1.key }
-                .map { "\($0.key) \(amount($0.value.netMilliunits))" }.joined(separator: ", ")
+                .map { "\($0.key) \(AnalyticsReport.decimal($0.value.netMilliunits))" }.joined(separator: ", ")
             Output.line(
                 "  \(product.productId): \(product.purchases) purchases, \(product.refunds) refunds"
                     + (money.isEmpty ? "" : ", net \(money)")
@@ -123,21 +123,17 @@ enum LedgerAnalyticsCommand {
     }
 
     private static func line(_ figures: AnalyticsFigures, label: String) -> String {
-        let net = figures.revenue.sorted { $0.key < $1.key }.map { "\($0.key) \(amount($0.value.netMilliunits))" }
-        let mrr = figures.mrrMilliunits.sorted { $0.key < $1.key }.map { "\($0.key) \(amount($0.value))" }
+        let net = figures.revenue.sorted { $0.key < $1.key }.map {
+            "\($0.key) \(AnalyticsReport.decimal($0.value.netMilliunits))"
+        }
+        let mrr = figures.mrrMilliunits.sorted { $0.key < $1.key }.map {
+            "\($0.key) \(AnalyticsReport.decimal($0.value))"
+        }
         let subscriptions = figures.subscriptions
         return "\(label)  net \(net.isEmpty ? "0" : net.joined(separator: ", "))"
             + "  mrr \(mrr.isEmpty ? "0" : mrr.joined(separator: ", "))"
             + "  active \(subscriptions.active) new \(subscriptions.new) churned \(subscriptions.churned)"
             + "  trials \(subscriptions.trialsStarted) converted \(subscriptions.trialConversions)"
             + "  purchases \(figures.purchases) refunds \(figures.refunds)"
-    }
-
-    /// Milliunits as a decimal amount: 9990 → 9.990.
-    static func amount(_ milliunits: Int64) -> String {
-        let sign = milliunits < 0 ? "-" : ""
-        let magnitude = milliunits.magnitude
-        let fraction = String(magnitude % 1_000 + 1_000).dropFirst()
-        return "\(sign)\(magnitude / 1_000).\(fraction)"
     }
 }
