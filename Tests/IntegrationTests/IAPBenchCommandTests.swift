@@ -192,12 +192,15 @@ struct IAPBenchCommandTests {
         let analytics = try await Self.report(
             ["analytics", "--transactions", "2000", "--runs", "1"],
             keys: [
-                "activeSubscriptions", "benchmark", "build", "cores", "goalSeconds", "met", "openSeconds",
-                "reportSeconds", "transactions",
+                "activeSubscriptions", "benchmark", "build", "consolePagesMs", "cores", "goalSeconds", "met",
+                "openSeconds", "reportSeconds", "transactions",
             ]
         )
         #expect(analytics["transactions"] as? Int == 2_000)
         #expect((analytics["activeSubscriptions"] as? Int ?? 0) > 0)
         #expect(((analytics["reportSeconds"] as? [String: Any])?["samples"] as? [Double])?.count == 1)
+        let pages = try #require(analytics["consolePagesMs"] as? [String: [String: Any]])
+        #expect(Set(pages.keys) == ["overview", "analytics"])
+        #expect(pages["overview"]?["requests"] as? Int == 4)
     }
 }
