@@ -25,6 +25,24 @@ enum ConsoleHTML {
         return escaped
     }
 
+    /// Text as one component of a URL's query: every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
+    /// percent-encoded, so that it is safe in a link's `href` as well.
+    static func queryComponent(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The headers of every console answer: no script from anywhere (no inline script, no other host), no framing,
     /// no sniffing, no referrer, nothing cached.
     static let securityHeaders: [(String, String)] = [

@@ -16,14 +16,12 @@ extension ConsoleRoutes {
     /// The order lookup: its form, and an order's transactions when one is asked for (audited).
     func order(_ session: ConsoleSession, _ request: HTTPServerRequest) async -> (title: String, body: String) {
         let orderId = request.queryValue("id") ?? ""
-        var body = """
-            <h1>Order lookup</h1>
-            <form method="get" action="/console/order"><label for="order">Order ID</label>\
-            <input id="order" name="id" maxlength="64" required value="\(ConsoleHTML.escape(orderId))">\
-            <button type="submit">Look up</button></form>
-            """
+        var body = "<h1>Order lookup</h1>"
         guard !orderId.isEmpty else {
-            return ("Order lookup", body + "<p class=\"note\">The order ID is on the customer's receipt e-mail.</p>")
+            return (
+                "Order lookup",
+                body + "<p class=\"note\">Enter the order ID above: it is on the customer's receipt e-mail.</p>"
+            )
         }
         guard let support else {
             return ("Order lookup", body + Self.alert("Order lookup needs the App Store Server API of Production."))
@@ -73,9 +71,13 @@ extension ConsoleRoutes {
             let purchased = item.purchaseDate.map { String(AnalyticsCalendar.format($0).prefix(16)) } ?? ""
             let delivery =
                 item.ledgerState.map { $0.rawValue } ?? (item.delivered ? "delivered" : "not in the ledger")
+            let customer =
+                item.owner.map {
+                    "<a href=\"/console/customer?q=\(ConsoleHTML.queryComponent($0))\">\(ConsoleHTML.escape($0))</a>"
+                } ?? "nobody yet"
             html += "<tr><td>\(ConsoleHTML.escape(item.transactionId))</td>"
             html += "<td>\(ConsoleHTML.escape(item.productId ?? ""))</td><td>\(purchased)</td>"
-            html += "<td>\(item.state.rawValue)</td><td>\(ConsoleHTML.escape(item.owner ?? "nobody yet"))</td>"
+            html += "<td>\(item.state.rawValue)</td><td>\(customer)</td>"
             html += "<td>\(ConsoleHTML.escape(delivery))</td></tr>"
         }
         html += "</tbody></table>"

@@ -19,6 +19,7 @@ public import IAPServerAPI
 /// | `GET /console/analytics` | ``LedgerAnalytics`` over a range, as charts and tables |
 /// | `GET /console/order?id=ORDER` | ``OrderLookup/lookUp(orderId:actor:)``, audited under the operator's name and role |
 /// | `POST /console/order/redeliver` | ``OrderLookup/redeliver(orderId:actor:userId:)`` (support and admin), audited |
+/// | `GET /console/customer?q=TEXT[&cursor=C]` | a customer (by user id, transaction id, original transaction id or app transaction id): entitlements now and the timeline, paged; audited (`customer.lookup`) |
 ///
 /// Every `POST` must come from the console's own origin (`Origin` naming the `Host` it was sent to) and, once signed
 /// in, carry the session's CSRF token (``ConsoleSessions``); anything else is `403`.
@@ -33,6 +34,7 @@ public struct ConsoleRoutes: Sendable {
     let ledger: (any ListableEntitlementStore)?
     let readiness: ServerReadiness
     let support: OrderLookup?
+    let audit: (any SupportAuditLog)?
 
     /// Creates the console.
     ///
@@ -44,13 +46,16 @@ public struct ConsoleRoutes: Sendable {
     ///   - readiness: The purchase server's readiness, shown on the overview.
     ///   - support: The order tool (the App Store Server API of Production and the support audit); without it the
     ///     order page says so.
+    ///   - audit: The support audit, where every customer read is written before it is shown; without it the
+    ///     customer page shows nobody.
     public init(
         operators: ConsoleOperators,
         sessions: ConsoleSessions,
         pipeline: DeliveryPipeline,
         ledger: (any ListableEntitlementStore)?,
         readiness: ServerReadiness,
-        support: OrderLookup? = nil
+        support: OrderLookup? = nil,
+        audit: (any SupportAuditLog)? = nil
     ) {
         self.operators = operators
         self.sessions = sessions
@@ -59,6 +64,7 @@ public struct ConsoleRoutes: Sendable {
         self.ledger = ledger
         self.readiness = readiness
         self.support = support
+        self.audit = audit
     }
 
     /// A router with the console's routes.
@@ -91,6 +97,9 @@ public struct ConsoleRoutes: Sendable {
         }
         router.add("GET", "/console/order") { [self] request in
             await signedIn(request) { session in await order(session, request) }
+        }
+        router.add("GET", "/console/customer") { [self] request in
+            await signedIn(request) { session in await customer(session, request) }
         }
         router.add("POST", "/console/order/redeliver") { [self] request in
             guard let session = checkedPost(request) else { return Self.forbidden }
@@ -193,16 +202,18 @@ public struct ConsoleRoutes: Sendable {
         """
         <header><strong>iap console</strong>
         <nav aria-label="Pages"><a href="/console/overview">Overview</a> · <a href="/console/order">Order lookup</a> · \
-        <a href="/console/analytics">Analytics</a></nav>
-        <form method="get" action="/console/order"><label for="header-order">Order ID</label>\
-        <input id="header-order" name="id" maxlength="64" required><button type="submit">Look up</button></form>
+        <a href="/console/customer">Customers</a> · <a href="/console/analytics">Analytics</a></nav>
+        <form method="get" action="/console/customer" role="search"><label for="search-customer">Customer</label>\
+        <input id="search-customer" name="q" maxlength="256" required><button type="submit">Search</button></form>
+        <form method="get" action="/console/order"><label for="search-order">Order ID</label>\
+        <input id="search-order" name="id" maxlength="64" required><button type="submit">Look up</button></form>
         <span>\(ConsoleHTML.escape(session.operatorName)) (\(session.role.rawValue))</span>
         <form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="\(sessions.csrfToken(for: session))"><button type="submit">Sign out</button></form>
         </header>
         """
     }
 
-    private func record(_ event: String, _ name: String?, outcome: String) {
+    func record(_ event: String, _ name: String?, outcome: String) {
         pipeline.events.record(
             IAPEvent(time: pipeline.clock.now, event: event, outcome: outcome, message: name.map { "operator \($0)" })
         )

@@ -50,7 +50,8 @@ extension PurchaseServer {
                 pipeline: pipeline,
                 ledger: site.store,
                 readiness: readiness,
-                support: support
+                support: support,
+                audit: audit
             )
             var consoleHTTP = console.http
             consoleHTTP.events = FailureEvents(events)

@@ -33,7 +33,8 @@ struct ConsoleRoutesTests {
                 pipeline: world.pipeline,
                 ledger: world.ledger,
                 readiness: world.readiness,
-                support: world.lookup
+                support: world.lookup,
+                audit: world.auditLog
             )
             client = RouterTester(router: routes.router)
         }
@@ -246,7 +247,7 @@ struct ConsoleRoutesTests {
         let page = try await console.get("/console/order?id=\(orderId)", cookie: carol)
         #expect(page.status == 200, "\(page.everything)")
         #expect(page.text.contains(lost.transactionId) && page.text.contains(">Redeliver</button>"))
-        #expect(page.text.contains(#"<label for="order">Order ID</label>"#))
+        #expect(page.text.contains(#"<label for="search-order">Order ID</label>"#))
         // The purchase has a token nobody claimed: the form asks for the customer.
         #expect(page.text.contains(#"<label for="customer">Customer</label>"#))
         let token = try Self.csrf(in: page.text)
@@ -284,4 +285,107 @@ struct ConsoleRoutesTests {
         #expect(audit.contains { $0.action == "lookup" && $0.actor == "vic (viewer, console)" })
         #expect(audit.contains { $0.action.hasPrefix("redeliver") && $0.actor == "carol (support, console)" })
     }
+
+    @Test func aCustomerIsFoundByUserTransactionOrOriginalIdWithEntitlementsAndAPagedTimelineAndEveryReadIsAudited()
+        async throws
+    {
+        let console = try Console()
+        let subscription = try await console.world.buyAndSubmit("plus.monthly", user: "alice")
+        var coins: [SimulatedTransaction] = []
+        for _ in 0..<26 {
+            coins.append(try await console.world.buyAndSubmit("coins.100", user: "alice"))
+        }
+        _ = try await console.world.buyAndSubmit("pro.lifetime", user: "bob")
+        let cookie = try await console.signIn()
+
+        let page = try await console.get("/console/customer?q=alice", cookie: cookie)
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains("Found by user id <strong>alice</strong>"))
+        #expect(page.text.contains(#"<label for="search-customer">Customer</label>"#))
+        #expect(page.text.contains(">Search</button>"))
+        // Entitlements now: the subscription active and renewing, the balance of 26 purchases of 100 coins.
+        #expect(
+            page.text.contains("<th scope=\"row\">plus.monthly</th><td>autoRenewable</td><td>active</td><td>yes</td>")
+        )
+        #expect(page.text.contains("<th scope=\"row\">coins.100</th><td class=\"number\">2600</td>"))
+        // The newest 25 entries, then a link to the older ones; nothing of bob.
+        #expect(page.text.components(separatedBy: "<td>Purchase</td>").count - 1 == 25)
+        #expect(!page.text.contains("pro.lifetime"))
+        let older = try #require(page.text.range(of: #"<a href="/console/customer?q=alice&amp;cursor="#))
+        let link = String(page.text[older.lowerBound...].dropFirst(9).prefix { $0 != "\"" })
+            .replacingOccurrences(of: "&amp;", with: "&")
+        let second = try await console.get(link, cookie: cookie)
+        #expect(second.status == 200, "\(second.everything)")
+        #expect(second.text.components(separatedBy: "<td>Purchase</td>").count - 1 == 2)
+        #expect(second.text.contains(subscription.transactionId) && !second.text.contains(">Older</a>"))
+
+        // By a transaction id, and by the subscription's original transaction id.
+        let byTransaction = try await console.get("/console/customer?q=\(coins[3].transactionId)", cookie: cookie)
+        #expect(byTransaction.text.contains("Found by transaction id"))
+        #expect(byTransaction.text.contains("customer <strong>alice</strong>"))
+        let byOriginal = try await console.get(
+            "/console/customer?q=\(subscription.originalTransactionId)&cursor=",
+            cookie: cookie
+        )
+        #expect(byOriginal.text.contains("customer <strong>alice</strong>"))
+        // By the Apple Account's app transaction id (the ledger read whole).
+        let appTransactionId = try #require(subscription.payload.appTransactionId)
+        let byAccount = try await console.get("/console/customer?q=\(appTransactionId)", cookie: cookie)
+        #expect(byAccount.text.contains("Found by app transaction id"), "\(byAccount.text)")
+        let bob = try await console.get("/console/customer?q=bob", cookie: cookie)
+        #expect(bob.text.contains("pro.lifetime") && !bob.text.contains("coins.100"))
+        let nobody = try await console.get("/console/customer?q=%3Cscript%3Ecarl", cookie: cookie)
+        #expect(
+            nobody.status == 200 && nobody.text.contains("No customer") && nobody.text.contains("&lt;script&gt;carl")
+        )
+
+        // Six customers shown, six audit entries naming the operator, the customer and what was shown.
+        let audit = await console.world.auditLog.entries().filter { $0.action == "customer.lookup" }
+        #expect(audit.map(\.userId) == ["alice", "alice", "alice", "alice", "alice", "bob"])
+        #expect(audit.allSatisfy { $0.actor == "carol (support, console)" })
+        #expect(audit[0].outcomes.count == 25 && audit[1].outcomes.count == 2)
+        #expect(audit[0].outcomes.allSatisfy { $0.outcome == "shown" })
+    }
+
+    @Test func aCustomersRefundAndAFailedDeliveryAreOnTheTimelineAsText() async throws {
+        let console = try Console()
+        let bought = try await console.world.buyAndSubmit("pro.lifetime", user: #"<img src=x onerror=alert(1)>"#)
+        try await console.world.appStore.refund(transactionId: bought.transactionId)
+        for payload in await console.world.appStore.drainNotifications() {
+            _ = try await console.world.notify(payload)
+        }
+        console.world.wallet.failNext(1)
+        let coins = try await console.world.buy("coins.100", user: #"<img src=x onerror=alert(1)>"#)
+        #expect(
+            try await console.world.submit(coins.signedTransaction, as: #"<img src=x onerror=alert(1)>"#).status == 202
+        )
+        let cookie = try await console.signIn()
+        let page = try await console.get(
+            "/console/customer?q=\(ConsoleRoutesTests.formEncoded(#"<img src=x onerror=alert(1)>"#))",
+            cookie: cookie
+        )
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains("&lt;img src=x onerror=alert(1)&gt;") && !page.text.contains("<img"))
+        #expect(page.text.contains("<td>Refunded</td>"))
+        #expect(page.text.contains("retrying, 1 attempt, next "))
+        #expect(
+            page.text.contains("<th scope=\"row\">pro.lifetime</th><td>nonConsumable</td><td>revoked</td><td>no</td>")
+        )
+    }
+
+    static func formEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) {
+                encoded.append(Character(UnicodeScalar(byte)))
+            } else {
+                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded
+            }
+        }
+        return encoded
+    }
+}
+
+extension String {
+    fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
 }
