@@ -373,6 +373,76 @@ struct ConsoleRoutesTests {
         )
     }
 
+    @Test func theAuditPageListsEveryEntryNewestFirstUnderTheChainsVerification() async throws {
+        let console = try Console()
+        _ = try await console.world.buyAndSubmit("coins.100", user: "alice")
+        let cookie = try await console.signIn()
+        for _ in 0..<55 {
+            #expect(try await console.get("/console/customer?q=alice", cookie: cookie).status == 200)
+        }
+        let page = try await console.get("/console/audit", cookie: cookie)
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains("The chain is intact: 55 entries"))
+        #expect(
+            page.text.contains("<td class=\"number\">55</td>") && !page.text.contains("<td class=\"number\">5</td>")
+        )
+        #expect(page.text.contains("<td>carol (support, console)") && page.text.contains("<td>customer.lookup</td>"))
+        #expect(page.text.contains(#"<a href="/console/customer?q=alice">alice</a>"#))
+        #expect(page.text.contains(#"<a href="/console/audit?before=6">Older</a>"#))
+        let older = try await console.get("/console/audit?before=6", cookie: cookie)
+        #expect(
+            older.text.contains("<td class=\"number\">5</td>") && older.text.contains("<td class=\"number\">1</td>")
+        )
+        #expect(!older.text.contains(">Older</a>"))
+        #expect(try await console.get("/console/audit?before=x", cookie: cookie).text.contains("does not exist"))
+    }
+
+    @Test func aBrokenAuditIsSaidOnTheAuditPageAndNoCustomerIsShown() async throws {
+        let world = try PurchaseServerWorld()
+        _ = try await world.buyAndSubmit("coins.100", user: "alice")
+        var operators = ConsoleOperators(derivation: PBKDF2HMACSHA256())
+        try operators.set(name: "carol", role: .support, password: "correct horse battery")
+        let routes = ConsoleRoutes(
+            operators: operators,
+            sessions: ConsoleSessions(authenticator: try HMACSHA256(key: Self.secret)),
+            pipeline: world.pipeline,
+            ledger: world.ledger,
+            readiness: world.readiness,
+            audit: BrokenAuditLog()
+        )
+        let client = RouterTester(router: routes.router)
+        let signIn = try await client.send(
+            "POST",
+            "/console/sign-in",
+            headers: [("Host", Self.host), ("Origin", Self.origin)],
+            body: "operator=carol&password=correct+horse+battery"
+        )
+        let cookie = String(try #require(signIn.headers["Set-Cookie"]).split(separator: ";")[0])
+        let headers = [("Host", Self.host), ("Cookie", cookie)]
+        let audit = try await client.send("GET", "/console/audit", headers: headers)
+        #expect(audit.text.contains("The chain is broken") && audit.text.contains("entry 2: the hash does not match"))
+        let customer = try await client.send("GET", "/console/customer?q=alice", headers: headers)
+        #expect(
+            customer.text.contains("The support audit cannot be written now") && !customer.text.contains("coins.100")
+        )
+    }
+
+    /// An audit whose chain is broken at its second entry, and which refuses every append.
+    struct BrokenAuditLog: SupportAuditLog {
+        func append(_ entry: SupportAuditEntry) async throws -> SupportAuditEntry {
+            throw IAPError(.storageCorrupted, "the log does not match its head")
+        }
+        func entries() async throws -> [SupportAuditEntry] { [] }
+        func verify() async throws -> SupportAuditVerification {
+            SupportAuditVerification(
+                entryCount: 3,
+                head: SupportAuditHead(entries: 3, lastHash: "ab"),
+                recordedHead: nil,
+                problems: [.init(entry: 2, location: "", message: "the hash does not match")]
+            )
+        }
+    }
+
     static func formEncoded(_ text: String) -> String {
         var encoded = ""
         for byte in text.utf8 {

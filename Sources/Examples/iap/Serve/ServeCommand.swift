@@ -34,7 +34,7 @@ enum ServeCommand {
             finishes the requests in flight, stops the background work and closes the ledger. The first line on
             standard output is 'listening on http://HOST:PORT' (--port 0 picks a free port); nothing else goes
             there, except, with --console-port, a second line 'console on http://HOST:PORT': the operations console
-            (sign-in, overview, order lookup, customers, analytics; Documentation/Console.md) on a listener of its
+            (sign-in, overview, order lookup, customers, analytics, audit; Documentation/Console.md) on a listener of its
             own. See Documentation/Server.md.
 
             Endpoints: POST /iap/v1/transactions (the app's submission, {"signedTransaction", "orderId"}, as the
