@@ -200,7 +200,7 @@ struct IAPBenchCommandTests {
         #expect((analytics["activeSubscriptions"] as? Int ?? 0) > 0)
         #expect(((analytics["reportSeconds"] as? [String: Any])?["samples"] as? [Double])?.count == 1)
         let pages = try #require(analytics["consolePagesMs"] as? [String: [String: Any]])
-        #expect(Set(pages.keys) == ["overview", "analytics"])
+        #expect(Set(pages.keys) == ["overview", "analytics", "customer", "customerByTransaction", "customerNotFound"])
         #expect(pages["overview"]?["requests"] as? Int == 4)
     }
 }

@@ -167,7 +167,15 @@ public struct ConsoleRoutes: Sendable {
     )
 
     /// Whether a request's `Origin` names the host it was sent to.
+    ///
+    /// A browser sends `Origin: null` with a form of a page whose policy is `Referrer-Policy: no-referrer`, as every
+    /// console page's is; it then says where the request came from in `Sec-Fetch-Site`, a header no page can set or
+    /// change: `same-origin` is accepted with `null`, and nothing else is (another site's form, a sandboxed frame or a
+    /// page of another port says `cross-site` or `same-site`).
     static func isSameOrigin(_ request: HTTPServerRequest) -> Bool {
+        if request.headers["Origin"] == "null" {
+            return request.headers["Sec-Fetch-Site"]?.lowercased() == "same-origin"
+        }
         guard let origin = request.headers["Origin"], let host = request.headers["Host"],
             let url = URL(string: origin), let originHost = url.host(percentEncoded: false)
         else { return false }

@@ -129,6 +129,23 @@ struct ConsoleRoutesTests {
             #expect(answer.status == 403, "\(origin ?? "no origin")")
             #expect(answer.headers["Set-Cookie"] == nil)
         }
+        // A browser sends `Origin: null` under `Referrer-Policy: no-referrer`: accepted only when it also says the form
+        // came from this origin (`Sec-Fetch-Site`, which no page can set).
+        for (site, status) in [("same-origin", 303), ("cross-site", 403), ("same-site", 403), (nil, 403)] {
+            var headers = [
+                ("Host", Self.host), ("Origin", "null"), ("Content-Type", "application/x-www-form-urlencoded"),
+            ]
+            if let site {
+                headers.append(("Sec-Fetch-Site", site))
+            }
+            let answer = try await console.client.send(
+                "POST",
+                "/console/sign-in",
+                headers: headers,
+                body: "operator=carol&password=correct+horse+battery"
+            )
+            #expect(answer.status == status, "Sec-Fetch-Site \(site ?? "absent")")
+        }
     }
 
     @Test func aSessionShowsThePagesAndSignsOutOnlyWithItsCSRFTokenFromTheConsole() async throws {
