@@ -49,16 +49,20 @@ def check(name, condition, detail=""):
 
 
 class Receiver(BaseHTTPRequestHandler):
-    """The app's backend: takes each grant and take-back, and counts them per transaction."""
+    """The app's backend: takes each grant and take-back, and counts them per transaction; refuses for good (422)
+    those of the users in `refused`, so that they are dead-lettered at once."""
 
     grants = []
+    refused = set()
     lock = threading.Lock()
 
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        delivery = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         with Receiver.lock:
-            Receiver.grants.append(json.loads(body))
-        self.send_response(200)
+            refuse = delivery.get("userId") in Receiver.refused
+            if not refuse:
+                Receiver.grants.append(delivery)
+        self.send_response(422 if refuse else 200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -201,7 +205,7 @@ class World:
     def service(self, method, path, body=None):
         return request(method, self.api + path, body, {"Authorization": f"Bearer {self.service_token}"})
 
-    def buy(self, product, user=None, account="customer"):
+    def buy(self, product, user=None, account="customer", granted=True):
         """A purchase on the emulator; with a user, the token is bound to them first and the app submits it."""
         token = str(uuid.uuid4())
         if user is not None:
@@ -216,7 +220,8 @@ class World:
                                    {"Authorization": f"Bearer {user_token(user, self.user_secret)}"})
             # 202 pending: Apple's notification of the purchase is being delivered at the same moment.
             check(f"{product[:12]!r} submitted for {user[:12]!r}", status in (200, 202), f"{status} {data!r}")
-            wait_for(lambda: Receiver.count(bought["transactionId"]) == 1, f"the grant of {product[:12]!r}")
+            if granted:
+                wait_for(lambda: Receiver.count(bought["transactionId"]) == 1, f"the grant of {product[:12]!r}")
         return bought
 
 
@@ -256,6 +261,10 @@ def drive(world, chromium, screenshots):
     lost = world.control("POST", "/emulator/v1/purchases", {"productId": "premium", "account": "bob",
                                                              "appAccountToken": str(uuid.uuid4())})
     check("the lost order was never granted", Receiver.count(lost["transactionId"]) == 0)
+    # Two purchases the backend refuses for good (422): dead letters at once.
+    Receiver.refused.update({"dora", "erin"})
+    dora = world.buy("coins.100", "dora", account="dora", granted=False)
+    erin = world.buy("coins.100", "erin", account="erin", granted=False)
 
     console = world.console
     dialogs = []
@@ -307,7 +316,7 @@ def drive(world, chromium, screenshots):
         body = page.locator("main").inner_text()
         check("the overview shows the ledger", "ready" in body and "Dead letters" in body and "Transactions" in body,
               body)
-        for link in ["Overview", "Order lookup", "Customers", "Analytics", "Audit"]:
+        for link in ["Overview", "Order lookup", "Customers", "Dead letters", "Analytics", "Audit"]:
             check(f"the header links to {link}", page.get_by_role("link", name=link, exact=True).is_visible())
         shot(page, "overview")
 
@@ -357,6 +366,17 @@ def drive(world, chromium, screenshots):
               main)
         check("the audit has the customer reads", "customer.lookup" in main, main)
         shot(page, "audit")
+
+        # Dead letters: the backend is mended for dora, and support retries hers now.
+        page.get_by_role("link", name="Dead letters", exact=True).click()
+        main = page.locator("main").inner_text()
+        check("the dead letters are listed", "Dead letters (2)" in main and dora["transactionId"] in main, main)
+        check("support sees no Give up", page.get_by_role("button", name="Give up").count() == 0)
+        Receiver.refused.discard("dora")
+        page.locator("tr", has_text=dora["transactionId"]).get_by_role("button", name="Retry now").click()
+        main = page.locator("main").inner_text()
+        check("Retry now delivered it", "retried: delivered" in main and "Dead letters (1)" in main, main)
+        check("the retry reached the webhook once", Receiver.count(dora["transactionId"]) == 1)
 
         # Analytics: the page's totals are the API's.
         page.get_by_role("link", name="Analytics", exact=True).click()
@@ -411,10 +431,29 @@ def drive(world, chromium, screenshots):
         page.get_by_role("button", name="Look up").click()
         check("the viewer sees the order", lost["transactionId"] in page.locator("main").inner_text())
         check("the viewer sees no Redeliver button", page.get_by_role("button", name="Redeliver").count() == 0)
+        page.get_by_role("link", name="Dead letters", exact=True).click()
+        check("the viewer sees no Retry now nor Give up", page.get_by_role("button", name="Retry now").count() == 0
+              and page.get_by_role("button", name="Give up").count() == 0)
         csrf = page.locator("input[name=csrf]").first.get_attribute("value")
         answer = context.request.post(redeliver, form={"csrf": csrf, "order": lost["orderId"], "customer": "vic"},
                                       headers={"Origin": console})
         check("a viewer's forged redelivery is refused", answer.status == 403, answer.status)
+        context.close()
+
+        # An admin gives erin's dead letter up: out of the count, audited under their name.
+        context, page, _ = new_page()
+        sign_in(page, "ada")
+        page.get_by_role("link", name="Dead letters", exact=True).click()
+        shot(page, "dead-letters")
+        page.locator("tr", has_text=erin["transactionId"]).get_by_role("button", name="Give up").click()
+        main = page.locator("main").inner_text()
+        check("Give up took it out of the dead letters", "given up." in main and "Dead letters (0)" in main
+              and "Given up (1)" in main, main)
+        page.get_by_role("link", name="Audit", exact=True).click()
+        main = page.locator("main").inner_text()
+        check("the audit names the admin who gave up", "ada (admin, console)" in main and "deadLetter.giveUp" in main,
+              main)
+        check("erin's purchase was never granted", Receiver.count(erin["transactionId"]) == 0)
         context.close()
 
         # Throttling: after 5 failed sign-ins for a name, even its right password is refused for a while.

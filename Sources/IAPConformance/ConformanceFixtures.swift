@@ -138,6 +138,7 @@ enum ConformanceFixtures {
         compare("grantAttempted", \.grantAttempted)
         compare("grantedUnits", \.grantedUnits)
         compare("refundAccessKept", \.refundAccessKept)
+        compare("givenUpAt", \.givenUpAt)
         compare("sequence", \.sequence)
         compare("revision", \.revision)
         if expected.transaction != actual.transaction {

@@ -53,6 +53,7 @@ extension EntitlementStoreConformance {
         entry.revokedAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 7_777)
         entry.revocationDelivered = true
         entry.refundAccessKept = true
+        entry.givenUpAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 8_888)
         guard case .inserted(let inserted) = try await store.insert(entry) else {
             throw ConformanceViolation("inserting exact-1 into an empty store did not return .inserted")
         }
@@ -139,16 +140,17 @@ extension EntitlementStoreConformance {
             environment: .production,
             into: store
         )
-        // Six entries of three users, two of them Production, one dead letter throughout.
-        func counts(delivered: Int, pendingRetries: Int, revoked: Int) -> LedgerStatistics {
+        // Six entries of three users, two of them Production, one dead letter throughout (given up at the end).
+        func counts(delivered: Int, pendingRetries: Int, revoked: Int, givenUp: Bool = false) -> LedgerStatistics {
             LedgerStatistics(
                 transactions: 6,
                 delivered: delivered,
                 pendingRetries: pendingRetries,
-                deadLetters: 1,
+                deadLetters: givenUp ? 0 : 1,
                 revoked: revoked,
                 users: 3,
-                environments: ["Sandbox": 4, "Production": 2]
+                environments: ["Sandbox": 4, "Production": 2],
+                givenUp: givenUp ? 1 : 0
             )
         }
         try await expect(
@@ -182,6 +184,15 @@ extension EntitlementStoreConformance {
         try await expect(
             "after a duplicate insert and a replace of an unknown id",
             counts(delivered: 3, pendingRetries: 0, revoked: 1)
+        )
+        if let dead = try await store.entry(transactionId: "dead-1") {
+            var givenUp = dead
+            givenUp.givenUpAt = Fixtures.date(11)
+            _ = try await Fixtures.replaceAccepted(givenUp, ifRevision: dead.revision, in: store)
+        }
+        try await expect(
+            "after an operator gave dead-1 up (givenUpAt set): a dead letter no more, one given up",
+            counts(delivered: 3, pendingRetries: 0, revoked: 1, givenUp: true)
         )
         if !problems.isEmpty {
             throw ConformanceViolation(problems: problems)

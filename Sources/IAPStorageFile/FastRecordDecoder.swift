@@ -78,6 +78,7 @@ enum FastRecordDecoder {
         case transactionId, originalTransactionId, userId, productId, transaction, orderId, deliveryState
         case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt
         case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits, refundAccessKept
+        case givenUpAt
 
         private static let keys = JSONKeyTable(allCases.map { "\($0)" })
 
@@ -89,7 +90,10 @@ enum FastRecordDecoder {
         /// The fields a record must hold: all but the optional ones, which `JSONDecoder` lets it leave out.
         static let requiredMask: Int =
             allCases.reduce(0) { $0 | 1 << $1.rawValue }
-            & ~[Field.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantedUnits, .refundAccessKept]
+            & ~[
+                Field.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantedUnits, .refundAccessKept,
+                .givenUpAt,
+            ]
             .reduce(0) {
                 $0 | 1 << $1.rawValue
             }
@@ -151,6 +155,7 @@ enum FastRecordDecoder {
         case .grantAttempted: set(&entry.grantAttempted, scanner.bool())
         case .grantedUnits: set(&entry.grantedUnits, scanner.optional { $0.integer() })
         case .refundAccessKept: set(&entry.refundAccessKept, scanner.optional { $0.bool() })
+        case .givenUpAt: set(&entry.givenUpAt, scanner.optional(date))
         }
     }
 

@@ -74,6 +74,7 @@ package enum FastRecordEncoder {
         out.field("grantAttempted", entry.grantAttempted)
         out.field("grantedUnits", entry.grantedUnits)
         out.field("refundAccessKept", entry.refundAccessKept)
+        out.field("givenUpAt", entry.givenUpAt)
         out.field("sequence", entry.sequence)
         out.field("revision", entry.revision)
         out.close()

@@ -385,7 +385,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
                 revoked: Int(try row.int64(0, 4)),
                 users: Int(try row.int64(0, 5)),
                 environments: environments ?? [:],
-                unknownProduct: Int(try row.int64(0, 7))
+                unknownProduct: Int(try row.int64(0, 7)),
+                givenUp: Int(try row.int64(0, 8))
             )
         }
     }

@@ -187,7 +187,7 @@ extension PostgresStatement {
             SELECT count(*),
                 count(*) FILTER (WHERE delivery_state = 'delivered'),
                 count(*) FILTER (WHERE delivery_state = 'retrying'),
-                count(*) FILTER (WHERE delivery_state = 'deadLettered'),
+                count(*) FILTER (WHERE delivery_state = 'deadLettered' AND entry->>'givenUpAt' IS NULL),
                 count(*) FILTER (WHERE revoked_at IS NOT NULL),
                 count(DISTINCT user_id) FILTER (
                     WHERE delivery_state <> 'awaitingOwner' AND user_id NOT LIKE 'unowned:%'
@@ -198,7 +198,8 @@ extension PostgresStatement {
                     WHERE entry->'transaction'->>'environment' IS NOT NULL
                     GROUP BY 1
                 ) AS per_environment),
-                count(*) FILTER (WHERE delivery_state = 'unknownProduct')
+                count(*) FILTER (WHERE delivery_state = 'unknownProduct'),
+                count(*) FILTER (WHERE delivery_state = 'deadLettered' AND entry->>'givenUpAt' IS NOT NULL)
             FROM iap_ledger_entries
             """
     )

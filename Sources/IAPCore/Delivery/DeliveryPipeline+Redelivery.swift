@@ -36,6 +36,7 @@ extension DeliveryPipeline {
                 var due = current
                 due.deliveryState = .pending
                 due.nextAttemptAt = nil
+                due.givenUpAt = nil
                 due.deliveryAttempts = 0
                 guard case .hook = fulfillment else {
                     return .write(due) { try await self.settle($0) }
@@ -47,6 +48,32 @@ extension DeliveryPipeline {
                     due.grantAttempted = true
                 }
                 return .write(due) { try await self.runHook($0, action: action, product: product) }
+            }
+        )
+    }
+
+    /// Gives a dead letter up, as an operator decides after looking at it (the console's `Give up`, which writes who
+    /// did it to the support audit): the entry stays `deadLettered` and undelivered, and the retry queue never takes
+    /// it, but it no longer counts among the dead letters waiting for a person (``LedgerStatistics/deadLetters``;
+    /// ``LedgerStatistics/givenUp`` counts it, ``LedgerEntry/givenUpAt`` says when). ``redeliver(transactionId:)``
+    /// still delivers it, and clears the mark; so does a new dead-lettering of the entry.
+    ///
+    /// - Parameter transactionId: The transaction.
+    /// - Returns: The entry as given up, or `nil` when the ledger has no such transaction or it is not a dead letter
+    ///   waiting for a person (delivered, retrying, or given up already).
+    /// - Throws: ``IAPError`` if the store fails, or `storageFailure` when other writers kept changing the entry.
+    public func giveUp(transactionId: String) async throws -> LedgerEntry? {
+        guard let entry = try await store.entry(transactionId: transactionId) else { return nil }
+        return try await compareAndSet(
+            entry,
+            ifExhausted: { _ in
+                throw IAPError(.storageFailure, "transaction \(transactionId) kept changing: it was not given up")
+            },
+            change: { current in
+                guard current.deliveryState == .deadLettered, current.givenUpAt == nil else { return .done(nil) }
+                var givenUp = current
+                givenUp.givenUpAt = clock.now
+                return .write(givenUp) { $0 }
             }
         )
     }

@@ -286,6 +286,7 @@ extension DeliveryPipeline {
                 if current.deliveryAttempts >= retryPolicy.maximumAttempts {
                     claimed.deliveryState = .deadLettered
                     claimed.nextAttemptAt = nil
+                    claimed.givenUpAt = nil
                     return .write(claimed) { .deferred($0, Self.deadLetterError($0)) }
                 }
                 if case .transactional(let ledger) = fulfillment {
@@ -529,6 +530,8 @@ extension DeliveryPipeline {
         if entry.deliveryAttempts >= retryPolicy.maximumAttempts || failure.code == .fulfillmentRefused {
             entry.deliveryState = .deadLettered
             entry.nextAttemptAt = nil
+            // A new dead letter waits for a person, even if an operator gave up an earlier one of this entry.
+            entry.givenUpAt = nil
         } else {
             entry.deliveryState = .retrying
             entry.nextAttemptAt = now.addingTimeInterval(retryPolicy.delay(afterAttempts: entry.deliveryAttempts))

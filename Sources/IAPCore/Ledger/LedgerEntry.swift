@@ -74,6 +74,12 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
     /// new refunds only. `nil` for anything else, and for refunds an earlier version recorded (the policy in force
     /// decides those).
     public var refundAccessKept: Bool?
+    /// When an operator gave this dead letter up (the console's `Give up`, written to the support audit with who did
+    /// it): it stays `deadLettered` and undelivered, never attempted again by the retry queue, but no longer counts
+    /// among the dead letters waiting for a person (``LedgerStatistics/deadLetters``; it counts in
+    /// ``LedgerStatistics/givenUp``). `nil` for every other entry; a redelivery clears it
+    /// (``DeliveryPipeline/giveUp(transactionId:)``).
+    public var givenUpAt: Date?
     /// The store's insertion order: unique, increasing, assigned by the store on insert.
     public var sequence: Int64
     /// Bumped by the store on every change; the compare-and-set key of ``EntitlementStore/replace(_:ifRevision:)``.
@@ -107,6 +113,7 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
         self.grantAttempted = false
         self.grantedUnits = nil
         self.refundAccessKept = nil
+        self.givenUpAt = nil
         self.sequence = 0
         self.revision = 0
     }
@@ -186,8 +193,10 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
     public var delivered: Int
     /// Transactions waiting for a retry.
     public var pendingRetries: Int
-    /// Transactions that failed too often.
+    /// Transactions that failed too often, waiting for a person (those an operator gave up are in ``givenUp``).
     public var deadLetters: Int
+    /// Dead letters an operator gave up (``LedgerEntry/givenUpAt``).
+    public var givenUp: Int
     /// Transactions parked because the catalog does not know their product (``DeliveryState/unknownProduct``).
     public var unknownProduct: Int
     /// Revoked transactions.
@@ -208,7 +217,8 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         revoked: Int,
         users: Int,
         environments: [String: Int] = [:],
-        unknownProduct: Int = 0
+        unknownProduct: Int = 0,
+        givenUp: Int = 0
     ) {
         self.transactions = transactions
         self.delivered = delivered
@@ -218,13 +228,15 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         self.users = users
         self.environments = environments
         self.unknownProduct = unknownProduct
+        self.givenUp = givenUp
     }
 
     private enum CodingKeys: String, CodingKey {
         case transactions, delivered, pendingRetries, deadLetters, revoked, users, environments, unknownProduct
+        case givenUp
     }
 
-    /// Decodes statistics; `environments` and `unknownProduct`, added later, are empty and 0 when absent.
+    /// Decodes statistics; `environments`, `unknownProduct` and `givenUp`, added later, are empty and 0 when absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         transactions = try container.decode(Int.self, forKey: .transactions)
@@ -235,10 +247,11 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         users = try container.decode(Int.self, forKey: .users)
         environments = try container.decodeIfPresent([String: Int].self, forKey: .environments) ?? [:]
         unknownProduct = try container.decodeIfPresent(Int.self, forKey: .unknownProduct) ?? 0
+        givenUp = try container.decodeIfPresent(Int.self, forKey: .givenUp) ?? 0
     }
 
-    /// Encodes statistics; `unknownProduct` only when a purchase is parked, so a ledger without one keeps the shape
-    /// it always had.
+    /// Encodes statistics; `unknownProduct` only when a purchase is parked and `givenUp` only when a dead letter was
+    /// given up, so a ledger without one keeps the shape it always had.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(transactions, forKey: .transactions)
@@ -250,6 +263,9 @@ public struct LedgerStatistics: Codable, Sendable, Hashable {
         try container.encode(environments, forKey: .environments)
         if unknownProduct > 0 {
             try container.encode(unknownProduct, forKey: .unknownProduct)
+        }
+        if givenUp > 0 {
+            try container.encode(givenUp, forKey: .givenUp)
         }
     }
 }

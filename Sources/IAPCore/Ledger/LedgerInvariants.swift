@@ -145,7 +145,7 @@ public enum LedgerInvariants {
             transactions: entries.count,
             delivered: entries.filter { $0.deliveryState == .delivered }.count,
             pendingRetries: entries.filter { $0.deliveryState == .retrying }.count,
-            deadLetters: entries.filter { $0.deliveryState == .deadLettered }.count,
+            deadLetters: entries.filter { $0.deliveryState == .deadLettered && $0.givenUpAt == nil }.count,
             revoked: entries.filter { $0.revokedAt != nil }.count,
             // Users are the real owners (LedgerEntry.owner), as the stores count them.
             users: Set(entries.compactMap(\.owner).map(UserKey.init)).count,
@@ -154,7 +154,8 @@ public enum LedgerInvariants {
                     counts[environment.rawValue, default: 0] += 1
                 }
             },
-            unknownProduct: entries.filter { $0.deliveryState == .unknownProduct }.count
+            unknownProduct: entries.filter { $0.deliveryState == .unknownProduct }.count,
+            givenUp: entries.filter { $0.deliveryState == .deadLettered && $0.givenUpAt != nil }.count
         )
     }
 }

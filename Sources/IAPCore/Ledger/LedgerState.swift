@@ -278,6 +278,8 @@ package struct LedgerState: Sendable {
             counts.delivered += delta
         case .retrying:
             counts.pendingRetries += delta
+        case .deadLettered where entry.givenUpAt != nil:
+            counts.givenUp += delta
         case .deadLettered:
             counts.deadLetters += delta
         case .unknownProduct:

@@ -23,6 +23,7 @@ extension ConsoleRoutes {
             let rows: [(String, Int)] = [
                 ("Transactions", statistics.transactions), ("Delivered", statistics.delivered),
                 ("Waiting for a retry", statistics.pendingRetries), ("Dead letters", statistics.deadLetters),
+                ("Dead letters given up", statistics.givenUp),
                 ("Refunded or revoked", statistics.revoked),
                 ("Products the catalog does not know", statistics.unknownProduct),
                 ("Users", statistics.users),
@@ -30,6 +31,9 @@ extension ConsoleRoutes {
             body += "<h2>Ledger</h2><table><tbody>"
             body += rows.map { "<tr><th scope=\"row\">\($0.0)</th><td class=\"number\">\($0.1)</td></tr>" }.joined()
             body += "</tbody></table>"
+            if statistics.deadLetters + statistics.pendingRetries > 0 {
+                body += "<p><a href=\"/console/dead-letters\">See the dead letters and retries</a></p>"
+            }
         } catch {
             body += "<p class=\"error\">The ledger cannot be read now.</p>"
         }

@@ -19,6 +19,9 @@ public import IAPServerAPI
 /// | `GET /console/analytics` | ``LedgerAnalytics`` over a range, as charts and tables |
 /// | `GET /console/order?id=ORDER` | ``OrderLookup/lookUp(orderId:actor:)``, audited under the operator's name and role |
 /// | `POST /console/order/redeliver` | ``OrderLookup/redeliver(orderId:actor:userId:)`` (support and admin), audited |
+/// | `GET /console/dead-letters` | dead letters, retries waiting and dead letters given up, with `Retry now` and `Give up` |
+/// | `POST /console/dead-letters/retry` | ``DeliveryPipeline/redeliver(transactionId:)`` (support and admin), audited |
+/// | `POST /console/dead-letters/give-up` | ``DeliveryPipeline/giveUp(transactionId:)`` (admin), audited |
 /// | `GET /console/audit[?before=N]` | the support audit, newest first, under its chain's verification |
 /// | `GET /console/customer?q=TEXT[&cursor=C]` | a customer (by user id, transaction id, original transaction id or app transaction id): entitlements now and the timeline, paged; audited (`customer.lookup`) |
 ///
@@ -98,6 +101,17 @@ public struct ConsoleRoutes: Sendable {
         }
         router.add("GET", "/console/order") { [self] request in
             await signedIn(request) { session in await order(session, request) }
+        }
+        router.add("GET", "/console/dead-letters") { [self] request in
+            await signedIn(request) { session in await deadLetters(session) }
+        }
+        router.add("POST", "/console/dead-letters/retry") { [self] request in
+            guard let session = checkedPost(request), session.role.mayRedeliver else { return Self.forbidden }
+            return await signedIn(request) { session in await retryNow(session, request) }
+        }
+        router.add("POST", "/console/dead-letters/give-up") { [self] request in
+            guard let session = checkedPost(request), session.role.mayGiveUp else { return Self.forbidden }
+            return await signedIn(request) { session in await giveUp(session, request) }
         }
         router.add("GET", "/console/audit") { [self] request in
             await signedIn(request) { session in await auditPage(session, request) }
@@ -214,8 +228,8 @@ public struct ConsoleRoutes: Sendable {
         """
         <header><strong>iap console</strong>
         <nav aria-label="Pages"><a href="/console/overview">Overview</a> · <a href="/console/order">Order lookup</a> · \
-        <a href="/console/customer">Customers</a> · <a href="/console/analytics">Analytics</a> · \
-        <a href="/console/audit">Audit</a></nav>
+        <a href="/console/customer">Customers</a> · <a href="/console/dead-letters">Dead letters</a> · \
+        <a href="/console/analytics">Analytics</a> · <a href="/console/audit">Audit</a></nav>
         <form method="get" action="/console/customer" role="search"><label for="search-customer">Customer</label>\
         <input id="search-customer" name="q" maxlength="256" required><button type="submit">Search</button></form>
         <form method="get" action="/console/order"><label for="search-order">Order ID</label>\

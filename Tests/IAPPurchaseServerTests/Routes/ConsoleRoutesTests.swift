@@ -460,6 +460,106 @@ struct ConsoleRoutesTests {
         }
     }
 
+    /// A dead letter of 100 coins for `user`, recorded as the retry queue leaves one after its last attempt.
+    static func deadLetter(_ id: String, user: String, in world: PurchaseServerWorld) async throws {
+        var transaction = TransactionPayload()
+        transaction.transactionId = id
+        transaction.originalTransactionId = id
+        transaction.productId = "coins.100"
+        transaction.purchaseDate = world.clock.now
+        transaction.environment = .production
+        transaction.type = .consumable
+        transaction.quantity = 1
+        var entry = LedgerEntry(
+            transaction: transaction,
+            transactionId: id,
+            originalTransactionId: id,
+            userId: user,
+            productId: "coins.100",
+            recordedAt: world.clock.now
+        )
+        entry.deliveryState = .deadLettered
+        entry.deliveryAttempts = 12
+        entry.lastError = "the wallet answered 500"
+        _ = try await world.ledger.insert(entry)
+    }
+
+    @Test func deadLettersAreRetriedBySupportAndGivenUpByAnAdminEachAudited() async throws {
+        let console = try Console(operators: [
+            ("carol", .support, "correct horse battery"), ("vic", .viewer, "viewer password 1"),
+            ("ada", .admin, "admin password 12"),
+        ])
+        let world = console.world
+        try await Self.deadLetter("3000000000000001", user: "alice", in: world)
+        try await Self.deadLetter("3000000000000002", user: "bob", in: world)
+        world.wallet.failNext(1)
+        let retrying = try await world.buy("coins.100", user: "carl")
+        #expect(try await world.submit(retrying.signedTransaction, as: "carl").status == 202)
+
+        let carol = try await console.signIn()
+        let page = try await console.get("/console/dead-letters", cookie: carol)
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains("Dead letters (2)") && page.text.contains("Waiting for a retry (1)"))
+        #expect(page.text.contains("Given up (0)") && page.text.contains("the wallet answered 500"))
+        #expect(page.text.components(separatedBy: ">Retry now</button>").count - 1 == 3)
+        #expect(!page.text.contains(">Give up</button>"))
+        let token = try Self.csrf(in: page.text)
+
+        // A viewer sees no button, and their forged POSTs are refused; support may not give up.
+        let vic = try await console.signIn("vic", "viewer password 1")
+        let viewed = try await console.get("/console/dead-letters", cookie: vic)
+        #expect(!viewed.text.contains(">Retry now</button>") && !viewed.text.contains(">Give up</button>"))
+        let vicToken = try Self.csrf(in: viewed.text)
+        for path in ["/console/dead-letters/retry", "/console/dead-letters/give-up"] {
+            let forged = try await console.post(path, "csrf=\(vicToken)&transaction=3000000000000001", cookie: vic)
+            #expect(forged.status == 403, "\(path)")
+        }
+        let supportGivesUp = try await console.post(
+            "/console/dead-letters/give-up",
+            "csrf=\(token)&transaction=3000000000000002",
+            cookie: carol
+        )
+        #expect(supportGivesUp.status == 403)
+        #expect(world.wallet.calls.count == 1)  // carl's failed attempt only
+
+        // Retry now: delivered at once, audited before and after.
+        let retried = try await console.post(
+            "/console/dead-letters/retry",
+            "csrf=\(token)&transaction=3000000000000001",
+            cookie: carol
+        )
+        #expect(retried.status == 200, "\(retried.everything)")
+        #expect(retried.text.contains("retried: delivered") && retried.text.contains("Dead letters (1)"))
+        #expect(world.wallet.balance("alice") == 100)
+
+        // Give up (admin): out of the dead letters' count, into the given-up table, audited.
+        let ada = try await console.signIn("ada", "admin password 12")
+        let adaPage = try await console.get("/console/dead-letters", cookie: ada)
+        #expect(adaPage.text.contains(">Give up</button>"))
+        let adaToken = try Self.csrf(in: adaPage.text)
+        let givenUp = try await console.post(
+            "/console/dead-letters/give-up",
+            "csrf=\(adaToken)&transaction=3000000000000002",
+            cookie: ada
+        )
+        #expect(givenUp.text.contains("given up.") && givenUp.text.contains("Dead letters (0)"))
+        #expect(givenUp.text.contains("Given up (1)"))
+        let statistics = await world.ledger.statistics()
+        #expect(statistics.deadLetters == 0 && statistics.givenUp == 1)
+        let again = try await console.post(
+            "/console/dead-letters/give-up",
+            "csrf=\(adaToken)&transaction=3000000000000002",
+            cookie: ada
+        )
+        #expect(again.text.contains("not a dead letter waiting for a person"))
+        #expect(world.wallet.balance("bob") == 0)
+
+        let audit = await world.auditLog.entries()
+        #expect(audit.map(\.action) == ["retry.requested", "retry.completed", "deadLetter.giveUp"])
+        #expect(audit.map(\.actor) == ["carol (support, console)", "carol (support, console)", "ada (admin, console)"])
+        #expect(audit[1].outcomes.first?.outcome == "delivered" && audit[2].userId == "bob")
+    }
+
     static func formEncoded(_ text: String) -> String {
         var encoded = ""
         for byte in text.utf8 {

@@ -14,7 +14,8 @@ enum LedgerStatsCommand {
             one per line, then the transactions per App Store environment (Production, Sandbox, ...). With --json,
             one object {"transactions", "users", "delivered", "pendingRetries", "deadLetters", "revoked",
             "environments": {"Production": N, "Sandbox": M}}, an environment present only when it has a
-            transaction.
+            transaction; "unknownProduct" (parked purchases) and "givenUp" (dead letters an operator gave up in the
+            console, no longer among "deadLetters") appear when they are not 0.
             """,
         options: CommandLedger.options + [.flag("json", "print one JSON object")],
         examples: ["iap ledger stats --data ./iap-demo-data/ledger"]
@@ -46,6 +47,12 @@ enum LedgerStatsCommand {
             ("dead letters", statistics.deadLetters), ("revoked", statistics.revoked),
         ] {
             Output.line("  " + label.padding(toLength: 17, withPad: " ", startingAt: 0) + "\(count)")
+        }
+        if statistics.givenUp > 0 {
+            Output.line(
+                "  " + "given up".padding(toLength: 17, withPad: " ", startingAt: 0)
+                    + "\(statistics.givenUp) (dead letters an operator gave up)"
+            )
         }
         if statistics.unknownProduct > 0 {
             // Shown only when there are some: parked, their product unknown to the catalog.
