@@ -316,9 +316,21 @@ def drive(world, chromium, screenshots):
         body = page.locator("main").inner_text()
         check("the overview shows the ledger", "ready" in body and "Dead letters" in body and "Transactions" in body,
               body)
-        for link in ["Overview", "Order lookup", "Customers", "Dead letters", "Analytics", "Audit"]:
+        check("the overview shows the fulfillment's last hour",
+              re.search(r"Fulfillment calls in the last hour\s+\d+ succeeded", body), body)
+        for link in ["Overview", "Order lookup", "Customers", "Dead letters", "Notifications", "Analytics", "Audit"]:
             check(f"the header links to {link}", page.get_by_role("link", name=link, exact=True).is_visible())
         shot(page, "overview")
+
+        # Notifications: Apple's, as this instance processed them, filtered by type.
+        page.get_by_role("link", name="Notifications", exact=True).click()
+        main = page.locator("main").inner_text()
+        check("the refund's notification is listed", "REFUND" in main and coins[1]["transactionId"] in main, main)
+        page.get_by_label("Type", exact=True).fill("REFUND")
+        page.get_by_role("button", name="Filter").click()
+        types = page.locator("main tbody tr td:nth-child(2)").all_inner_texts()
+        check("filtered by type", types and all(t == "REFUND" for t in types), types)
+        shot(page, "notifications")
 
         # Customer: alice's entitlements and timeline, found from the header's search.
         page.get_by_role("search").get_by_label("Customer").fill("alice")

@@ -43,6 +43,21 @@ struct JSONLinesEventSinkTests {
         #expect(mode == 0o600)
     }
 
+    @Test func aNotificationEventNamesItsTypeAndSubtype() throws {
+        let event = IAPEvent(
+            time: Date(millisecondsSince1970: 1_767_225_600_000),
+            event: "notification.processed",
+            outcome: "delivered",
+            notificationType: "DID_RENEW",
+            notificationSubtype: "BILLING_RECOVERY"
+        )
+        let path = FileLogStoresTests.path("notification-events")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try JSONLinesEventSink(path: path).record(event)
+        let line = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(line.contains(#""notificationSubtype":"BILLING_RECOVERY","notificationType":"DID_RENEW""#), "\(line)")
+    }
+
     @Test func aSymbolicLinkInItsPlaceIsRefused() throws {
         let target = FileLogStoresTests.path("target")
         let link = FileLogStoresTests.path("link")

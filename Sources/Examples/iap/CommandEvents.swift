@@ -9,7 +9,8 @@ enum CommandEvents {
         "events",
         "FILE",
         "append one JSON object per line (time, event, userId, productId, transactionId, originalTransactionId, "
-            + "environment, outcome, errorCode, durationMs, auditHead) to FILE, created 0600 (an existing one narrowed "
+            + "environment, outcome, errorCode, durationMs, auditHead, notificationType, notificationSubtype) to FILE, "
+            + "created 0600 (an existing one narrowed "
             + "to 0600)"
     )
 

@@ -38,6 +38,11 @@ public struct IAPEvent: Sendable, Hashable, Codable {
     /// Where a server listens (`http://127.0.0.1:8080`, the bound port when port 0 was asked), for `server.started`;
     /// `nil` otherwise.
     public var address: String?
+    /// For a `notification.*` event: the App Store notification's `notificationType`, such as `DID_RENEW`; `nil` when
+    /// it did not verify.
+    public var notificationType: String?
+    /// For a `notification.*` event: the notification's `subtype`, such as `BILLING_RECOVERY`, when it has one.
+    public var notificationSubtype: String?
 
     /// Creates an event.
     public init(
@@ -53,7 +58,9 @@ public struct IAPEvent: Sendable, Hashable, Codable {
         message: String? = nil,
         durationMs: Int64? = nil,
         auditHead: String? = nil,
-        address: String? = nil
+        address: String? = nil,
+        notificationType: String? = nil,
+        notificationSubtype: String? = nil
     ) {
         self.time = time
         self.event = event
@@ -68,5 +75,7 @@ public struct IAPEvent: Sendable, Hashable, Codable {
         self.durationMs = durationMs
         self.auditHead = auditHead
         self.address = address
+        self.notificationType = notificationType
+        self.notificationSubtype = notificationSubtype
     }
 }

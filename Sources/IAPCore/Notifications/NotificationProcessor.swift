@@ -393,7 +393,9 @@ public final class NotificationProcessor: Sendable {
                 outcome: delivery?.name ?? outcome.name,
                 errorCode: (outcome.error ?? delivery.flatMap(Self.error(of:)))?.code.rawValue,
                 message: detail.isEmpty ? nil : detail.joined(separator: " "),
-                durationMs: Int64((elapsed / .milliseconds(1)).rounded())
+                durationMs: Int64((elapsed / .milliseconds(1)).rounded()),
+                notificationType: notification?.payload.notificationType?.rawValue,
+                notificationSubtype: notification?.payload.subtype?.rawValue
             )
         )
     }

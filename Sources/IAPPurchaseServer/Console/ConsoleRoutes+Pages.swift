@@ -37,6 +37,7 @@ extension ConsoleRoutes {
         } catch {
             body += "<p class=\"error\">The ledger cannot be read now.</p>"
         }
+        body += recentWork()
         let now = pipeline.clock.now
         let month = AnalyticsCalendar.start(of: .month, holding: now)
         let tomorrow = AnalyticsCalendar.next(after: AnalyticsCalendar.start(of: .day, holding: now), interval: .day)

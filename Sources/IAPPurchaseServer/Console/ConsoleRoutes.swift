@@ -22,6 +22,7 @@ public import IAPServerAPI
 /// | `GET /console/dead-letters` | dead letters, retries waiting and dead letters given up, with `Retry now` and `Give up` |
 /// | `POST /console/dead-letters/retry` | ``DeliveryPipeline/redeliver(transactionId:)`` (support and admin), audited |
 /// | `POST /console/dead-letters/give-up` | ``DeliveryPipeline/giveUp(transactionId:)`` (admin), audited |
+/// | `GET /console/notifications[?type=&environment=&outcome=]` | the notifications this instance processed lately (``ConsoleActivity``), filtered |
 /// | `GET /console/audit[?before=N]` | the support audit, newest first, under its chain's verification |
 /// | `GET /console/customer?q=TEXT[&cursor=C]` | a customer (by user id, transaction id, original transaction id or app transaction id): entitlements now and the timeline, paged; audited (`customer.lookup`) |
 ///
@@ -39,6 +40,7 @@ public struct ConsoleRoutes: Sendable {
     let readiness: ServerReadiness
     let support: OrderLookup?
     let audit: (any SupportAuditLog)?
+    let activity: ConsoleActivity?
 
     /// Creates the console.
     ///
@@ -52,6 +54,8 @@ public struct ConsoleRoutes: Sendable {
     ///     order page says so.
     ///   - audit: The support audit, where every customer read is written before it is shown; without it the
     ///     customer page shows nobody.
+    ///   - activity: What the server saw lately (``PurchaseServer/activity``), for the notifications page and the
+    ///     overview; without it they say so.
     public init(
         operators: ConsoleOperators,
         sessions: ConsoleSessions,
@@ -59,7 +63,8 @@ public struct ConsoleRoutes: Sendable {
         ledger: (any ListableEntitlementStore)?,
         readiness: ServerReadiness,
         support: OrderLookup? = nil,
-        audit: (any SupportAuditLog)? = nil
+        audit: (any SupportAuditLog)? = nil,
+        activity: ConsoleActivity? = nil
     ) {
         self.operators = operators
         self.sessions = sessions
@@ -69,6 +74,7 @@ public struct ConsoleRoutes: Sendable {
         self.readiness = readiness
         self.support = support
         self.audit = audit
+        self.activity = activity
     }
 
     /// A router with the console's routes.
@@ -112,6 +118,9 @@ public struct ConsoleRoutes: Sendable {
         router.add("POST", "/console/dead-letters/give-up") { [self] request in
             guard let session = checkedPost(request), session.role.mayGiveUp else { return Self.forbidden }
             return await signedIn(request) { session in await giveUp(session, request) }
+        }
+        router.add("GET", "/console/notifications") { [self] request in
+            await signedIn(request) { session in notifications(session, request) }
         }
         router.add("GET", "/console/audit") { [self] request in
             await signedIn(request) { session in await auditPage(session, request) }
@@ -229,7 +238,8 @@ public struct ConsoleRoutes: Sendable {
         <header><strong>iap console</strong>
         <nav aria-label="Pages"><a href="/console/overview">Overview</a> · <a href="/console/order">Order lookup</a> · \
         <a href="/console/customer">Customers</a> · <a href="/console/dead-letters">Dead letters</a> · \
-        <a href="/console/analytics">Analytics</a> · <a href="/console/audit">Audit</a></nav>
+        <a href="/console/notifications">Notifications</a> · <a href="/console/analytics">Analytics</a> · \
+        <a href="/console/audit">Audit</a></nav>
         <form method="get" action="/console/customer" role="search"><label for="search-customer">Customer</label>\
         <input id="search-customer" name="q" maxlength="256" required><button type="submit">Search</button></form>
         <form method="get" action="/console/order"><label for="search-order">Order ID</label>\

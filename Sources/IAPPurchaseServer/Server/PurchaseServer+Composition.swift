@@ -51,7 +51,8 @@ extension PurchaseServer {
                 ledger: site.store,
                 readiness: readiness,
                 support: support,
-                audit: audit
+                audit: audit,
+                activity: activity
             )
             var consoleHTTP = console.http
             consoleHTTP.events = FailureEvents(events)

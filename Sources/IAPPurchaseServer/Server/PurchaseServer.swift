@@ -33,6 +33,9 @@ public final class PurchaseServer: Sendable {
     public let readiness: ServerReadiness
     /// The pipeline: what the routes, the notifications, the worker and support deliver through.
     public let pipeline: DeliveryPipeline
+    /// What the server saw lately (notifications, the fulfillment's answers, the last reconciliation), from its
+    /// events: what the console shows.
+    public let activity = ConsoleActivity()
 
     private let state = LockedValue(Lifecycle())
 
@@ -82,6 +85,7 @@ public final class PurchaseServer: Sendable {
         let metrics = try PurchaseServerMetrics()
         self.metrics = metrics
         self.readiness = ServerReadiness()
+        let events = RecordingActivity(sink: configuration.events, activity: activity)
         let hook: any FulfillmentHook
         switch configuration.grant {
         case .ledgerOnly:
@@ -103,7 +107,7 @@ public final class PurchaseServer: Sendable {
                 store: store,
                 clock: SystemClock(),
                 policies: configuration.delivery,
-                events: configuration.events
+                events: events
             )
             return
         }
@@ -114,7 +118,7 @@ public final class PurchaseServer: Sendable {
             hook: hook,
             clock: SystemClock(),
             policies: configuration.delivery,
-            events: configuration.events
+            events: events
         )
     }
 

@@ -17,7 +17,8 @@ public import IAPCore
 ///
 /// Each line holds the keys `time` (milliseconds since 1970), `event`, `userId`, `productId`, `transactionId`,
 /// `originalTransactionId`, `environment`, `outcome`, `errorCode`, `durationMs`, for a support action `auditHead`,
-/// and for `server.started` `address`; a key whose value is unknown is absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
+/// for `server.started` `address`, and for a notification `notificationType` and `notificationSubtype`; a key whose
+/// value is unknown is absent. The operator's free-text ``IAPEvent/message`` is not written: the file is for machines.
 ///
 /// ```json
 /// {"durationMs":12,"environment":"Sandbox","event":"reconciliation.customer","outcome":"clean","time":1767603600000}
@@ -110,6 +111,8 @@ public final class JSONLinesEventSink: EventSink {
             var durationMs: Int64?
             var auditHead: String?
             var address: String?
+            var notificationType: String?
+            var notificationSubtype: String?
         }
         let line = Line(
             time: event.time.millisecondsSince1970,
@@ -123,7 +126,9 @@ public final class JSONLinesEventSink: EventSink {
             errorCode: event.errorCode,
             durationMs: event.durationMs,
             auditHead: event.auditHead,
-            address: event.address
+            address: event.address,
+            notificationType: event.notificationType,
+            notificationSubtype: event.notificationSubtype
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -19,6 +19,8 @@ struct ConsoleRoutesTests {
     struct Console {
         let world: PurchaseServerWorld
         let routes: ConsoleRoutes
+        /// Fed by ``replayEvents()``: the world's pipeline reports to its own sink.
+        let activity = ConsoleActivity()
         let client: RouterTester
 
         init(operators: [(String, ConsoleRole, String)] = [("carol", .support, "correct horse battery")]) throws {
@@ -34,9 +36,17 @@ struct ConsoleRoutesTests {
                 ledger: world.ledger,
                 readiness: world.readiness,
                 support: world.lookup,
-                audit: world.auditLog
+                audit: world.auditLog,
+                activity: activity
             )
             client = RouterTester(router: routes.router)
+        }
+
+        /// Gives the console's activity record what the world's pipeline reported, as a purchase server's does live.
+        func replayEvents() {
+            for event in world.events.events {
+                activity.record(event)
+            }
         }
 
         func post(_ path: String, _ form: String, cookie: String? = nil, origin: String? = ConsoleRoutesTests.origin)
@@ -558,6 +568,56 @@ struct ConsoleRoutesTests {
         #expect(audit.map(\.action) == ["retry.requested", "retry.completed", "deadLetter.giveUp"])
         #expect(audit.map(\.actor) == ["carol (support, console)", "carol (support, console)", "ada (admin, console)"])
         #expect(audit[1].outcomes.first?.outcome == "delivered" && audit[2].userId == "bob")
+    }
+
+    @Test func theNotificationsPageListsWhatThisInstanceProcessedFilteredAndTheOverviewItsRecentWork() async throws {
+        let console = try Console()
+        let world = console.world
+        let bought = try await world.buyAndSubmit("coins.100", user: "alice")
+        try await world.appStore.refund(transactionId: bought.transactionId)
+        for payload in await world.appStore.drainNotifications() {
+            #expect(try await world.notify(payload).status == 200)
+        }
+        #expect(try await world.notify("not.a.notification").status == 400)
+        console.replayEvents()
+        console.activity.record(
+            IAPEvent(
+                time: world.clock.now,
+                event: "notification.processed",
+                productId: #"<img src=x onerror=alert(1)>"#,
+                environment: "Sandbox",
+                outcome: "processed",
+                notificationType: "TEST"
+            )
+        )
+        let cookie = try await console.signIn()
+        let page = try await console.get("/console/notifications", cookie: cookie)
+        #expect(page.status == 200, "\(page.everything)")
+        #expect(page.text.contains("<td>REFUND</td>") && page.text.contains("<td>did not verify</td>"))
+        #expect(page.text.contains("<td>\(bought.transactionId)</td>") && page.text.contains(">alice</a>"))
+        #expect(page.text.contains("&lt;img src=x onerror=alert(1)&gt;") && !page.text.contains("<img"))
+        for label in ["Type", "Environment", "Outcome"] {
+            #expect(page.text.contains(">\(label)</label>"), "\(label)")
+        }
+        let rejected = try await console.get("/console/notifications?outcome=rejected", cookie: cookie)
+        #expect(rejected.text.contains("did not verify") && !rejected.text.contains("<td>REFUND</td>"))
+        let refunds = try await console.get("/console/notifications?type=refund&environment=Production", cookie: cookie)
+        #expect(refunds.text.contains("<td>REFUND</td>") && !refunds.text.contains("did not verify"))
+        #expect(!refunds.text.contains("<td>TEST</td>"))
+
+        // The overview: the grant and the take-back in the last hour; no reconciliation yet, then one.
+        let overview = try await console.get("/console/overview", cookie: cookie)
+        #expect(overview.text.contains("2 succeeded, 0 failed (100.0 % succeeded)"), "\(overview.text)")
+        #expect(overview.text.contains("none since this instance started"))
+        console.activity.record(
+            IAPEvent(time: world.clock.now, event: "reconciliation.run", outcome: "repaired", message: "1 repaired")
+        )
+        #expect(try await console.get("/console/overview", cookie: cookie).text.contains(": repaired — 1 repaired"))
+        world.clock.advance(by: .seconds(3_600))
+        let later = try await console.signIn()
+        #expect(
+            try await console.get("/console/overview", cookie: later).text.contains("0 succeeded, 0 failed</td>")
+        )
     }
 
     static func formEncoded(_ text: String) -> String {

@@ -34,8 +34,8 @@ enum ServeCommand {
             finishes the requests in flight, stops the background work and closes the ledger. The first line on
             standard output is 'listening on http://HOST:PORT' (--port 0 picks a free port); nothing else goes
             there, except, with --console-port, a second line 'console on http://HOST:PORT': the operations console
-            (sign-in, overview, order lookup, customers, analytics, audit; Documentation/Console.md) on a listener of its
-            own. See Documentation/Server.md.
+            (sign-in, overview, order lookup, customers, dead letters, notifications, analytics, audit;
+            Documentation/Console.md) on a listener of its own. See Documentation/Server.md.
 
             Endpoints: POST /iap/v1/transactions (the app's submission, {"signedTransaction", "orderId"}, as the
             user of 'Authorization: Bearer <HS256 JWT>': sub is the user, exp is required, the signature is keyed by
@@ -84,7 +84,7 @@ enum ServeCommand {
 
             Events go to standard error as one JSON object per line (time, event, userId, productId,
             transactionId, originalTransactionId, environment, outcome, errorCode, durationMs, auditHead,
-            address), or to --events FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
+            address, notificationType, notificationSubtype), or to --events FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
             """,
         options: [
             .value("port", "N", "the TCP port; 0 picks a free one (required)"),
