@@ -200,7 +200,12 @@ struct IAPBenchCommandTests {
         #expect((analytics["activeSubscriptions"] as? Int ?? 0) > 0)
         #expect(((analytics["reportSeconds"] as? [String: Any])?["samples"] as? [Double])?.count == 1)
         let pages = try #require(analytics["consolePagesMs"] as? [String: [String: Any]])
-        #expect(Set(pages.keys) == ["overview", "analytics", "customer", "customerByTransaction", "customerNotFound"])
+        #expect(
+            Set(pages.keys) == [
+                "overview", "analytics", "customer", "customerByTransaction", "customerNotFound", "deadLetters",
+                "audit",
+            ]
+        )
         #expect(pages["overview"]?["requests"] as? Int == 4)
     }
 }

@@ -7,11 +7,13 @@
 /// One auto-renewable subscription (an original transaction) as analytics reads it: when it started, its trials, when
 /// its access ended and began again, and who had access at a given instant.
 struct Subscription {
-    /// What analytics needs of one transaction of a subscription: a few fields, not the whole entry.
+    /// What analytics needs of one transaction of a subscription: a few fields, not the whole entry, and numbers in
+    /// place of its strings, so that a period copies without touching a reference count.
     struct Period {
-        let transactionId: String
-        let userId: String
-        let productId: String
+        /// The user, as a number of the report's ``Interned`` users.
+        let user: Int
+        /// The product, as a number of the report's ``Interned`` products.
+        let product: Int
         let sequence: Int64
         let purchased: Date?
         let expires: Date?
@@ -23,19 +25,17 @@ struct Subscription {
         let isUpgraded: Bool
         let isFreeTrial: Bool
         let price: Int64
-        let currency: String?
+        /// The currency of a price that is not 0, as a number of the report's ``Interned`` currencies, or -1.
+        let currencyIndex: Int
         /// The subscriber (user and subscription group) as a number, for counting them: set by ``LedgerAnalytics``.
         var subscriber = 0
-        /// The currency as a number, or -1 without one: set by ``LedgerAnalytics``.
-        var currencyIndex = -1
         /// The price as a month's worth, × ``MRRSum/scale``: set by ``LedgerAnalytics``.
         var monthlyScaled: Int64 = 0
 
-        init(_ entry: borrowing LedgerEntry) {
+        init(_ entry: borrowing LedgerEntry, user: Int, product: Int, currencies: inout Interned) {
             // Field by field: a copy of the whole transaction would retain every string it holds.
-            transactionId = entry.transactionId
-            userId = entry.userId
-            productId = entry.productId
+            self.user = user
+            self.product = product
             sequence = entry.sequence
             purchased = entry.transaction.purchaseDate
             expires = entry.transaction.expiresDate
@@ -49,7 +49,11 @@ struct Subscription {
                 || (entry.transaction.offerType == .introductoryOffer && (entry.transaction.price ?? 0) == 0
                     && discount == nil)
             price = entry.transaction.price ?? 0
-            currency = entry.transaction.currency
+            if let currency = entry.transaction.currency, price != 0 {
+                currencyIndex = currencies.number(currency)
+            } else {
+                currencyIndex = -1
+            }
         }
     }
 
@@ -59,20 +63,20 @@ struct Subscription {
     var periods: [Period]
     /// The latest renewal info.
     let renewal: RenewalInfoPayload?
-    /// The subscription group (or the product, without one).
-    let group: String
+    /// The subscription group (or the product, without one), as a number of the report's ``Interned`` groups.
+    let group: Int
     private let analytics: LedgerAnalytics
     /// The end of access of each of ``periods``.
     private let ends: [Date?]
 
-    init(periods unsorted: [Period], renewal: RenewalInfoPayload?, analytics: LedgerAnalytics) {
+    init(periods unsorted: [Period], renewal: RenewalInfoPayload?, analytics: LedgerAnalytics, groups: [Int]) {
         purchases = unsorted.sorted(by: Self.chronological)
         let periods = purchases.filter { !$0.isUpgraded }
         self.periods = periods
         self.renewal = renewal
         self.analytics = analytics
         let last = purchases.last
-        group = last.map { analytics.catalog[productId: $0.productId]?.subscriptionGroupId ?? $0.productId } ?? ""
+        group = last.map { groups[$0.product] } ?? -1
         // A period's access ends at its expiry, or at the end of the grace period when it is the last period and the
         // renewal info puts it in billing retry with one.
         ends = periods.indices.map { index in
@@ -160,10 +164,10 @@ struct Subscription {
         }
     }
 
-    /// The period a price is paid for: the catalog's duration, else the signed dates rounded to the nearest usual
-    /// period (a week, 1, 2, 3 or 6 months, a year), else a month.
-    func period(of period: Period) -> SubscriptionPeriod {
-        if let duration = analytics.catalog[productId: period.productId]?.duration {
+    /// The period a price is paid for: the catalog's duration of its product, else the signed dates rounded to the
+    /// nearest usual period (a week, 1, 2, 3 or 6 months, a year), else a month.
+    func period(of period: Period, catalogDuration: SubscriptionPeriod?) -> SubscriptionPeriod {
+        if let duration = catalogDuration {
             return duration
         }
         guard let start = period.purchased, let end = period.expires, end > start else {
@@ -194,5 +198,22 @@ extension AnalyticsProductFigures {
             revenue[currency, default: AnalyticsRevenue()].refundedMilliunits += amount
         }
         consumableUnits.takenBack += units ?? 0
+    }
+}
+
+/// Strings as small numbers, each once: a report's users, products, groups and currencies.
+struct Interned {
+    /// The strings, by number.
+    private(set) var names: [String] = []
+    private var numbers: [String: Int] = [:]
+
+    /// The number of a string, given it the first time.
+    mutating func number(_ name: String) -> Int {
+        if let number = numbers[name] {
+            return number
+        }
+        numbers[name] = names.count
+        names.append(name)
+        return names.count - 1
     }
 }

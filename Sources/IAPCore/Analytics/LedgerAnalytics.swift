@@ -68,17 +68,14 @@ public struct LedgerAnalytics: Sendable {
     ) async throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
         let entries = try await store.allEntries()
+        let prepared = prepare(entries, environment: environment, productId: productId)
         var renewals: [String: RenewalInfoPayload] = [:]
-        var originals: Set<String> = []
-        for position in entries.indices
-        where isSubscription(productId: entries[position].productId, entries[position].transaction.type) {
-            originals.insert(entries[position].originalTransactionId)
-        }
-        for original in originals {
+        for original in prepared.subscriptions.keys {
             renewals[original] = try await store.renewalInfo(originalTransactionId: original)
         }
-        return try report(
-            entries: entries,
+        return compute(
+            entries,
+            prepared,
             renewalInfos: renewals,
             from: from,
             to: to,
@@ -113,11 +110,75 @@ public struct LedgerAnalytics: Sendable {
         now: Date
     ) throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
-        // Positions, not copies: an entry is large, and a ledger holds millions.
-        let counted = entries.indices.filter {
-            entries[$0].transaction.environment == environment
-                && (productId == nil || entries[$0].productId == productId)
+        return compute(
+            entries,
+            prepare(entries, environment: environment, productId: productId),
+            renewalInfos: renewalInfos,
+            from: from,
+            to: to,
+            interval: interval,
+            environment: environment,
+            productId: productId,
+            now: now
+        )
+    }
+
+    /// What one pass over the entries finds, each string hashed once: the entries counted, their products as
+    /// numbers, and the subscriptions' periods by original transaction id.
+    struct Prepared {
+        /// The positions of the entries of the environment (and product) asked for.
+        var counted: [Int] = []
+        /// The product of each counted entry, as a number of ``products``.
+        var productOf: [Int] = []
+        var products = Interned()
+        var users = Interned()
+        var currencies = Interned()
+        /// The periods of each subscription (auto-renewable transactions), by original transaction id.
+        var subscriptions: [String: [Subscription.Period]] = [:]
+    }
+
+    func prepare(_ entries: [LedgerEntry], environment: AppStoreEnvironment, productId: String?) -> Prepared {
+        var prepared = Prepared()
+        // Per product number: whether the catalog says it is a subscription (nil: it does not know it).
+        var catalogSays: [Bool?] = []
+        for position in entries.indices {
+            guard entries[position].transaction.environment == environment,
+                productId == nil || entries[position].productId == productId
+            else { continue }
+            let product = prepared.products.number(entries[position].productId)
+            if product == catalogSays.count {
+                catalogSays.append(catalog[productId: entries[position].productId].map { $0.kind == .autoRenewable })
+            }
+            prepared.counted.append(position)
+            prepared.productOf.append(product)
+            guard catalogSays[product] ?? (entries[position].transaction.type == .autoRenewableSubscription) else {
+                continue
+            }
+            let period = Subscription.Period(
+                entries[position],
+                user: prepared.users.number(entries[position].userId),
+                product: product,
+                currencies: &prepared.currencies
+            )
+            prepared.subscriptions[entries[position].originalTransactionId, default: []].append(period)
         }
+        return prepared
+    }
+
+    /// The report from what ``prepare(_:environment:productId:)`` found.
+    func compute(
+        _ entries: [LedgerEntry],
+        _ prepared: Prepared,
+        renewalInfos: [String: RenewalInfoPayload],
+        from: Date,
+        to: Date,
+        interval: AnalyticsInterval,
+        environment: AppStoreEnvironment,
+        productId: String?,
+        now: Date
+    ) -> AnalyticsReport {
+        // Per product number: the units of one purchase of a consumable the catalog knows, as the catalog says.
+        let catalogProducts = prepared.products.names.map { catalog[productId: $0] }
         let buckets = AnalyticsCalendar.buckets(from: from, to: to, interval: interval)
         var series = buckets.map { AnalyticsFigures(start: $0.lowerBound, end: $0.upperBound) }
         var totals = AnalyticsFigures(start: from, end: to)
@@ -140,7 +201,7 @@ public struct LedgerAnalytics: Sendable {
         }
 
         // Money, purchases, refunds and consumable units: each transaction on its own.
-        for position in counted {
+        for (position, product) in zip(prepared.counted, prepared.productOf) {
             // Most of a ledger is outside the range: two dates decide, before anything is copied.
             let purchasedInRange = bucket(entries[position].transaction.purchaseDate) != nil
             let revokedInRange = bucket(entries[position].transaction.revocationDate) != nil
@@ -153,7 +214,7 @@ public struct LedgerAnalytics: Sendable {
             let purchased = bucket(transaction.purchaseDate)
             let refunded = Self.isRefund(transaction) ? bucket(transaction.revocationDate) : nil
             guard purchased != nil || refunded != nil else { continue }
-            let units = consumableUnits(of: productId, transaction)
+            let units = Self.consumableUnits(catalogProducts[product], transaction)
             if purchased != nil {
                 add(transaction.purchaseDate) { figures in
                     figures.purchases += 1
@@ -186,41 +247,39 @@ public struct LedgerAnalytics: Sendable {
             }
         }
 
-        // Subscriptions: each original transaction's history.
-        var grouped: [String: [Subscription.Period]] = [:]
-        for position in counted
-        where isSubscription(productId: entries[position].productId, entries[position].transaction.type) {
-            grouped[entries[position].originalTransactionId, default: []].append(Subscription.Period(entries[position]))
+        // Per product: its subscription group (the product, without one) and the catalog's duration.
+        var groupNumbers = Interned()
+        let groups = zip(prepared.products.names, catalogProducts).map {
+            groupNumbers.number($1?.subscriptionGroupId ?? $0)
         }
-        var families = grouped.map { Subscription(periods: $0.value, renewal: renewalInfos[$0.key], analytics: self) }
-        // Subscribers and currencies as numbers, and each price as a month's worth, once: the standing at the end
-        // of every interval then only counts.
-        var subscriberNumbers: [[UInt8]: Int] = [:]
-        var currencies: [String] = []
-        var currencyNumbers: [String: Int] = [:]
+        let durations = catalogProducts.map { $0?.duration }
+        var families = prepared.subscriptions.map {
+            Subscription(periods: $0.value, renewal: renewalInfos[$0.key], analytics: self, groups: groups)
+        }
+        // Subscribers (a user in a group) as numbers, and each price as a month's worth, once: the standing at the
+        // end of every interval then only counts.
+        struct Subscriber: Hashable {
+            var user: Int
+            var group: Int
+        }
+        var subscriberNumbers: [Subscriber: Int] = [:]
         for family in families.indices {
             let group = families[family].group
             for index in families[family].periods.indices {
                 let period = families[family].periods[index]
-                let key = Array(period.userId.utf8) + [0] + Array(group.utf8)
+                let key = Subscriber(user: period.user, group: group)
                 let subscriber = subscriberNumbers[key] ?? subscriberNumbers.count
                 subscriberNumbers[key] = subscriber
                 families[family].periods[index].subscriber = subscriber
-                if let currency = period.currency, period.price != 0 {
-                    let number = currencyNumbers[currency] ?? currencies.count
-                    if number == currencies.count {
-                        currencies.append(currency)
-                        currencyNumbers[currency] = number
-                    }
-                    families[family].periods[index].currencyIndex = number
+                if period.currencyIndex >= 0 {
                     families[family].periods[index].monthlyScaled = MRRSum.scaled(
                         period.price,
-                        per: families[family].period(of: period)
+                        per: families[family].period(of: period, catalogDuration: durations[period.product])
                     )
                 }
             }
         }
-        let standing = Standing(families, subscribers: subscriberNumbers.count, currencies: currencies)
+        let standing = Standing(families, subscribers: subscriberNumbers.count, currencies: prepared.currencies.names)
         for family in families {
             add(family.firstPurchase) { $0.subscriptions.new += 1 }
             for trial in family.trialStarts {
@@ -300,17 +359,9 @@ public struct LedgerAnalytics: Sendable {
         total == 0 ? 0 : Double(count) / Double(total)
     }
 
-    /// Whether a product is an auto-renewable subscription: as the catalog says, else as its signed type says.
-    func isSubscription(productId: String, _ type: ProductType?) -> Bool {
-        if let product = catalog[productId: productId] {
-            return product.kind == .autoRenewable
-        }
-        return type == .autoRenewableSubscription
-    }
-
-    /// A consumable's units (quantity × units per purchase), or `nil` for another kind.
-    func consumableUnits(of productId: String, _ transaction: TransactionPayload) -> Int64? {
-        let product = catalog[productId: productId]
+    /// A consumable's units (quantity × units per purchase), or `nil` for another kind: as the catalog's product says,
+    /// else (a product it does not know) as the signed type says.
+    static func consumableUnits(_ product: CatalogProduct?, _ transaction: TransactionPayload) -> Int64? {
         guard product?.kind ?? (transaction.type == .consumable ? .consumable : nil) == .consumable else { return nil }
         let quantity = Int64(max(1, transaction.quantity ?? 1))
         let per = Int64(product?.unitsPerPurchase ?? 1)
