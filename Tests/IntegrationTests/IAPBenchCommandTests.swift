@@ -203,7 +203,7 @@ struct IAPBenchCommandTests {
         #expect(
             Set(pages.keys) == [
                 "overview", "analytics", "customer", "customerByTransaction", "customerNotFound", "deadLetters",
-                "audit",
+                "audit", "notifications",
             ]
         )
         #expect(pages["overview"]?["requests"] as? Int == 4)

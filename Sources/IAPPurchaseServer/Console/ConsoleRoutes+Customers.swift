@@ -121,6 +121,7 @@ extension ConsoleRoutes {
                 body += "<p><a href=\"/console/customer?q=\(ConsoleHTML.queryComponent(query))&amp;cursor="
                 body += "\(ConsoleHTML.queryComponent(next))\">Older</a></p>"
             }
+            body += customerNotifications(userId)
             return ("Customer \(userId)", body)
         } catch let error as IAPError where error.code == .invalidArgument {
             return ("Customer", body + Self.alert("That page of the timeline does not exist."))
@@ -250,5 +251,26 @@ extension ConsoleRoutes {
     /// A date to the minute, UTC (`2026-06-01T10:15`), or nothing.
     static func minute(_ date: Date?) -> String {
         date.map { String(AnalyticsCalendar.format($0).prefix(16)) } ?? ""
+    }
+
+    /// The App Store's notifications about a customer's purchases that this instance processed lately.
+    private func customerNotifications(_ userId: String) -> String {
+        guard let activity else { return "" }
+        let theirs = activity.notifications.filter { $0.userId.map { $0.isSameUser(as: userId) } ?? false }
+        var html = "<h2>Notifications</h2><p class=\"note\">Those this instance processed since it started.</p>"
+        guard !theirs.isEmpty else { return html + "<p>None.</p>" }
+        html += "<table><thead><tr>"
+        html += ["When", "Type", "Subtype", "Outcome", "Delivery", "Transaction"].map { "<th scope=\"col\">\($0)</th>" }
+            .joined()
+        html += "</tr></thead><tbody>"
+        for notification in theirs.prefix(20) {
+            html += "<tr><td>\(String(AnalyticsCalendar.format(notification.time).prefix(19)))</td>"
+            html += "<td>\(ConsoleHTML.escape(notification.type ?? ""))</td>"
+            html += "<td>\(ConsoleHTML.escape(notification.subtype ?? ""))</td>"
+            html += "<td>\(ConsoleHTML.escape(notification.outcome))</td>"
+            html += "<td>\(ConsoleHTML.escape(notification.delivery ?? ""))</td>"
+            html += "<td>\(ConsoleHTML.escape(notification.transactionId ?? ""))</td></tr>"
+        }
+        return html + "</tbody></table>"
     }
 }

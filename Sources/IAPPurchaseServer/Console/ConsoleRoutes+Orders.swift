@@ -28,7 +28,7 @@ extension ConsoleRoutes {
         }
         do {
             let report = try await support.lookUp(orderId: orderId, actor: Self.actor(session))
-            body += render(report, session: session)
+            body += await render(report, session: session)
         } catch {
             body += Self.alert(Self.explain(error))
         }
@@ -50,15 +50,16 @@ extension ConsoleRoutes {
         do {
             let report = try await support.redeliver(orderId: orderId, actor: Self.actor(session), userId: userId)
             body += "<p role=\"status\">Order \(ConsoleHTML.escape(orderId)) redelivered where it was owed.</p>"
-            body += render(report, session: session)
+            body += await render(report, session: session)
         } catch {
             body += Self.alert(Self.explain(error))
         }
         return ("Redeliver", body)
     }
 
-    /// An order's transactions, with the Redeliver form for the roles that may use it.
-    private func render(_ report: OrderLookupReport, session: ConsoleSession) -> String {
+    /// An order's transactions (with the ledger's delivery attempts and last answer), the Redeliver form for the roles
+    /// that may use it, and the order's audit trail.
+    private func render(_ report: OrderLookupReport, session: ConsoleSession) async -> String {
         guard report.found else {
             return "<p>The App Store knows no order \(ConsoleHTML.escape(report.orderId)).</p>"
         }
@@ -69,8 +70,16 @@ extension ConsoleRoutes {
         html += "</tr></thead><tbody>"
         for item in report.transactions {
             let purchased = item.purchaseDate.map { String(AnalyticsCalendar.format($0).prefix(16)) } ?? ""
-            let delivery =
+            var delivery =
                 item.ledgerState.map { $0.rawValue } ?? (item.delivered ? "delivered" : "not in the ledger")
+            if let entry = try? await pipeline.store.entry(transactionId: item.transactionId) {
+                if entry.deliveryAttempts > 0 {
+                    delivery += ", \(entry.deliveryAttempts) attempt\(entry.deliveryAttempts == 1 ? "" : "s")"
+                }
+                if let last = entry.lastError, entry.deliveryState != .delivered {
+                    delivery += "; last answer: \(last)"
+                }
+            }
             let customer =
                 item.owner.map {
                     "<a href=\"/console/customer?q=\(ConsoleHTML.queryComponent($0))\">\(ConsoleHTML.escape($0))</a>"
@@ -84,7 +93,7 @@ extension ConsoleRoutes {
         if !report.rejectedSignatures.isEmpty {
             html += Self.alert("\(report.rejectedSignatures.count) signed transaction(s) from Apple did not verify.")
         }
-        guard session.role.mayRedeliver else { return html }
+        guard session.role.mayRedeliver else { return html + (await auditTrail(of: report.orderId)) }
         let unowned = report.transactions.contains { $0.owner == nil }
         html += """
             <form method="post" action="/console/order/redeliver">\
@@ -97,7 +106,25 @@ extension ConsoleRoutes {
                 """
         }
         html += "<button type=\"submit\">Redeliver</button></form>"
-        return html
+        return html + (await auditTrail(of: report.orderId))
+    }
+
+    /// What support did to an order, newest first: every lookup and redelivery the audit holds for it.
+    private func auditTrail(of orderId: String) async -> String {
+        guard let audit, let entries = try? await audit.entries() else { return "" }
+        let trail = entries.filter { $0.orderId == orderId }.reversed()
+        var html = "<h2>Audit trail</h2>"
+        guard !trail.isEmpty else { return html + "<p>None.</p>" }
+        html += "<table><thead><tr>"
+        html += ["When", "Who", "Action", "Customer", "Transactions"].map { "<th scope=\"col\">\($0)</th>" }.joined()
+        html += "</tr></thead><tbody>"
+        for entry in trail.prefix(50) {
+            let outcomes = entry.outcomes.map { "\($0.transactionId) \($0.outcome)" }.joined(separator: ", ")
+            html += "<tr><td>\(Self.minute(entry.at))</td><td>\(ConsoleHTML.escape(entry.actor))</td>"
+            html += "<td>\(ConsoleHTML.escape(entry.action))</td><td>\(ConsoleHTML.escape(entry.userId ?? ""))</td>"
+            html += "<td>\(ConsoleHTML.escape(outcomes))</td></tr>"
+        }
+        return html + "</tbody></table>"
     }
 
     static func alert(_ message: String) -> String {

@@ -307,6 +307,12 @@ struct ConsoleRoutesTests {
         #expect(console.world.wallet.balance("alice") == 100)
         _ = try await console.post("/console/order/redeliver", "csrf=\(token)&order=\(orderId)", cookie: carol)
         #expect(console.world.wallet.calls.count == 1)
+        // The order's page has its audit trail, newest first: this lookup, the redeliveries, vic's lookup.
+        let again = try await console.get("/console/order?id=\(orderId)", cookie: carol)
+        let trail = try #require(again.text.components(separatedBy: "<h2>Audit trail</h2>").last)
+        #expect(trail.contains("<td>carol (support, console)</td><td>redeliver.completed</td><td>alice</td>"))
+        #expect(trail.contains("<td>vic (viewer, console)</td><td>lookup</td>"))
+        #expect(again.text.contains("delivered"))
         let audit = await console.world.auditLog.entries()
         #expect(audit.map(\.actor).allSatisfy { $0 == "carol (support, console)" || $0 == "vic (viewer, console)" })
         #expect(audit.contains { $0.action == "lookup" && $0.actor == "vic (viewer, console)" })
@@ -604,6 +610,11 @@ struct ConsoleRoutesTests {
         let refunds = try await console.get("/console/notifications?type=refund&environment=Production", cookie: cookie)
         #expect(refunds.text.contains("<td>REFUND</td>") && !refunds.text.contains("did not verify"))
         #expect(!refunds.text.contains("<td>TEST</td>"))
+
+        // alice's page lists the notifications about her purchases.
+        let alice = try await console.get("/console/customer?q=alice", cookie: cookie)
+        let notes = try #require(alice.text.components(separatedBy: "<h2>Notifications</h2>").last)
+        #expect(notes.contains("<td>REFUND</td>") && !notes.contains("<td>TEST</td>"))
 
         // The overview: the grant and the take-back in the last hour; no reconciliation yet, then one.
         let overview = try await console.get("/console/overview", cookie: cookie)
