@@ -28,18 +28,9 @@ if [ ! -x "$chromium" ]; then
     exit 1
 fi
 
-venv="$(mktemp -d "${TMPDIR:-/tmp}/iap-console-browser-venv.XXXXXX")"
+venv="$(Scripts/python-venv.sh console-browser playwright)"
 trap 'rm -rf "$venv"' EXIT
-if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    echo "python3 -m venv failed; installing python3-venv" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq python3-venv
-    rm -rf "$venv" && mkdir -p "$venv"
-    python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install -q --disable-pip-version-check playwright
-"$venv/bin/pip" show playwright | sed -n 's/^Version: /playwright /p'
+
 "$chromium" --version 2>/dev/null || true
 
 timeout 300 "$venv/bin/python" Scripts/console_browser_test.py --iap "$iap" --chromium "$chromium" "${screenshots[@]}"

@@ -429,6 +429,12 @@ def drive(world, chromium, screenshots):
         large = [(url, size) for url, size in sizes if size > 200_000 or size < 0]
         check("no page is over 200 KB", sizes and not large, large)
 
+        # A page the console does not have: still the console, with its header.
+        answer = page.goto(f"{console}/console/nowhere")
+        check("a missing page is a console page with the header", answer.status == 404
+              and page.get_by_role("button", name="Sign out").is_visible()
+              and page.get_by_role("search").get_by_label("Customer").is_visible())
+
         # Sign out.
         page.get_by_role("button", name="Sign out").click()
         page.wait_for_url(f"{console}/console/sign-in")

@@ -14,18 +14,7 @@ if [ -z "$iap" ]; then
     iap="$(swift build --show-bin-path "$@")/iap"
 fi
 
-venv="$(mktemp -d "${TMPDIR:-/tmp}/iap-python-compat-venv.XXXXXX")"
+venv="$(Scripts/python-venv.sh python-compat app-store-server-library)"
 trap 'rm -rf "$venv"' EXIT
-
-if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    echo "python3 -m venv failed; installing python3-venv" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq python3-venv
-    rm -rf "$venv" && mkdir -p "$venv"
-    python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install -q --disable-pip-version-check app-store-server-library
-"$venv/bin/pip" show app-store-server-library | sed -n 's/^Version: /app-store-server-library /p'
 
 timeout 120 "$venv/bin/python" Scripts/python_compat.py --iap "$iap"

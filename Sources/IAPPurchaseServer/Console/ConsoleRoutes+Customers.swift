@@ -240,6 +240,10 @@ extension ConsoleRoutes {
             if let last = entry.lastError, entry.deliveryState != .delivered {
                 delivery += "; last answer: \(last)"
             }
+            if entry.grantGeneration > 0 {
+                // Each reversal of a refund grants the purchase again, under a new idempotency key.
+                delivery += "; refund reversed \(entry.grantGeneration == 1 ? "once" : "\(entry.grantGeneration) times")"
+            }
             html += "<tr><td>\(Self.minute(transaction.purchaseDate ?? entry.recordedAt))</td><td>\(what)</td>"
             html += "<td>\(product)</td><td>\(transactionId)</td>"
             html += "<td>\(ConsoleHTML.escape(entry.orderId ?? ""))</td><td>\(price)</td><td>\(environment)</td>"

@@ -95,7 +95,7 @@ public struct ConsoleRoutes: Sendable {
         router.add("GET", "/console/sign-in") { _ in Self.signInPage(error: nil) }
         router.add("POST", "/console/sign-in") { [self] request in await signIn(request) }
         router.add("POST", "/console/sign-out") { [self] request in
-            guard let session = checkedPost(request) else { return Self.forbidden }
+            guard let session = checkedPost(request) else { return await refused(request) }
             record("console.signOut", session.operatorName, outcome: "signedOut")
             return ConsoleHTML.redirect(to: "/console/sign-in", cookie: sessions.signOutCookie)
         }
@@ -112,11 +112,11 @@ public struct ConsoleRoutes: Sendable {
             await signedIn(request) { session in await deadLetters(session) }
         }
         router.add("POST", "/console/dead-letters/retry") { [self] request in
-            guard let session = checkedPost(request), session.role.mayRedeliver else { return Self.forbidden }
+            guard let session = checkedPost(request), session.role.mayRedeliver else { return await refused(request) }
             return await signedIn(request) { session in await retryNow(session, request) }
         }
         router.add("POST", "/console/dead-letters/give-up") { [self] request in
-            guard let session = checkedPost(request), session.role.mayGiveUp else { return Self.forbidden }
+            guard let session = checkedPost(request), session.role.mayGiveUp else { return await refused(request) }
             return await signedIn(request) { session in await giveUp(session, request) }
         }
         router.add("GET", "/console/notifications") { [self] request in
@@ -129,9 +129,18 @@ public struct ConsoleRoutes: Sendable {
             await signedIn(request) { session in await customer(session, request) }
         }
         router.add("POST", "/console/order/redeliver") { [self] request in
-            guard let session = checkedPost(request) else { return Self.forbidden }
-            guard session.role.mayRedeliver else { return Self.forbidden }
+            guard let session = checkedPost(request), session.role.mayRedeliver else { return await refused(request) }
             return await signedIn(request) { session in await redeliver(session, request) }
+        }
+        // Any other path: a page of the console all the same (with its header when signed in), never a bare 404.
+        router.fallback = { [self] request in
+            await signedIn(request, status: 404, signedOut: Self.notFound) { _ in
+                (
+                    "Not found",
+                    "<h1>Not found</h1><p>The console has no page \(ConsoleHTML.escape(request.path)).</p>"
+                        + "<p><a href=\"/console/overview\">Back to the overview</a></p>"
+                )
+            }
         }
         return router
     }
@@ -189,6 +198,24 @@ public struct ConsoleRoutes: Sendable {
         status: 403
     )
 
+    static let notFound: HTTPServerResponse = ConsoleHTML.page(
+        title: "Not found",
+        body: "<main><h1>Not found</h1><p><a href=\"/console\">Back to the console</a></p></main>",
+        status: 404
+    )
+
+    /// The answer to a refused POST: the refusal page, with the console's header for a signed-in operator (whose
+    /// role, or whose form's origin or CSRF token, did not allow it).
+    func refused(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        await signedIn(request, status: 403, signedOut: Self.forbidden) { _ in
+            (
+                "Refused",
+                "<h1>Refused</h1><p>This request did not come from a page of the console, or your role does not "
+                    + "allow it.</p><p><a href=\"/console/overview\">Back to the overview</a></p>"
+            )
+        }
+    }
+
     /// Whether a request's `Origin` names the host it was sent to.
     ///
     /// A browser sends `Origin: null` with a form of a page whose policy is `Referrer-Policy: no-referrer`, as every
@@ -215,19 +242,22 @@ public struct ConsoleRoutes: Sendable {
         return session
     }
 
-    /// A page for a signed-in operator (the session renewed), or the sign-in page.
+    /// A page for a signed-in operator (the session renewed), or, signed out, the sign-in page (or `signedOut`).
     func signedIn(
         _ request: HTTPServerRequest,
+        status: Int = 200,
+        signedOut: HTTPServerResponse? = nil,
         _ render: (ConsoleSession) async -> (title: String, body: String)
     ) async -> HTTPServerResponse {
         let now = pipeline.clock.now
         guard let session = sessions.session(of: request, at: now) else {
-            return ConsoleHTML.redirect(to: "/console/sign-in")
+            return signedOut ?? ConsoleHTML.redirect(to: "/console/sign-in")
         }
         let (title, body) = await render(session)
         return ConsoleHTML.page(
             title: title,
             body: header(session) + "<main>" + body + "</main>",
+            status: status,
             cookie: sessions.renewed(session, at: now)
         )
     }

@@ -631,6 +631,25 @@ struct ConsoleRoutesTests {
         )
     }
 
+    @Test func notFoundAndRefusedPagesOfASignedInOperatorHaveTheHeader() async throws {
+        let console = try Console(operators: [("vic", .viewer, "viewer password 1")])
+        let vic = try await console.signIn("vic", "viewer password 1")
+        let missing = try await console.get("/console/nowhere?<b>", cookie: vic)
+        #expect(missing.status == 404)
+        for part in [
+            ">Sign out</button>", #"<label for="search-customer">Customer</label>"#,
+            #"<label for="search-order">Order ID</label>"#, #"<a href="/console/analytics">Analytics</a>"#,
+        ] {
+            #expect(missing.text.contains(part), "\(part)")
+        }
+        let signedOut = try await console.get("/console/nowhere")
+        #expect(signedOut.status == 404 && !signedOut.text.contains("Sign out"))
+        let token = try Self.csrf(in: missing.text)
+        let refused = try await console.post("/console/dead-letters/retry", "csrf=\(token)&transaction=1", cookie: vic)
+        #expect(refused.status == 403 && refused.text.contains(">Sign out</button>"))
+        #expect(refused.text.contains("your role does not allow it"))
+    }
+
     static func formEncoded(_ text: String) -> String {
         var encoded = ""
         for byte in text.utf8 {
