@@ -242,7 +242,8 @@ extension ConsoleRoutes {
             }
             if entry.grantGeneration > 0 {
                 // Each reversal of a refund grants the purchase again, under a new idempotency key.
-                delivery += "; refund reversed \(entry.grantGeneration == 1 ? "once" : "\(entry.grantGeneration) times")"
+                let times = entry.grantGeneration == 1 ? "once" : "\(entry.grantGeneration) times"
+                delivery += "; refund reversed \(times)"
             }
             html += "<tr><td>\(Self.minute(transaction.purchaseDate ?? entry.recordedAt))</td><td>\(what)</td>"
             html += "<td>\(product)</td><td>\(transactionId)</td>"
