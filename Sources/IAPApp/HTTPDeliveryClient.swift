@@ -75,14 +75,36 @@ public struct HTTPDeliveryClient: DeliveryClient {
         self.init(baseURL: baseURL, transport: transport, timeout: timeout) { headers }
     }
 
+    /// Whether a base URL keeps the submission private on the way: `https`, or `http` to a loopback host
+    /// (`localhost`, `127.x.x.x`, `::1`: a simulator talking to a server on the same machine).
+    static func isPrivate(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "https":
+            return true
+        case "http":
+            let host = (url.host(percentEncoded: false) ?? "").lowercased()
+            return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        default:
+            return false
+        }
+    }
+
     /// Posts the submission and reads the server's answer.
     ///
     /// - Parameter submission: The signed transaction and its context.
     /// - Returns: The server's outcome.
     /// - Throws: ``IAPError`` `transportFailure`, `timeout` or `cancelled` (retryable) when no answer arrived;
     ///   `authenticationRequired` (retryable) when the header provider failed, before anything was sent;
-    ///   `invalidConfiguration` when ``baseURL`` cannot take the path.
+    ///   `invalidConfiguration` when ``baseURL`` cannot take the path, or is plain `http` to a host other than a
+    ///   loopback one (nothing is sent; the purchase stays unfinished until the app is fixed).
     public func submit(_ submission: TransactionSubmission) async throws -> TransactionSubmissionResult {
+        guard Self.isPrivate(baseURL) else {
+            throw IAPError(
+                .invalidConfiguration,
+                "the delivery base URL '\(baseURL)' is not https: the purchase and the user's credentials would cross "
+                    + "the network in the clear (plain http is for a loopback host only)"
+            )
+        }
         guard let url = baseURL.appending(encodedPath: Self.path) else {
             throw IAPError(.invalidConfiguration, "the delivery base URL '\(baseURL)' cannot take \(Self.path)")
         }

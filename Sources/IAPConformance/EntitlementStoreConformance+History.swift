@@ -45,6 +45,13 @@ extension EntitlementStoreConformance {
             body: entriesByOriginalTransactionId
         ),
         ConformanceCheck(
+            name: "entriesByAppTransactionId",
+            requirement: "entries(appTransactionId:) returns exactly the entries whose transaction carries the app "
+                + "transaction id, whoever owns them, by ascending sequence, follows a replace that changes it, "
+                + "compares exactly, and returns nothing for an unknown id",
+            body: entriesByAppTransactionId
+        ),
+        ConformanceCheck(
             name: "originalTransactionIdsWalkEveryFamilyOnce",
             requirement: "originalTransactionIds(cursor:limit:) walks every family once, by its first entry, with "
                 + "limits 1 and 100, picks up families added during the walk, and throws IAPError(.invalidArgument) "
@@ -370,5 +377,52 @@ extension EntitlementStoreConformance {
             unknown.isEmpty,
             "entries(originalTransactionId:) of an unknown family returned \(Fixtures.ids(unknown))"
         )
+    }
+
+    @Sendable
+    private static func entriesByAppTransactionId(_ store: any EntitlementStore) async throws {
+        func bought(_ id: String, user: String, account: String?, second: Int64) -> LedgerEntry {
+            var entry = Fixtures.entry(id, user: user, second: second)
+            entry.transaction.appTransactionId = account
+            return entry
+        }
+        // One Apple Account used by two of the app's users, another account, and a purchase without one.
+        var account: [LedgerEntry] = []
+        account.append(
+            try await Fixtures.insertNew(bought("a-1", user: "user-1", account: "704", second: 1), into: store)
+        )
+        _ = try await Fixtures.insertNew(bought("b-1", user: "user-3", account: "705", second: 2), into: store)
+        account.append(
+            try await Fixtures.insertNew(bought("a-2", user: "user-2", account: "704", second: 3), into: store)
+        )
+        _ = try await Fixtures.insertNew(bought("n-1", user: "user-1", account: nil, second: 4), into: store)
+        let moved = try await Fixtures.insertNew(bought("b-2", user: "user-3", account: "705", second: 5), into: store)
+        var read = try await store.entries(appTransactionId: "704")
+        try Fixtures.require(
+            read == account,
+            "entries(appTransactionId: \"704\") returned \(Fixtures.ids(read)); expected \(Fixtures.ids(account))"
+        )
+        // Newer signed data of b-2 names account 704: it moves there.
+        var changed = moved
+        changed.transaction.appTransactionId = "704"
+        account.append(try await Fixtures.replaceAccepted(changed, ifRevision: moved.revision, in: store))
+        read = try await store.entries(appTransactionId: "704")
+        try Fixtures.require(
+            read == account,
+            "after b-2's transaction named 704, entries(appTransactionId: \"704\") returned \(Fixtures.ids(read)); "
+                + "expected \(Fixtures.ids(account))"
+        )
+        let other = try await store.entries(appTransactionId: "705")
+        try Fixtures.require(
+            other.map(\.transactionId) == ["b-1"],
+            "entries(appTransactionId: \"705\") returned \(Fixtures.ids(other)); expected [b-1]"
+        )
+        for unknown in ["7040", "70", " 704", ""] {
+            let found = try await store.entries(appTransactionId: unknown)
+            try Fixtures.require(
+                found.isEmpty,
+                "entries(appTransactionId: \"\(unknown)\") returned \(Fixtures.ids(found)); expected nothing"
+            )
+        }
     }
 }

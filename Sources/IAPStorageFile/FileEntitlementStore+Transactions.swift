@@ -134,6 +134,12 @@ extension FileEntitlementStore {
         return try await answer(state.entries(originalTransactionId: originalTransactionId))
     }
 
+    /// Every entry whose transaction carries an app transaction id, by ascending `sequence` (an index kept in memory).
+    public func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        try checkOpen()
+        return try await answer(state.entries(appTransactionId: appTransactionId))
+    }
+
     /// One page of a user's entries, newest first.
     ///
     /// - Parameters:

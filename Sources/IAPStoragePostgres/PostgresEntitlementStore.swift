@@ -193,6 +193,21 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
     }
 
+    /// Every entry whose transaction carries an app transaction id, by ascending `sequence`, through the expression
+    /// index `iap_ledger_entries_app_transaction` (schema version 7).
+    ///
+    /// - Parameter appTransactionId: The app transaction id.
+    /// - Returns: The entries.
+    /// - Throws: ``IAPError`` if the database fails.
+    public func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        guard Self.storable(appTransactionId) else {
+            return []
+        }
+        return try await pool.run(retryingOnLostConnection: true) { connection in
+            try Self.entries(connection.execute(.entriesByAppTransaction, [appTransactionId]))
+        }
+    }
+
     /// One page of a user's entries, newest first; cursors are `v1:<sequence>`.
     ///
     /// - Parameters:

@@ -208,6 +208,18 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        // An index of an expression over the entry: no column to fill, and a schema may run it again.
+        Migration(
+            version: 7,
+            description: "iap_ledger_entries_app_transaction: the entries of an app transaction id (an Apple Account)",
+            statements: [
+                """
+                CREATE INDEX IF NOT EXISTS iap_ledger_entries_app_transaction
+                    ON iap_ledger_entries ((entry->'transaction'->>'appTransactionId'), sequence)
+                    WHERE (entry->'transaction'->>'appTransactionId') IS NOT NULL
+                """
+            ]
+        ),
     ]
 
     private static let lock = PostgresStatement(

@@ -82,6 +82,14 @@ extension PostgresStatement {
             """
     )
 
+    static let entriesByAppTransaction = PostgresStatement(
+        name: "iap_entries_by_app_transaction",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries
+            WHERE (entry->'transaction'->>'appTransactionId') = $1 ORDER BY sequence
+            """
+    )
+
     /// $1 user, $2 the cursor's sequence (or `NULL` for the first page), $3 the page size plus one.
     static let history = PostgresStatement(
         name: "iap_history",

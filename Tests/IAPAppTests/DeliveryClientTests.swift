@@ -29,6 +29,30 @@ struct DeliveryClientTests {
         return result
     }
 
+    @Test("plain http is refused before anything is sent, except to a loopback host")
+    func plainHTTPIsRefusedExceptOnLoopback() async throws {
+        for base in ["http://api.example.com", "http://10.0.0.5:8080", "ftp://api.example.com", "HTTP://example.org"] {
+            let transport = ScriptedTransport()
+            let client = HTTPDeliveryClient(baseURL: URL(string: base)!, transport: transport)
+            await #expect(throws: IAPError.self, "\(base)") { try await client.submit(Self.submission) }
+            do {
+                _ = try await client.submit(Self.submission)
+            } catch let error as IAPError {
+                #expect(error.code == .invalidConfiguration && error.message.contains("not https"), "\(error)")
+            }
+            #expect(transport.requests.isEmpty, "\(base)")
+        }
+        for base in ["http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080", "https://api.example.com"] {
+            let transport = ScriptedTransport()
+            transport.expect(method: "POST", path: "/iap/v1/transactions").respond(
+                status: 200,
+                body: #"{"outcome":"delivered","transactionId":"2000000000000001","finish":true}"#
+            )
+            let client = HTTPDeliveryClient(baseURL: URL(string: base)!, transport: transport)
+            #expect(try await client.submit(Self.submission).finish, "\(base)")
+        }
+    }
+
     @Test("200 with a delivered answer: finish")
     func delivered() async throws {
         let result = try await submit(

@@ -40,6 +40,8 @@ actor FlawedEntitlementStore: EntitlementStore {
         /// `history` compares user ids as Swift strings (canonical equivalence): an NFC and an NFD spelling of one
         /// name share a history.
         case canonicalUserIds
+        /// `entries(appTransactionId:)` matches ids that begin with the one asked for.
+        case appTransactionPrefixMatch
 
         var testDescription: String { rawValue }
 
@@ -76,6 +78,8 @@ actor FlawedEntitlementStore: EntitlementStore {
                 ["insertedClaimIsHeld"]
             case .canonicalUserIds:
                 ["userIdsAreTheirBytes"]
+            case .appTransactionPrefixMatch:
+                ["entriesByAppTransactionId"]
             }
         }
     }
@@ -152,6 +156,15 @@ actor FlawedEntitlementStore: EntitlementStore {
 
     func entries(originalTransactionId: String) async throws -> [LedgerEntry] {
         await base.entries(originalTransactionId: originalTransactionId)
+    }
+
+    func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        guard flaw == .appTransactionPrefixMatch else {
+            return try await base.entries(appTransactionId: appTransactionId)
+        }
+        return await base.allEntries().filter {
+            $0.transaction.appTransactionId?.hasPrefix(appTransactionId) == true
+        }
     }
 
     func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
@@ -312,7 +325,7 @@ func suiteCatchesFlawedStore(flaw: FlawedEntitlementStore.Flaw) async {
 
 @Test func checkNamesAreUniqueAndRunnableOneByOne() async {
     let names = EntitlementStoreConformance.checkNames
-    #expect(names.count == 35)
+    #expect(names.count == 36)
     #expect(Set(names).count == names.count)
     let suite = EntitlementStoreConformance { InMemoryEntitlementStore() }
     for name in ["historyPagingIsStableUnderInserts", "failedWritesChangeNothing"] {

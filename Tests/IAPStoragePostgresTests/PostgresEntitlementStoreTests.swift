@@ -87,8 +87,8 @@ struct PostgresEntitlementStoreTests {
         )
         #expect(
             indexes == [
-                "iap_ledger_entries_due", "iap_ledger_entries_original", "iap_ledger_entries_pkey",
-                "iap_ledger_entries_transaction_id_key", "iap_ledger_entries_user",
+                "iap_ledger_entries_app_transaction", "iap_ledger_entries_due", "iap_ledger_entries_original",
+                "iap_ledger_entries_pkey", "iap_ledger_entries_transaction_id_key", "iap_ledger_entries_user",
             ]
         )
         #expect(try await migrated.entry(transactionId: "1002")?.transactionId == "1002")

@@ -283,6 +283,40 @@ struct CommandLineContractTests {
         await #expect(try bench.ingest(good, ["--limit", "3"]).status == 2)
     }
 
+    @Test func historyByAppTransactionIdListsAnAppleAccountsPurchasesWithTheirOwners() async throws {
+        let bench = try await Workbench()
+        defer { bench.remove() }
+        // One line at a time: the ledger records them in input order.
+        await #expect(try bench.ingest(bench.tokens, ["--window", "1"]).status == 0)
+        // Which purchases each Apple Account made, from the signed transactions themselves.
+        var byAccount: [String: [String]] = [:]
+        for token in bench.tokens {
+            let payload = try #require(Base64.decodeURL(String(token.split(separator: ".")[1])))
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+            let account = try #require(claims["appTransactionId"] as? String, "testdata signs appTransactionId")
+            byAccount[account, default: []].append(try #require(claims["transactionId"] as? String))
+        }
+        let (account, purchases) = try #require(byAccount.max { $0.value.count < $1.value.count })
+        let run = try await Self.iap(["ledger", "history", "--data", bench.data, "--app-transaction-id", account])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdoutLines.count == purchases.count)
+        // Newest first, each line ending with its owner (testdata's tokens are their owners here).
+        #expect(run.stdoutLines.map { String($0.prefix(16)) } == purchases.reversed())
+        let json = try Self.json(
+            try await Self.iap(["ledger", "history", "--data", bench.data, "--app-transaction-id", account, "--json"])
+                .stdout
+        )
+        #expect(json["appTransactionId"] as? String == account)
+        let items = try #require(json["items"] as? [[String: Any]])
+        #expect(items.compactMap { $0["transactionId"] as? String } == purchases.reversed())
+        #expect(items.allSatisfy { ($0["userId"] as? String).map { !$0.isEmpty } ?? false })
+        let none = try await Self.iap(["ledger", "history", "--data", bench.data, "--app-transaction-id", "999"])
+        #expect(none.status == 0 && none.stdoutLines == ["no purchase carries app transaction id 999"])
+        for bad in [["--app-transaction-id", "a b"], ["--app-transaction-id", account, "--user", "alice"]] {
+            #expect(try await Self.iap(["ledger", "history", "--data", bench.data] + bad).status == 2, "\(bad)")
+        }
+    }
+
     @Test func textOutputShowsDatesInISO8601AndJSONKeepsMilliseconds() async throws {
         let bench = try await Workbench()
         defer { bench.remove() }

@@ -211,3 +211,83 @@ extension OrderHistoryPage {
         }
     }
 }
+
+/// Everything one Apple Account bought in the app, whoever the app's users were: the ledger's entries whose
+/// transaction carries its app transaction id (``TransactionPayload/appTransactionId``, stable per Apple Account and
+/// app), newest first, each with its owner.
+///
+/// `iap ledger history --app-transaction-id ID --json` prints its JSON and
+/// `GET /iap/v1/app-transactions/{appTransactionId}/history` answers it.
+public struct AppAccountHistory: Sendable, Hashable {
+    /// One purchase and who owns it.
+    public struct Purchase: Sendable, Hashable {
+        /// The user the ledger gives it to; `nil` while it waits for its owner.
+        public var owner: String?
+        /// The order, as a user's history shows it.
+        public var item: OrderHistoryItem
+    }
+
+    /// The app transaction id.
+    public var appTransactionId: String
+    /// Its purchases, newest first.
+    public var purchases: [Purchase]
+
+    /// Whether a text can be an app transaction id: 1 to 64 visible ASCII characters (Apple's are digits).
+    public static func isValid(appTransactionId: String) -> Bool {
+        (1...64).contains(appTransactionId.utf8.count)
+            && appTransactionId.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    /// Reads an Apple Account's purchases from a ledger.
+    ///
+    /// - Parameters:
+    ///   - appTransactionId: The app transaction id.
+    ///   - store: The ledger (``EntitlementStore/entries(appTransactionId:)``).
+    /// - Throws: ``IAPError`` `unsupportedOperation` for a store without the index, or if the store fails.
+    public static func read(appTransactionId: String, from store: some EntitlementStore) async throws
+        -> AppAccountHistory
+    {
+        let entries = try await store.entries(appTransactionId: appTransactionId)
+        return AppAccountHistory(
+            appTransactionId: appTransactionId,
+            purchases: entries.reversed().map { Purchase(owner: $0.owner, item: OrderHistoryItem($0)) }
+        )
+    }
+
+    /// The history as JSON: `{"appTransactionId", "items": [...]}`, each item a user's history item with `userId`
+    /// (`null` while it waits for its owner); keys sorted, Apple's field names, dates in milliseconds since 1970.
+    ///
+    /// - Returns: The JSON text.
+    /// - Throws: An encoding error (none for the values a history holds).
+    public func jsonData() throws -> Data {
+        try AppStoreJSON.makeEncoder().encode(Document(history: self))
+    }
+
+    private struct Document: Encodable {
+        let history: AppAccountHistory
+
+        enum CodingKeys: String, CodingKey {
+            case appTransactionId, items
+        }
+
+        struct Item: Encodable {
+            let purchase: Purchase
+
+            enum CodingKeys: String, CodingKey {
+                case userId
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                try purchase.item.encode(to: encoder)
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(purchase.owner, forKey: .userId)
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(history.appTransactionId, forKey: .appTransactionId)
+            try container.encode(history.purchases.map(Item.init), forKey: .items)
+        }
+    }
+}

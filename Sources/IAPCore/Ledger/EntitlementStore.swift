@@ -125,6 +125,17 @@ public protocol EntitlementStore: Sendable {
     /// - Throws: ``IAPError`` if the store fails.
     func entries(originalTransactionId: String) async throws -> [LedgerEntry]
 
+    /// Every entry whose transaction carries an app transaction id (``TransactionPayload/appTransactionId``: stable
+    /// per Apple Account and app), by ascending `sequence`: everything one Apple Account bought, whoever the app's
+    /// users were. It compares exactly.
+    ///
+    /// The default throws `unsupportedOperation`: a store that keeps no such index says so rather than scan. The
+    /// stores of this package index it.
+    ///
+    /// - Parameter appTransactionId: The app transaction id.
+    /// - Throws: ``IAPError`` if the store fails, or `unsupportedOperation` for a store without the index.
+    func entries(appTransactionId: String) async throws -> [LedgerEntry]
+
     /// One page of a user's entries, newest first.
     ///
     /// - Parameters:
@@ -223,5 +234,15 @@ extension EntitlementStore {
     /// - Throws: As ``insert(_:signedTransaction:)``.
     public func insert(_ entry: LedgerEntry) async throws -> InsertOutcome {
         try await insert(entry, signedTransaction: nil)
+    }
+}
+
+extension EntitlementStore {
+    /// Throws `unsupportedOperation`: this store keeps no index of app transaction ids.
+    public func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        throw IAPError(
+            .unsupportedOperation,
+            "\(type(of: self)) keeps no index of app transaction ids: look purchases up by user or transaction"
+        )
     }
 }

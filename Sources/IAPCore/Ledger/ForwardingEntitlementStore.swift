@@ -58,6 +58,11 @@ extension ForwardingEntitlementStore {
         try await store.entries(originalTransactionId: originalTransactionId)
     }
 
+    /// The wrapped store's ``EntitlementStore/entries(appTransactionId:)``.
+    public func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        try await store.entries(appTransactionId: appTransactionId)
+    }
+
     /// The wrapped store's ``EntitlementStore/history(userId:cursor:limit:)``.
     public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
         try await store.history(userId: userId, cursor: cursor, limit: limit)

@@ -22,6 +22,9 @@ package struct LedgerState: Sendable {
     private var positionsByUser: [UserKey: [Int]] = [:]
     /// Original transaction id → positions of the family's entries, ascending.
     private var positionsByOriginal: [String: Positions] = [:]
+    /// App transaction id (an Apple Account's, per app) → positions of the entries whose transaction carries it,
+    /// ascending.
+    private var positionsByAppTransaction: [String: Positions] = [:]
     /// Positions of `pending` and `retrying` entries: the only ones that can be due.
     private var undelivered: Set<Int> = []
     /// User id → how many of the user's entries have a real owner (not one waiting for its owner, not
@@ -90,6 +93,11 @@ package struct LedgerState: Sendable {
     /// Every entry of a purchase family, by ascending sequence.
     package func entries(originalTransactionId: String) -> [LedgerEntry] {
         (positionsByOriginal[originalTransactionId]?.list ?? []).map { entries[$0] }
+    }
+
+    /// Every entry whose transaction carries an app transaction id, by ascending sequence.
+    package func entries(appTransactionId: String) -> [LedgerEntry] {
+        (positionsByAppTransaction[appTransactionId]?.list ?? []).map { entries[$0] }
     }
 
     /// Up to `limit` of a user's entries with a sequence below `before` (all when `nil`), newest first,
@@ -174,6 +182,9 @@ package struct LedgerState: Sendable {
         }
         positionsByUser[UserKey(entry.userId), default: []].append(position)
         Self.add(position, to: &positionsByOriginal, under: entry.originalTransactionId)
+        if let appTransactionId = entry.transaction.appTransactionId {
+            Self.add(position, to: &positionsByAppTransaction, under: appTransactionId)
+        }
         counts.transactions += 1
         index(entry, at: position, by: 1)
         entries.append(consume entry)
@@ -237,6 +248,9 @@ package struct LedgerState: Sendable {
             counts.transactions -= 1
             Self.remove(position, from: &positionsByUser, under: UserKey(entry.userId))
             Self.remove(position, from: &positionsByOriginal, under: entry.originalTransactionId)
+            if let appTransactionId = entry.transaction.appTransactionId {
+                Self.remove(position, from: &positionsByAppTransaction, under: appTransactionId)
+            }
             positionById[entry.transactionId] = nil
             entries.removeLast()
         case .replace(let previous):
@@ -267,6 +281,15 @@ package struct LedgerState: Sendable {
         if entry.originalTransactionId != previous.originalTransactionId {
             Self.remove(position, from: &positionsByOriginal, under: previous.originalTransactionId)
             Self.add(position, to: &positionsByOriginal, under: entry.originalTransactionId)
+        }
+        let appTransactionId = entry.transaction.appTransactionId
+        if appTransactionId != previous.transaction.appTransactionId {
+            if let earlier = previous.transaction.appTransactionId {
+                Self.remove(position, from: &positionsByAppTransaction, under: earlier)
+            }
+            if let appTransactionId {
+                Self.add(position, to: &positionsByAppTransaction, under: appTransactionId)
+            }
         }
         index(entry, at: position, by: 1)
     }

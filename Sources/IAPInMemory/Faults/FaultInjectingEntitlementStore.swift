@@ -133,6 +133,10 @@ public final class FaultInjectingEntitlementStore: EntitlementStore {
         try await run(.entries) { try await base.entries(originalTransactionId: originalTransactionId) }
     }
 
+    public func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        try await run(.entries) { try await base.entries(appTransactionId: appTransactionId) }
+    }
+
     public func history(userId: String, cursor: String?, limit: Int) async throws -> LedgerPage {
         try await run(.history) { try await base.history(userId: userId, cursor: cursor, limit: limit) }
     }

@@ -101,6 +101,13 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         state.entries(originalTransactionId: originalTransactionId)
     }
 
+    /// Every entry whose transaction carries an app transaction id, by ascending sequence.
+    ///
+    /// (Declared `async throws`, as the requirement is, so that it, not the protocol's default, is the witness.)
+    public func entries(appTransactionId: String) async throws -> [LedgerEntry] {
+        state.entries(appTransactionId: appTransactionId)
+    }
+
     /// One page of a user's entries, newest first (see *History cursors*).
     ///
     /// - Throws: ``IAPError`` with code `invalidArgument` for a malformed cursor or a `limit` below 1.

@@ -21,7 +21,7 @@ extension ConsoleRoutes {
     }
 
     /// Finds whose purchases a search names: a user id with entries, else a transaction id, an original transaction
-    /// id, an app transaction id (the ledger read whole: the app transaction id is not indexed).
+    /// id, an app transaction id (``EntitlementStore/entries(appTransactionId:)``).
     func findCustomer(_ query: String) async throws -> CustomerMatch? {
         let store = pipeline.store
         if !query.hasPrefix(DeliveryPipeline.unownedPrefix),
@@ -35,12 +35,17 @@ extension ConsoleRoutes {
         if let entry = try await store.entries(originalTransactionId: query).last {
             return CustomerMatch(userIds: [entry.userId], matchedAs: "original transaction id")
         }
-        guard let ledger else { return nil }
+        let account: [LedgerEntry]
+        do {
+            account = try await store.entries(appTransactionId: query)
+        } catch let error as IAPError where error.code == .unsupportedOperation {
+            // A store without the index: read whole, as long as it can be.
+            guard let ledger else { return nil }
+            account = try await ledger.allEntries().filter { $0.transaction.appTransactionId == query }
+        }
         var users: [String] = []
-        for entry in try await ledger.allEntries() where entry.transaction.appTransactionId == query {
-            if !users.contains(where: { $0.isSameUser(as: entry.userId) }) {
-                users.append(entry.userId)
-            }
+        for entry in account where !users.contains(where: { $0.isSameUser(as: entry.userId) }) {
+            users.append(entry.userId)
         }
         return users.isEmpty ? nil : CustomerMatch(userIds: users, matchedAs: "app transaction id")
     }

@@ -69,6 +69,26 @@ extension PurchaseServerRoutes {
         }
     }
 
+    /// `GET /iap/v1/app-transactions/{appTransactionId}/history`: every purchase of one Apple Account in the app,
+    /// newest first, each with its owner (``AppAccountHistory``'s JSON); `400` for an id that is not 1 to 64 visible
+    /// ASCII characters.
+    @Sendable
+    func appAccountHistory(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        if let refusal = refusingWithoutServiceToken(request) {
+            return refusal
+        }
+        guard let appTransactionId = request.pathParameter("appTransactionId"),
+            AppAccountHistory.isValid(appTransactionId: appTransactionId)
+        else {
+            return Self.failure(400, .invalidArgument, "the app transaction id is not valid")
+        }
+        do {
+            return .json(try await AppAccountHistory.read(appTransactionId: appTransactionId, from: store).jsonData())
+        } catch {
+            return answer(error, route: request.route ?? request.path)
+        }
+    }
+
     /// `POST /iap/v1/users/{userId}/account-tokens` with the body `{"appAccountToken": "UUID"}`: binds the token to
     /// the user before the purchase (an app that makes a token per order registers it when the order is created),
     /// so that nobody else can claim a purchase that carries it.

@@ -16,6 +16,7 @@ public import IAPServerAPI
 /// | `POST /iap/v1/notifications` | the App Store (the data is verified) | App Store Server Notifications V2 of every accepted environment: `200` once durably recorded (a duplicate too), `400` for what does not verify, `503` to be sent again |
 /// | `GET /iap/v1/users/{userId}/entitlements` | the service token | ``EntitlementListing``'s JSON; `?at=MILLIS` for another instant |
 /// | `GET /iap/v1/users/{userId}/history?limit=N&cursor=C` | the service token | ``OrderHistoryPage``'s JSON, `limit` 1 to 200 (20 by default) |
+/// | `GET /iap/v1/app-transactions/{appTransactionId}/history` | the service token | ``AppAccountHistory``'s JSON: an Apple Account's purchases, each with its owner |
 /// | `POST /iap/v1/users/{userId}/account-tokens` | the service token | binds `{"appAccountToken": "UUID"}` to the user before the purchase: `201` bound, `200` already bound to this user, `409` bound to another user (not named), `400` not a UUID, `422` not derived from this user when a ``TokenOwnershipCheck`` is given |
 /// | `POST /iap/v1/support/orders/{orderId}/lookup` | the service token and `X-Operator` | ``OrderLookup/lookUp(orderId:actor:)``, audited |
 /// | `POST /iap/v1/support/orders/{orderId}/redeliver` | the service token and `X-Operator` | ``OrderLookup/redeliver(orderId:actor:userId:)`` with the optional body `{"userId": "..."}`, audited |
@@ -107,6 +108,7 @@ public struct PurchaseServerRoutes: Sendable {
         add(&router, "POST", "/iap/v1/notifications", notify)
         add(&router, "GET", "/iap/v1/users/{userId}/entitlements", entitlements)
         add(&router, "GET", "/iap/v1/users/{userId}/history", history)
+        add(&router, "GET", "/iap/v1/app-transactions/{appTransactionId}/history", appAccountHistory)
         add(&router, "POST", "/iap/v1/users/{userId}/account-tokens", bindAccountToken)
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/lookup", lookUp)
         add(&router, "POST", "/iap/v1/support/orders/{orderId}/redeliver", redeliver)

@@ -162,4 +162,42 @@ struct UserRoutesTests {
         #expect(failed.message?.hasPrefix("/iap/v1/users/{userId}/history: ") == true)
         #expect(failed.message?.contains("injected fault") == true)
     }
+
+    @Test func anAppleAccountsPurchasesAreListedByItsAppTransactionIdWithTheirOwners() async throws {
+        let world = try World()
+        // alice buys on the Apple Account "family"; bob, signed in to the app on the same device, buys on it too.
+        let first = try await world.appStore.purchase(
+            productId: "coins.100",
+            account: "family",
+            appAccountToken: World.accountToken("alice")
+        )
+        let second = try await world.appStore.purchase(
+            productId: "pro.lifetime",
+            account: "family",
+            appAccountToken: World.accountToken("bob")
+        )
+        let other = try await world.buyAndSubmit("coins.100", user: "carol")
+        for (result, user) in [(first, "alice"), (second, "bob")] {
+            let bought = try #require(result.transaction)
+            #expect(try await world.submit(bought.signedTransaction, as: user).status == 200)
+        }
+        let account = try #require(first.transaction?.payload.appTransactionId)
+        #expect(other.payload.appTransactionId != account)
+
+        let answer = try await world.service("GET", "/iap/v1/app-transactions/\(account)/history")
+        #expect(answer.status == 200, "\(answer.text)")
+        let json = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+        #expect(json["appTransactionId"] as? String == account)
+        let items = try #require(json["items"] as? [[String: Any]])
+        // Newest first, each with its owner; nothing of carol's.
+        #expect(items.map { $0["userId"] as? String } == ["bob", "alice"])
+        #expect(items.map { $0["productId"] as? String } == ["pro.lifetime", "coins.100"])
+
+        let unknown = try await world.service("GET", "/iap/v1/app-transactions/999/history")
+        #expect(unknown.status == 200 && unknown.text == #"{"appTransactionId":"999","items":[]}"#)
+        let bad = try await world.service("GET", "/iap/v1/app-transactions/a%20b/history")
+        #expect(bad.status == 400)
+        let anonymous = try await world.client.send("GET", "/iap/v1/app-transactions/\(account)/history")
+        #expect(anonymous.status == 401)
+    }
 }

@@ -24,7 +24,10 @@ enum TestDataCommand {
             to those names, so 'iap ledger ingest' without --user records each purchase waiting for its owner;
             with --token-is-user it delivers each purchase to its token: the user id in the ledger is the
             lowercase UUID ('iap ledger stats' counts them, 'iap decode' shows a transaction's appAccountToken,
-            'iap ledger entitlements --user UUID' reads one). --user ID delivers them all to one user. This data proves nothing about a real purchase.
+            'iap ledger entitlements --user UUID' reads one). --user ID delivers them all to one user. Each user's
+            purchases carry the app transaction id of one Apple Account, user-N's \(firstAppTransactionId) + N
+            ('iap ledger history --app-transaction-id ID' lists them). This data proves nothing about a real
+            purchase.
             """,
         options: [
             .value("count", "N", "how many transactions, 1 to 10000000 (required)"),
@@ -95,6 +98,9 @@ enum TestDataCommand {
         }
     }
 
+    /// The app transaction id of user-0's Apple Account; user-N's is N more.
+    static let firstAppTransactionId = 704_000_000_000_000
+
     /// The namespace of the test users' appAccountTokens (``AppAccountToken/derive(from:namespace:)``).
     static let namespace = UUID(uuidString: "6f1b7c7e-3f52-4a8e-9a1e-0c2d9f6b5a10") ?? UUID()
 
@@ -155,7 +161,8 @@ enum TestDataCommand {
                 storefrontId: "143441",
                 transactionReason: .purchase,
                 currency: "USD",
-                price: 990
+                price: 990,
+                appTransactionId: String(Self.firstAppTransactionId + index % users)
             )
             Output.line(try signer.sign(transaction))
         }

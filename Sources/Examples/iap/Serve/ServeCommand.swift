@@ -42,7 +42,9 @@ enum ServeCommand {
             --user-jwt-secret-file); POST /iap/v1/notifications (App Store Server Notifications V2 of every listed
             environment: 200 once durably recorded, 400 when it does not verify); GET
             /iap/v1/users/{userId}/entitlements and GET /iap/v1/users/{userId}/history?limit=N&cursor=C (the JSON of
-            iap ledger entitlements --json and iap ledger history --json); POST /iap/v1/users/{userId}/account-tokens
+            iap ledger entitlements --json and iap ledger history --json); GET
+            /iap/v1/app-transactions/{appTransactionId}/history (an Apple Account's purchases with their owners: the
+            JSON of iap ledger history --app-transaction-id ID --json); POST /iap/v1/users/{userId}/account-tokens
             (body {"appAccountToken": UUID}: binds the token to the user before the purchase; 201 bound, 200 already
             bound to this user, 409 bound to another user, 400 not a UUID, 422 not derived from this user under
             --token-ownership derived); POST
