@@ -159,6 +159,12 @@ def run(iap):
               and transaction.productId == "premium" and transaction.bundleId == BUNDLE_ID,
               f"{transaction}")
 
+        # get_app_transaction_info: the customer's signed app transaction, verified by Apple's verifier
+        app_info = client.get_app_transaction_info(premium["transactionId"])
+        app = verifier.verify_and_decode_app_transaction(app_info.signedAppTransactionInfo)
+        check("get_app_transaction_info", app.bundleId == BUNDLE_ID and app.appTransactionId is not None
+              and app.appTransactionId == transaction.appTransactionId, f"{app}")
+
         # get_transaction_history, v2, paging
         request = TransactionHistoryRequest(sort=Order.ASCENDING)
         listed, revision, pages = [], None, 0

@@ -37,6 +37,25 @@ struct SimulatedAppStoreTransportTests {
         #expect(connection.transport.requestCount == 3)
     }
 
+    @Test func getAppTransactionInfoSignsTheCustomersAppTransaction() async throws {
+        let store = try Self.store()
+        let purchase = try #require(try await store.purchase(productId: "pro.lifetime", account: "alice").transaction)
+        let connection = try SimulatedAppStoreTransport.connect(to: store)
+        let info = try await connection.client.appTransactionInfo(anyTransactionId: purchase.transactionId)
+        let app = try await store.makeVerifier().verifyAppTransaction(try #require(info.signedAppTransactionInfo))
+        // The account's app transaction: the id every transaction of the account carries.
+        #expect(app.appTransactionId == purchase.payload.appTransactionId)
+        #expect(app.appTransactionId == (await store.appTransactionId(ofAccount: "alice")))
+        #expect(app.bundleId == store.configuration.bundleId)
+        for (id, code) in [("9999999999", APIErrorCode.transactionIdNotFound), ("abc", .invalidTransactionId)] {
+            await #expect {
+                try await connection.client.appTransactionInfo(anyTransactionId: id)
+            } throws: { error in
+                (error as? IAPError)?.apiErrorCode == code.rawValue
+            }
+        }
+    }
+
     @Test func appleErrorsComeBackAsTheClientsErrors() async throws {
         let connection = try SimulatedAppStoreTransport.connect(to: try Self.store())
         await #expect {

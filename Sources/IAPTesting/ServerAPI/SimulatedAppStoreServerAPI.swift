@@ -8,8 +8,9 @@ public import IAPServerAPI
 /// `iap emulate` serves it over HTTP and ``SimulatedAppStoreTransport`` hands it to an `AppStoreServerAPIClient`
 /// without sockets; both answer the same requests the same way because both answer here. It answers the
 /// read endpoints (transaction info, transaction and refund history, subscription statuses, order lookup) and
-/// Finish Transaction; Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers it 404); renewal-date extensions, consumption information, appAccountToken updates and app
-/// transactions are answered with Apple's error bodies, as the simulated store does not model them. The
+/// Finish Transaction and Get App Transaction Info (the customer's signed app transaction); Look Up Order ID, as
+/// Apple's, exists in Production only (a Sandbox store answers it 404); renewal-date extensions, consumption information
+/// v1 and appAccountToken updates are answered with Apple's error bodies, as the simulated store does not model them. The
 /// notification endpoints belong to whoever posts notifications (the emulator) and answer 404 here.
 ///
 /// It does not check the bearer token: the caller does, with ``ServerAPITokenChecker``, before it asks.
@@ -75,11 +76,7 @@ public struct SimulatedAppStoreServerAPI: Sendable {
         do {
             let route = ServerAPIRoute(method: request.method, segments: request.segments)
             if let captures = route.match(("GET", "v1/transactions/appTransactions/*")) {
-                try Self.checkTransactionId(captures[0])
-                return Self.apiError(
-                    .appTransactionDoesNotExist,
-                    message: "The emulator does not sign app transactions."
-                )
+                return Self.json(try await store.appTransactionInfo(anyTransactionId: captures[0]))
             } else if let captures = route.match(("GET", "v1/transactions/*")) {
                 return Self.json(try await store.transactionInfo(transactionId: captures[0]))
             } else if let captures = route.match(("POST", "v1/transactions/*/finish")) {

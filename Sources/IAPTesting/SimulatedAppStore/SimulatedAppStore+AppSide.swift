@@ -5,6 +5,7 @@
 #endif
 import IAPCore
 import IAPCrypto
+public import IAPServerAPI
 
 extension SimulatedAppStore {
     // MARK: - The app's download
@@ -31,6 +32,22 @@ extension SimulatedAppStore {
             originalPlatform: .iOS
         )
         return try engine.signer.sign(payload)
+    }
+
+    /// Get App Transaction Info: the signed app transaction of the customer who made a transaction, as
+    /// ``appTransaction(ofAccount:)`` signs it.
+    ///
+    /// - Parameter anyTransactionId: Any transaction of the customer.
+    /// - Returns: Apple's `AppTransactionInfoResponse`.
+    /// - Throws: ``IAPError`` `.apiError`: 4000006 for an id that is not digits, 4040010 for an unknown one.
+    public func appTransactionInfo(anyTransactionId: String) throws -> AppTransactionInfoResponse {
+        guard !anyTransactionId.isEmpty, anyTransactionId.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw SimulatedAppStoreEngine.invalidTransactionId(anyTransactionId)
+        }
+        guard let record = engine.transactions[anyTransactionId] else {
+            throw SimulatedAppStoreEngine.transactionIdNotFound(anyTransactionId)
+        }
+        return AppTransactionInfoResponse(signedAppTransactionInfo: try appTransaction(ofAccount: record.account))
     }
 
     // MARK: - Offer codes
