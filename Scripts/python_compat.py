@@ -30,6 +30,7 @@ from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
 from appstoreserverlibrary.models.SendAttemptResult import SendAttemptResult
 from appstoreserverlibrary.models.Status import Status
 from appstoreserverlibrary.models.TransactionHistoryRequest import Order, TransactionHistoryRequest
+from appstoreserverlibrary.models.UpdateAppAccountTokenRequest import UpdateAppAccountTokenRequest
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
 
 BUNDLE_ID = "com.example.pythoncompat"
@@ -179,6 +180,15 @@ def run(iap):
             if not page.hasMore:
                 break
         check("get_transaction_history paging", pages == 2 and listed == bought, f"{pages} pages, {listed}")
+
+        # set_app_account_token: the purchase carries the token from then on (and moves to the end of the
+        # history's modification order, as a changed transaction does)
+        token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        client.set_app_account_token(premium["originalTransactionId"], UpdateAppAccountTokenRequest(appAccountToken=token))
+        updated = verifier.verify_and_decode_signed_transaction(
+            client.get_transaction_info(premium["transactionId"]).signedTransactionInfo)
+        check("set_app_account_token", str(updated.appAccountToken).lower() == token, f"{updated.appAccountToken}")
+
 
         # get_all_subscription_statuses through a renewal and a billing failure
         original = monthly["originalTransactionId"]

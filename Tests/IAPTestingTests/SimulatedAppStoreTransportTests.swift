@@ -56,6 +56,47 @@ struct SimulatedAppStoreTransportTests {
         }
     }
 
+    @Test func setAppAccountTokenGivesAPurchaseItsTokenAndItsRenewalsToo() async throws {
+        let store = try SimulatedAppStore(
+            products: [
+                CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"]),
+                CatalogProduct(
+                    productId: "plus.monthly",
+                    kind: .autoRenewable,
+                    subscriptionGroupId: "plus",
+                    entitlements: ["plus"],
+                    duration: SubscriptionPeriod(value: 1, unit: .month)
+                ),
+            ],
+            configuration: .init(environment: .production),
+            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
+        )
+        let bought = try #require(try await store.purchase(productId: "plus.monthly", account: "alice").transaction)
+        #expect(bought.payload.appAccountToken == nil)
+        let connection = try SimulatedAppStoreTransport.connect(to: store)
+        let verifier = try store.makeVerifier()
+        let token = try #require(UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
+        try await connection.client.setAppAccountToken(
+            originalTransactionId: bought.transactionId,
+            appAccountToken: token
+        )
+        let info = try await connection.client.transactionInfo(transactionId: bought.transactionId)
+        let signed = try await verifier.verifyTransaction(try #require(info.signedTransactionInfo))
+        #expect(signed.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        // The renewal carries it; a renewal's id is not an original transaction id (4000187).
+        try await store.advance(by: .seconds(31 * 86_400))
+        let renewal = try #require(try await store.transactions(ofAccount: "alice").last)
+        #expect(renewal.transactionId != bought.transactionId)
+        #expect(renewal.payload.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        for (id, code) in [(renewal.transactionId, Int64(4_000_187)), ("9999999999", 4_040_010), ("x", 4_000_006)] {
+            await #expect {
+                try await connection.client.setAppAccountToken(originalTransactionId: id, appAccountToken: token)
+            } throws: { error in
+                (error as? IAPError)?.apiErrorCode == code
+            }
+        }
+    }
+
     @Test func appleErrorsComeBackAsTheClientsErrors() async throws {
         let connection = try SimulatedAppStoreTransport.connect(to: try Self.store())
         await #expect {

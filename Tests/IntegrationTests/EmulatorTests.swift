@@ -383,6 +383,11 @@ struct EmulatorTests {
             defer { first.stop() }
             purchase = try await first.purchase("pro.monthly")
             _ = try await first.purchase("coins.100")
+            // Set App Account Token is a change too: journaled, and replayed.
+            try await first.client().setAppAccountToken(
+                originalTransactionId: purchase.transactionId,
+                appAccountToken: try #require(UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
+            )
             // A refused change is not journaled: it changed nothing.
             let refused = try await first.post("/emulator/v1/purchases", json: #"{"productId":"nope"}"#)
             #expect(refused.status == 400)
@@ -397,7 +402,9 @@ struct EmulatorTests {
         #expect(try await second.get("/emulator/v1/clock").body == advanced.body)
         let verifier = try await second.verifier()
         let info = try await second.client().transactionInfo(transactionId: purchase.transactionId)
-        #expect(try verifier.transaction(try #require(info.signedTransactionInfo)).productId == "pro.monthly")
+        let kept = try verifier.transaction(try #require(info.signedTransactionInfo))
+        #expect(kept.productId == "pro.monthly")
+        #expect(kept.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
         // Ids continue where the first run stopped.
         let next = try await second.purchase("coins.100")
         #expect(next.transactionId != purchase.transactionId)

@@ -8,9 +8,9 @@ public import IAPServerAPI
 /// `iap emulate` serves it over HTTP and ``SimulatedAppStoreTransport`` hands it to an `AppStoreServerAPIClient`
 /// without sockets; both answer the same requests the same way because both answer here. It answers the
 /// read endpoints (transaction info, transaction and refund history, subscription statuses, order lookup) and
-/// Finish Transaction and Get App Transaction Info (the customer's signed app transaction); Look Up Order ID, as
-/// Apple's, exists in Production only (a Sandbox store answers it 404); renewal-date extensions, consumption information
-/// v1 and appAccountToken updates are answered with Apple's error bodies, as the simulated store does not model them. The
+/// Finish Transaction, Get App Transaction Info (the customer's signed app transaction) and Set App Account Token;
+/// Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers it 404); renewal-date extensions
+/// and consumption information v1 are answered with Apple's error bodies, as the simulated store does not model them. The
 /// notification endpoints belong to whoever posts notifications (the emulator) and answer 404 here.
 ///
 /// It does not check the bearer token: the caller does, with ``ServerAPITokenChecker``, before it asks.
@@ -131,10 +131,13 @@ public struct SimulatedAppStoreServerAPI: Sendable {
                 }
                 try await store.receiveConsumptionInformation(transactionId: captures[0], request)
                 return HTTPResponse(status: 202)
-            } else if route.match(
-                ("PUT", "v1/transactions/consumption/*"),
-                ("PUT", "v1/transactions/*/appAccountToken")
-            ) != nil {
+            } else if let captures = route.match(("PUT", "v1/transactions/*/appAccountToken")) {
+                try await store.setAppAccountToken(
+                    originalTransactionId: captures[0],
+                    appAccountToken: try Self.appAccountToken(request.body)
+                )
+                return HTTPResponse(status: 200)
+            } else if route.match(("PUT", "v1/transactions/consumption/*")) != nil {
                 let path = "/inApps/" + request.segments.joined(separator: "/")
                 return Self.apiError(
                     .generalBadRequest,
@@ -146,6 +149,23 @@ public struct SimulatedAppStoreServerAPI: Sendable {
         } catch {
             return Self.response(for: error)
         }
+    }
+
+    /// The token of a Set App Account Token body, `{"appAccountToken": "<UUID>"}`; 4000183 otherwise.
+    static func appAccountToken(_ body: Data) throws -> UUID {
+        struct Body: Decodable {
+            var appAccountToken: String
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: body),
+            let token = UUID(uuidString: body.appAccountToken)
+        else {
+            throw SimulatedAppStoreEngine.apiError(
+                status: 400,
+                code: 4_000_183,
+                "The app account token is not a valid UUID."
+            )
+        }
+        return token
     }
 
     // MARK: - Answers

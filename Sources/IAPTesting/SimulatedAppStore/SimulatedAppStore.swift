@@ -289,6 +289,24 @@ public actor SimulatedAppStore {
         try update { try $0.finishTransaction(transactionId: transactionId) }
     }
 
+    /// Set App Account Token: the server gives a purchase (one made outside the app, such as an offer code redeemed
+    /// in the App Store) its `appAccountToken`, or changes it; a subscription's later renewals carry it too. No
+    /// notification is sent, as Apple sends none.
+    ///
+    /// - Parameters:
+    ///   - originalTransactionId: The purchase's original transaction id.
+    ///   - appAccountToken: The token.
+    /// - Throws: ``IAPError`` `.apiError`: 4000006 for an id that is not digits, 4040010 for an unknown one, 4000187
+    ///   for a transaction that is not an original one, 4000185 for a family-shared one.
+    public func setAppAccountToken(originalTransactionId: String, appAccountToken: UUID) throws {
+        try update {
+            try $0.setAppAccountToken(
+                originalTransactionId: originalTransactionId,
+                token: appAccountToken.uuidString.lowercased()
+            )
+        }
+    }
+
     /// Every transaction of a customer, oldest first, signed now.
     ///
     /// - Parameter account: The customer.

@@ -267,3 +267,34 @@ extension SimulatedAppStoreEngine {
         transactions[transactionId]?.isFinished = true
     }
 }
+
+extension SimulatedAppStoreEngine {
+    /// Set App Account Token: the purchase's `appAccountToken` replaced (for a subscription, its renewals' too).
+    mutating func setAppAccountToken(originalTransactionId id: String, token: String) throws {
+        guard !id.isEmpty, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw Self.invalidTransactionId(id)
+        }
+        guard let record = transactions[id] else {
+            throw Self.transactionIdNotFound(id)
+        }
+        guard record.payload.originalTransactionId == id else {
+            throw Self.apiError(
+                status: 400,
+                code: 4_000_187,
+                "Transaction id \(id) is not an original transaction id."
+            )
+        }
+        guard record.payload.inAppOwnershipType != .familyShared else {
+            throw Self.apiError(
+                status: 400,
+                code: 4_000_185,
+                "Transaction \(id) was obtained through Family Sharing, which the endpoint does not support."
+            )
+        }
+        transactions[id]?.payload.appAccountToken = token
+        touch(id)
+        if subscriptions[id] != nil {
+            subscriptions[id]?.appAccountToken = token
+        }
+    }
+}

@@ -7,8 +7,8 @@ import IAPTesting
 extension Emulator {
     /// Answers an App Store Server API request; `segments` follow `/inApps`.
     ///
-    /// Finish Transaction (a change: journaled, under the lock) and the notification endpoints are the emulator's
-    /// own; everything else is answered by the shared ``SimulatedAppStoreServerAPI``, which
+    /// Finish Transaction and Set App Account Token (changes: journaled, under the lock) and the notification endpoints
+    /// are the emulator's own; everything else is answered by the shared ``SimulatedAppStoreServerAPI``, which
     /// ``SimulatedAppStoreTransport`` answers from too.
     func serverAPI(_ request: HTTPServerRequest, segments: [String], replaying: Bool) async -> HTTPServerResponse {
         let store = self.store
@@ -18,6 +18,18 @@ extension Emulator {
             return await change(request, replaying: replaying) {
                 try await store.finishTransaction(transactionId: id)
                 return HTTPServerResponse(status: 200)
+            }
+        } else if route.match(("PUT", "v1/transactions/*/appAccountToken")) != nil {
+            // A change: journaled, under the lock; the shared API answers it.
+            let api = SimulatedAppStoreServerAPI(store: store)
+            let asked = SimulatedAppStoreServerAPI.Request(
+                method: request.method,
+                segments: segments,
+                query: request.query,
+                body: request.body
+            )
+            return await change(request, replaying: replaying) {
+                HTTPServerResponse(await api.respond(to: asked))
             }
         } else if route.match(("POST", "v1/notifications/test")) != nil {
             guard dispatcher.url != nil else {
