@@ -25,6 +25,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from appstoreserverlibrary.api_client import APIError, APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
 from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
+from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
 from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
 from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
 from appstoreserverlibrary.models.SendAttemptResult import SendAttemptResult
@@ -190,8 +192,20 @@ def run(iap):
         check("set_app_account_token", str(updated.appAccountToken).lower() == token, f"{updated.appAccountToken}")
 
 
-        # get_all_subscription_statuses through a renewal and a billing failure
+        # extend_subscription_renewal_date: the subscription ends 30 days later; the same request again changes nothing
         original = monthly["originalTransactionId"]
+        before = verifier.verify_and_decode_signed_transaction(
+            client.get_transaction_info(monthly["transactionId"]).signedTransactionInfo).expiresDate
+        extension = ExtendRenewalDateRequest(extendByDays=30, extendReasonCode=ExtendReasonCode.SERVICE_ISSUE_OR_OUTAGE,
+                                             requestIdentifier="python-compat-outage-1")
+        extended = client.extend_subscription_renewal_date(original, extension)
+        check("extend_subscription_renewal_date", extended.success and extended.originalTransactionId == original
+              and extended.effectiveDate == before + 30 * 86_400_000, f"{extended} (was {before})")
+        again = client.extend_subscription_renewal_date(original, extension)
+        check("extend_subscription_renewal_date is idempotent by request", again.effectiveDate == extended.effectiveDate,
+              f"{again}")
+
+        # get_all_subscription_statuses through a renewal and a billing failure
 
         def status_of(statuses=None):
             response = client.get_all_subscription_statuses(original, statuses)
@@ -256,7 +270,8 @@ def run(iap):
             if not history.hasMore:
                 break
         wanted = {NotificationTypeV2.ONE_TIME_CHARGE, NotificationTypeV2.SUBSCRIBED, NotificationTypeV2.DID_RENEW,
-                  NotificationTypeV2.DID_FAIL_TO_RENEW, NotificationTypeV2.REFUND, NotificationTypeV2.TEST}
+                  NotificationTypeV2.DID_FAIL_TO_RENEW, NotificationTypeV2.REFUND, NotificationTypeV2.TEST,
+                  NotificationTypeV2.RENEWAL_EXTENDED}
         check("get_notification_history paging", pages >= 2 and wanted <= set(types), f"{pages} pages, {types}")
 
         # Apple's error bodies and statuses

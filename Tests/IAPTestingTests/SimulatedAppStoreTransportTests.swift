@@ -97,6 +97,69 @@ struct SimulatedAppStoreTransportTests {
         }
     }
 
+    @Test func extendRenewalDateMovesTheSubscriptionsEndOnceARequestAndTwiceAYear() async throws {
+        let store = try SimulatedAppStore(
+            products: [
+                CatalogProduct(
+                    productId: "plus.monthly",
+                    kind: .autoRenewable,
+                    subscriptionGroupId: "plus",
+                    entitlements: ["plus"],
+                    duration: SubscriptionPeriod(value: 1, unit: .month)
+                )
+            ],
+            configuration: .init(environment: .production),
+            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
+        )
+        let bought = try #require(try await store.purchase(productId: "plus.monthly", account: "alice").transaction)
+        let expires = try #require(bought.payload.expiresDate)
+        _ = await store.drainNotifications()
+        let connection = try SimulatedAppStoreTransport.connect(to: store)
+        let client = connection.client
+        let verifier = try store.makeVerifier()
+        func extend(_ days: Int32, _ request: String, reason: Int32 = 1, id: String? = nil) async throws
+            -> ExtendRenewalDateResponse
+        {
+            try await client.extendSubscriptionRenewalDate(
+                originalTransactionId: id ?? bought.transactionId,
+                ExtendRenewalDateRequest(
+                    extendByDays: days,
+                    extendReasonCode: ExtendReasonCode(rawValue: reason),
+                    requestIdentifier: request
+                )
+            )
+        }
+        let answer = try await extend(30, "outage-1")
+        #expect(answer.success == true && answer.originalTransactionId == bought.transactionId)
+        #expect(answer.effectiveDate == expires.addingTimeInterval(30 * 86_400))
+        #expect(answer.webOrderLineItemId == bought.payload.webOrderLineItemId)
+        let info = try await client.transactionInfo(transactionId: bought.transactionId)
+        let signed = try await verifier.verifyTransaction(try #require(info.signedTransactionInfo))
+        #expect(signed.expiresDate == answer.effectiveDate)
+        let notes = await store.drainNotifications()
+        #expect(notes.count == 1)
+        let note = try await verifier.verifyNotification(try #require(notes.first))
+        #expect(note.payload.notificationType == .renewalExtended)
+        // The same request again extends nothing more.
+        #expect(try await extend(30, "outage-1").effectiveDate == answer.effectiveDate)
+        #expect(await store.drainNotifications().isEmpty)
+        // A second extension in the year, then no third.
+        _ = try await extend(5, "outage-2")
+        for (days, request, reason, id, code) in [
+            (Int32(5), "outage-3", Int32(1), bought.transactionId, Int64(4_030_005)),
+            (0, "bad-days", 1, bought.transactionId, 4_000_009),
+            (91, "bad-days", 1, bought.transactionId, 4_000_009),
+            (5, "bad-reason", 7, bought.transactionId, 4_000_010),
+            (5, "unknown", 1, "9999999999", 4_040_005),
+        ] {
+            await #expect {
+                try await extend(days, request, reason: reason, id: id)
+            } throws: { error in
+                (error as? IAPError)?.apiErrorCode == code
+            }
+        }
+    }
+
     @Test func appleErrorsComeBackAsTheClientsErrors() async throws {
         let connection = try SimulatedAppStoreTransport.connect(to: try Self.store())
         await #expect {

@@ -377,6 +377,7 @@ struct EmulatorTests {
 
         let first = try await EmulatorProcess.start(extraArguments: arguments, key: key, directory: directory)
         let purchase: EmulatorProcess.Purchase
+        let extended: ExtendRenewalDateResponse
         let root: Data
         let advanced: HTTPResponse
         do {
@@ -387,6 +388,15 @@ struct EmulatorTests {
             try await first.client().setAppAccountToken(
                 originalTransactionId: purchase.transactionId,
                 appAccountToken: try #require(UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138"))
+            )
+            // So is a renewal-date extension.
+            extended = try await first.client().extendSubscriptionRenewalDate(
+                originalTransactionId: purchase.transactionId,
+                ExtendRenewalDateRequest(
+                    extendByDays: 10,
+                    extendReasonCode: .customerSatisfaction,
+                    requestIdentifier: "restart-test"
+                )
             )
             // A refused change is not journaled: it changed nothing.
             let refused = try await first.post("/emulator/v1/purchases", json: #"{"productId":"nope"}"#)
@@ -405,6 +415,7 @@ struct EmulatorTests {
         let kept = try verifier.transaction(try #require(info.signedTransactionInfo))
         #expect(kept.productId == "pro.monthly")
         #expect(kept.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        #expect(extended.success == true && kept.expiresDate == extended.effectiveDate)
         // Ids continue where the first run stopped.
         let next = try await second.purchase("coins.100")
         #expect(next.transactionId != purchase.transactionId)

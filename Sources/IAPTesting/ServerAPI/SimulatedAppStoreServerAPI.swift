@@ -8,9 +8,10 @@ public import IAPServerAPI
 /// `iap emulate` serves it over HTTP and ``SimulatedAppStoreTransport`` hands it to an `AppStoreServerAPIClient`
 /// without sockets; both answer the same requests the same way because both answer here. It answers the
 /// read endpoints (transaction info, transaction and refund history, subscription statuses, order lookup) and
-/// Finish Transaction, Get App Transaction Info (the customer's signed app transaction) and Set App Account Token;
-/// Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers it 404); renewal-date extensions
-/// and consumption information v1 are answered with Apple's error bodies, as the simulated store does not model them. The
+/// Finish Transaction, Get App Transaction Info (the customer's signed app transaction), Set App Account Token and
+/// Extend a Subscription Renewal Date; Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers
+/// it 404); the mass extension and consumption information v1 are answered with Apple's error bodies, as the simulated
+/// store does not model them. The
 /// notification endpoints belong to whoever posts notifications (the emulator) and answer 404 here.
 ///
 /// It does not check the bearer token: the caller does, with ``ServerAPITokenChecker``, before it asks.
@@ -116,13 +117,21 @@ public struct SimulatedAppStoreServerAPI: Sendable {
                 }
                 return Self.json(try await store.lookUpOrderId(captures[0]))
             } else if route.match(
-                ("PUT", "v1/subscriptions/extend/*"),
                 ("POST", "v1/subscriptions/extend/mass"),
                 ("GET", "v1/subscriptions/extend/mass/*/*")
             ) != nil {
                 return Self.apiError(
                     .generalBadRequest,
-                    message: "The emulator does not support renewal date extensions."
+                    message: "The emulator does not support renewal date extensions for all active subscribers."
+                )
+            } else if let captures = route.match(("PUT", "v1/subscriptions/extend/*")) {
+                let asked = try Self.extendRenewalDateRequest(request.body)
+                return Self.json(
+                    try await store.extendRenewalDate(
+                        originalTransactionId: captures[0],
+                        days: Int(asked.extendByDays ?? 0),
+                        requestIdentifier: asked.requestIdentifier ?? ""
+                    )
                 )
             } else if let captures = route.match(("PUT", "v2/transactions/consumption/*")) {
                 try Self.checkTransactionId(captures[0])
@@ -149,6 +158,18 @@ public struct SimulatedAppStoreServerAPI: Sendable {
         } catch {
             return Self.response(for: error)
         }
+    }
+
+    /// An Extend a Subscription Renewal Date body: `extendByDays`, `extendReasonCode` (0 to 3) and
+    /// `requestIdentifier`; 4000010 for a reason code outside them, the rest checked by the store.
+    static func extendRenewalDateRequest(_ body: Data) throws -> ExtendRenewalDateRequest {
+        guard let asked = try? AppStoreJSON.makeDecoder().decode(ExtendRenewalDateRequest.self, from: body) else {
+            throw SimulatedAppStoreEngine.apiError(status: 400, code: 4_000_000, "The request body is not valid JSON.")
+        }
+        guard let reason = asked.extendReasonCode, (0...3).contains(reason.rawValue) else {
+            throw SimulatedAppStoreEngine.apiError(status: 400, code: 4_000_010, "Invalid extend reason code.")
+        }
+        return asked
     }
 
     /// The token of a Set App Account Token body, `{"appAccountToken": "<UUID>"}`; 4000183 otherwise.

@@ -289,6 +289,44 @@ public actor SimulatedAppStore {
         try update { try $0.finishTransaction(transactionId: transactionId) }
     }
 
+    /// Extend a Subscription Renewal Date: the purchaser's active subscription (its family members' too) ends `days`
+    /// later, the current transaction's `expiresDate` with it, and a `RENEWAL_EXTENDED` notification goes out. At
+    /// most two extensions in 365 days, as Apple allows; a `requestIdentifier` asked again answers as it did.
+    ///
+    /// - Parameters:
+    ///   - originalTransactionId: The purchaser's subscription.
+    ///   - days: 1 to 90.
+    ///   - requestIdentifier: The caller's identifier of the request.
+    /// - Returns: Apple's `ExtendRenewalDateResponse`.
+    /// - Throws: ``IAPError`` `.apiError`: 4000009 for days outside 1...90, 4000011 for an empty or longer than 128
+    ///   identifier, 4000006 for an id that is not digits, 4040005 for an unknown (or family-shared) subscription,
+    ///   4030004 for one that is not active, 4030005 after two extensions in a year.
+    public func extendRenewalDate(
+        originalTransactionId: String,
+        days: Int,
+        requestIdentifier: String
+    ) throws -> ExtendRenewalDateResponse {
+        guard (1...90).contains(days) else {
+            throw SimulatedAppStoreEngine.apiError(status: 400, code: 4_000_009, "Invalid extend by days value.")
+        }
+        guard (1...128).contains(requestIdentifier.count) else {
+            throw SimulatedAppStoreEngine.apiError(status: 400, code: 4_000_011, "Invalid request identifier.")
+        }
+        let extended = try update {
+            try $0.extendRenewalDate(
+                originalTransactionId: originalTransactionId,
+                days: days,
+                requestIdentifier: requestIdentifier
+            )
+        }
+        return ExtendRenewalDateResponse(
+            originalTransactionId: originalTransactionId,
+            webOrderLineItemId: extended.webOrderLineItemId,
+            success: true,
+            effectiveDate: extended.effectiveDate
+        )
+    }
+
     /// Set App Account Token: the server gives a purchase (one made outside the app, such as an offer code redeemed
     /// in the App Store) its `appAccountToken`, or changes it; a subscription's later renewals carry it too. No
     /// notification is sent, as Apple sends none.

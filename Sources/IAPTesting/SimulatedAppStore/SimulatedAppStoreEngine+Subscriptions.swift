@@ -489,4 +489,68 @@ extension SimulatedAppStoreEngine {
             try notify(type, subtype, subscription: member)
         }
     }
+
+    // MARK: - Renewal-date extensions
+
+    /// Extend a Subscription Renewal Date: the purchaser's active subscription (and its family members') ends `days`
+    /// later, its current transaction's `expiresDate` with it, and a `RENEWAL_EXTENDED` notification goes out. At most
+    /// two extensions in 365 days; a request identifier asked again answers as it did, extending nothing more.
+    mutating func extendRenewalDate(
+        originalTransactionId id: String,
+        days: Int,
+        requestIdentifier: String
+    ) throws -> SimulatedRenewalExtension {
+        guard !id.isEmpty, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw Self.invalidTransactionId(id)
+        }
+        guard var subscription = subscriptions[id], subscription.sharedFrom == nil else {
+            throw Self.apiError(status: 404, code: 4_040_005, "Original transaction id not found: \(id)")
+        }
+        let earlier = renewalExtensions[id] ?? []
+        if let done = earlier.first(where: { $0.requestIdentifier == requestIdentifier }) {
+            return done
+        }
+        guard subscription.phase == .active else {
+            throw Self.apiError(
+                status: 403,
+                code: 4_030_004,
+                "Subscription \(id) does not qualify for a renewal-date extension in its state."
+            )
+        }
+        guard earlier.filter({ now.timeIntervalSince($0.at) < 365 * 86_400 }).count < 2 else {
+            throw Self.apiError(
+                status: 403,
+                code: 4_030_005,
+                "Subscription \(id) already received the most renewal-date extensions."
+            )
+        }
+        subscription.expiresDate = subscription.expiresDate.addingTimeInterval(Double(days) * 86_400)
+        subscriptions[id] = subscription
+        let extended = SimulatedRenewalExtension(
+            requestIdentifier: requestIdentifier,
+            at: now,
+            effectiveDate: subscription.expiresDate,
+            webOrderLineItemId: transactions[subscription.latestTransactionId]?.payload.webOrderLineItemId
+        )
+        renewalExtensions[id] = earlier + [extended]
+        for record in [subscription] + familyMirrors(of: subscription) where record.phase != .revoked {
+            transactions[record.latestTransactionId]?.payload.expiresDate = subscription.expiresDate
+            touch(record.latestTransactionId)
+        }
+        try notify(.renewalExtended, nil, subscription: subscription)
+        try mirrorState(of: subscription, type: .renewalExtended, subtype: nil)
+        return extended
+    }
+}
+
+/// One renewal-date extension a subscription received.
+struct SimulatedRenewalExtension: Sendable, Hashable {
+    /// The caller's identifier of the request.
+    let requestIdentifier: String
+    /// When it was asked.
+    let at: Date
+    /// The subscription's new end.
+    let effectiveDate: Date
+    /// The current transaction's web order line item id.
+    let webOrderLineItemId: String?
 }

@@ -30,6 +30,8 @@ struct SimulatedAppStoreEngine: Sendable {
     var transactionIdsByAccount: [String: [String]] = [:]
     /// Subscriptions by original transaction id.
     var subscriptions: [String: SimulatedSubscriptionRecord] = [:]
+    /// The renewal-date extensions each subscription received (by original transaction id), oldest first.
+    var renewalExtensions: [String: [SimulatedRenewalExtension]] = [:]
     /// Family members by family id (the organizer's account id), organizer first.
     var families: [String: [String]] = [:]
     var askToBuyRequests: [String: SimulatedAskToBuyRequest] = [:]
