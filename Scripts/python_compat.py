@@ -27,6 +27,7 @@ from appstoreserverlibrary.api_client import APIError, APIException, AppStoreSer
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
 from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
+from appstoreserverlibrary.models.MassExtendRenewalDateRequest import MassExtendRenewalDateRequest
 from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
 from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
 from appstoreserverlibrary.models.SendAttemptResult import SendAttemptResult
@@ -205,6 +206,15 @@ def run(iap):
         check("extend_subscription_renewal_date is idempotent by request", again.effectiveDate == extended.effectiveDate,
               f"{again}")
 
+        # extend_renewal_date_for_all_active_subscribers, then its status: the one active pro.monthly subscriber
+        mass = client.extend_renewal_date_for_all_active_subscribers(MassExtendRenewalDateRequest(
+            extendByDays=7, extendReasonCode=ExtendReasonCode.SERVICE_ISSUE_OR_OUTAGE,
+            requestIdentifier="python-compat-mass-1", productId="pro.monthly"))
+        check("extend_renewal_date_for_all_active_subscribers", mass.requestIdentifier == "python-compat-mass-1")
+        mass_status = client.get_status_of_subscription_renewal_date_extensions("python-compat-mass-1", "pro.monthly")
+        check("get_status_of_subscription_renewal_date_extensions", mass_status.complete
+              and mass_status.succeededCount == 1 and mass_status.failedCount == 0, f"{mass_status}")
+
         # get_all_subscription_statuses through a renewal and a billing failure
 
         def status_of(statuses=None):
@@ -271,7 +281,7 @@ def run(iap):
                 break
         wanted = {NotificationTypeV2.ONE_TIME_CHARGE, NotificationTypeV2.SUBSCRIBED, NotificationTypeV2.DID_RENEW,
                   NotificationTypeV2.DID_FAIL_TO_RENEW, NotificationTypeV2.REFUND, NotificationTypeV2.TEST,
-                  NotificationTypeV2.RENEWAL_EXTENDED}
+                  NotificationTypeV2.RENEWAL_EXTENDED, NotificationTypeV2.RENEWAL_EXTENSION}
         check("get_notification_history paging", pages >= 2 and wanted <= set(types), f"{pages} pages, {types}")
 
         # Apple's error bodies and statuses

@@ -160,6 +160,80 @@ struct SimulatedAppStoreTransportTests {
         }
     }
 
+    @Test func extendingEveryActiveSubscriberCountsWhoWasExtendedAndSaysSoInASummary() async throws {
+        let store = try SimulatedAppStore(
+            products: [
+                CatalogProduct(
+                    productId: "plus.monthly",
+                    kind: .autoRenewable,
+                    subscriptionGroupId: "plus",
+                    entitlements: ["plus"],
+                    duration: SubscriptionPeriod(value: 1, unit: .month)
+                ),
+                CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"]),
+            ],
+            configuration: .init(environment: .production),
+            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
+        )
+        let alice = try #require(try await store.purchase(productId: "plus.monthly", account: "alice").transaction)
+        let bob = try #require(try await store.purchase(productId: "plus.monthly", account: "bob").transaction)
+        // bob already had his two extensions of the year.
+        for request in ["bob-1", "bob-2"] {
+            _ = try await store.extendRenewalDate(
+                originalTransactionId: bob.transactionId,
+                days: 1,
+                requestIdentifier: request
+            )
+        }
+        _ = await store.drainNotifications()
+        let client = try SimulatedAppStoreTransport.connect(to: store).client
+        let verifier = try store.makeVerifier()
+        let asked = MassExtendRenewalDateRequest(
+            extendByDays: 7,
+            extendReasonCode: .serviceIssueOrOutage,
+            requestIdentifier: "outage-2026-01",
+            productId: "plus.monthly"
+        )
+        #expect(try await client.extendRenewalDateForAllActiveSubscribers(asked).requestIdentifier == "outage-2026-01")
+        let status = try await client.statusOfSubscriptionRenewalDateExtensions(
+            productId: "plus.monthly",
+            requestIdentifier: "outage-2026-01"
+        )
+        #expect(status.complete == true && status.succeededCount == 1 && status.failedCount == 1)
+        let info = try await client.transactionInfo(transactionId: alice.transactionId)
+        let extended = try await verifier.verifyTransaction(try #require(info.signedTransactionInfo))
+        #expect(extended.expiresDate == alice.payload.expiresDate?.addingTimeInterval(7 * 86_400))
+        var types: [String] = []
+        for note in await store.drainNotifications() {
+            let payload = try await verifier.verifyNotification(note).payload
+            types.append(
+                [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }.joined(separator: " ")
+            )
+            if let summary = payload.summary {
+                #expect(summary.succeededCount == 1 && summary.failedCount == 1 && summary.productId == "plus.monthly")
+            }
+        }
+        #expect(types == ["RENEWAL_EXTENDED", "RENEWAL_EXTENSION SUMMARY"])
+        // The same request again changes nothing.
+        _ = try await client.extendRenewalDateForAllActiveSubscribers(asked)
+        #expect(await store.drainNotifications().isEmpty)
+        var notSubscription = asked
+        notSubscription.productId = "pro.lifetime"
+        await #expect {
+            try await client.extendRenewalDateForAllActiveSubscribers(notSubscription)
+        } throws: { error in
+            (error as? IAPError)?.apiErrorCode == 4_000_023
+        }
+        await #expect {
+            try await client.statusOfSubscriptionRenewalDateExtensions(
+                productId: "plus.monthly",
+                requestIdentifier: "nope"
+            )
+        } throws: { error in
+            (error as? IAPError)?.apiErrorCode == 4_040_009
+        }
+    }
+
     @Test func appleErrorsComeBackAsTheClientsErrors() async throws {
         let connection = try SimulatedAppStoreTransport.connect(to: try Self.store())
         await #expect {

@@ -398,6 +398,15 @@ struct EmulatorTests {
                     requestIdentifier: "restart-test"
                 )
             )
+            // And one for every active subscriber of the product.
+            _ = try await first.client().extendRenewalDateForAllActiveSubscribers(
+                MassExtendRenewalDateRequest(
+                    extendByDays: 3,
+                    extendReasonCode: .other,
+                    requestIdentifier: "restart-mass",
+                    productId: "pro.monthly"
+                )
+            )
             // A refused change is not journaled: it changed nothing.
             let refused = try await first.post("/emulator/v1/purchases", json: #"{"productId":"nope"}"#)
             #expect(refused.status == 400)
@@ -415,7 +424,13 @@ struct EmulatorTests {
         let kept = try verifier.transaction(try #require(info.signedTransactionInfo))
         #expect(kept.productId == "pro.monthly")
         #expect(kept.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
-        #expect(extended.success == true && kept.expiresDate == extended.effectiveDate)
+        #expect(extended.success == true)
+        #expect(kept.expiresDate == extended.effectiveDate?.addingTimeInterval(3 * 86_400))
+        let mass = try await second.client().statusOfSubscriptionRenewalDateExtensions(
+            productId: "pro.monthly",
+            requestIdentifier: "restart-mass"
+        )
+        #expect(mass.complete == true && mass.succeededCount == 1)
         // Ids continue where the first run stopped.
         let next = try await second.purchase("coins.100")
         #expect(next.transactionId != purchase.transactionId)

@@ -9,9 +9,9 @@ public import IAPServerAPI
 /// without sockets; both answer the same requests the same way because both answer here. It answers the
 /// read endpoints (transaction info, transaction and refund history, subscription statuses, order lookup) and
 /// Finish Transaction, Get App Transaction Info (the customer's signed app transaction), Set App Account Token and
-/// Extend a Subscription Renewal Date; Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers
-/// it 404); the mass extension and consumption information v1 are answered with Apple's error bodies, as the simulated
-/// store does not model them. The
+/// the renewal-date extensions (one subscription, all active subscribers of a product, and the status of the latter);
+/// Look Up Order ID, as Apple's, exists in Production only (a Sandbox store answers it 404); consumption information v1
+/// is answered with Apple's error body, as the simulated store does not model it. The
 /// notification endpoints belong to whoever posts notifications (the emulator) and answer 404 here.
 ///
 /// It does not check the bearer token: the caller does, with ``ServerAPITokenChecker``, before it asks.
@@ -116,13 +116,29 @@ public struct SimulatedAppStoreServerAPI: Sendable {
                     return HTTPResponse(status: 404)
                 }
                 return Self.json(try await store.lookUpOrderId(captures[0]))
-            } else if route.match(
-                ("POST", "v1/subscriptions/extend/mass"),
-                ("GET", "v1/subscriptions/extend/mass/*/*")
-            ) != nil {
-                return Self.apiError(
-                    .generalBadRequest,
-                    message: "The emulator does not support renewal date extensions for all active subscribers."
+            } else if route.match(("POST", "v1/subscriptions/extend/mass")) != nil {
+                guard
+                    let asked = try? AppStoreJSON.makeDecoder().decode(
+                        MassExtendRenewalDateRequest.self,
+                        from: request.body
+                    )
+                else {
+                    return Self.apiError(.generalBadRequest, message: "The request body is not valid JSON.")
+                }
+                guard let reason = asked.extendReasonCode, (0...3).contains(reason.rawValue) else {
+                    return Self.apiError(.invalidExtendReasonCode)
+                }
+                return Self.json(
+                    try await store.extendRenewalDatesForAllActiveSubscribers(
+                        productId: asked.productId ?? "",
+                        days: Int(asked.extendByDays ?? 0),
+                        requestIdentifier: asked.requestIdentifier ?? "",
+                        storefrontCountryCodes: asked.storefrontCountryCodes ?? []
+                    )
+                )
+            } else if let captures = route.match(("GET", "v1/subscriptions/extend/mass/*/*")) {
+                return Self.json(
+                    try await store.renewalExtensionStatus(productId: captures[0], requestIdentifier: captures[1])
                 )
             } else if let captures = route.match(("PUT", "v1/subscriptions/extend/*")) {
                 let asked = try Self.extendRenewalDateRequest(request.body)

@@ -327,6 +327,70 @@ public actor SimulatedAppStore {
         )
     }
 
+    /// Extend Subscription Renewal Dates for All Active Subscribers: every purchaser's active subscription to the
+    /// product (in the storefronts given, as `USA`, all when empty) is extended as
+    /// ``extendRenewalDate(originalTransactionId:days:requestIdentifier:)`` extends one, with its `RENEWAL_EXTENDED`
+    /// (a subscription that had its two extensions of the year is counted failed); then a `RENEWAL_EXTENSION`
+    /// `SUMMARY` notification carries the counts. It completes at once; the same identifier for the product again
+    /// changes nothing.
+    ///
+    /// - Parameters:
+    ///   - productId: An auto-renewable subscription of the catalog.
+    ///   - days: 1 to 90.
+    ///   - requestIdentifier: The caller's identifier of the request.
+    ///   - storefrontCountryCodes: The storefronts (`USA`, ...) to extend in; all when empty.
+    /// - Returns: Apple's `MassExtendRenewalDateResponse`.
+    /// - Throws: ``IAPError`` `.apiError`: 4000009, 4000011 as for one subscription, 4000023 for a product that is not
+    ///   an auto-renewable subscription of the catalog.
+    public func extendRenewalDatesForAllActiveSubscribers(
+        productId: String,
+        days: Int,
+        requestIdentifier: String,
+        storefrontCountryCodes: [String] = []
+    ) throws -> MassExtendRenewalDateResponse {
+        guard (1...90).contains(days) else {
+            throw SimulatedAppStoreEngine.apiError(status: 400, code: 4_000_009, "Invalid extend by days value.")
+        }
+        guard (1...128).contains(requestIdentifier.count) else {
+            throw SimulatedAppStoreEngine.apiError(status: 400, code: 4_000_011, "Invalid request identifier.")
+        }
+        try update {
+            try $0.extendRenewalDatesForAllActiveSubscribers(
+                productId: productId,
+                days: days,
+                requestIdentifier: requestIdentifier,
+                storefronts: storefrontCountryCodes
+            )
+        }
+        return MassExtendRenewalDateResponse(requestIdentifier: requestIdentifier)
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions: a mass extension's counts, complete at once.
+    ///
+    /// - Parameters:
+    ///   - productId: The product it extended.
+    ///   - requestIdentifier: Its identifier.
+    /// - Returns: Apple's `MassExtendRenewalDateStatusResponse`.
+    /// - Throws: ``IAPError`` `.apiError` 4040009 when there is no such request for the product.
+    public func renewalExtensionStatus(productId: String, requestIdentifier: String) throws
+        -> MassExtendRenewalDateStatusResponse
+    {
+        guard let done = engine.massExtensions[productId + "/" + requestIdentifier] else {
+            throw SimulatedAppStoreEngine.apiError(
+                status: 404,
+                code: 4_040_009,
+                "No renewal-date extension request \(requestIdentifier) for \(productId)."
+            )
+        }
+        return MassExtendRenewalDateStatusResponse(
+            requestIdentifier: done.requestIdentifier,
+            complete: true,
+            completeDate: done.completeDate,
+            succeededCount: done.succeededCount,
+            failedCount: done.failedCount
+        )
+    }
+
     /// Set App Account Token: the server gives a purchase (one made outside the app, such as an offer code redeemed
     /// in the App Store) its `appAccountToken`, or changes it; a subscription's later renewals carry it too. No
     /// notification is sent, as Apple sends none.

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import IAPCore
+import IAPCrypto
 import IAPInMemory
 
 extension SimulatedAppStoreEngine {
@@ -541,6 +542,77 @@ extension SimulatedAppStoreEngine {
         try mirrorState(of: subscription, type: .renewalExtended, subtype: nil)
         return extended
     }
+}
+
+extension SimulatedAppStoreEngine {
+    /// Extend Subscription Renewal Dates for All Active Subscribers: every purchaser's active subscription to the
+    /// product (in the storefronts given, all when none) extended as ``extendRenewalDate(originalTransactionId:days:requestIdentifier:)``
+    /// extends one (each its `RENEWAL_EXTENDED`; one that had its two extensions of the year is counted failed), then a
+    /// `RENEWAL_EXTENSION` `SUMMARY` notification with the counts. The simulated App Store completes it at once; the
+    /// same request identifier for the product again changes nothing.
+    mutating func extendRenewalDatesForAllActiveSubscribers(
+        productId: String,
+        days: Int,
+        requestIdentifier: String,
+        storefronts: [String]
+    ) throws {
+        guard products[productId]?.kind == .autoRenewable else {
+            throw Self.apiError(status: 400, code: 4_000_023, "Invalid product id: \(productId)")
+        }
+        let key = productId + "/" + requestIdentifier
+        guard massExtensions[key] == nil else { return }
+        var succeeded: Int64 = 0
+        var failed: Int64 = 0
+        for id in subscriptions.keys.sorted() {
+            guard let subscription = subscriptions[id], subscription.sharedFrom == nil,
+                subscription.productId == productId, subscription.phase == .active
+            else { continue }
+            if !storefronts.isEmpty {
+                let storefront = transactions[subscription.latestTransactionId]?.payload.storefront ?? ""
+                guard storefronts.contains(storefront) else { continue }
+            }
+            do {
+                _ = try extendRenewalDate(originalTransactionId: id, days: days, requestIdentifier: requestIdentifier)
+                succeeded += 1
+            } catch {
+                failed += 1
+            }
+        }
+        massExtensions[key] = SimulatedMassExtension(
+            requestIdentifier: requestIdentifier,
+            completeDate: now,
+            succeededCount: succeeded,
+            failedCount: failed
+        )
+        let payload = NotificationPayload(
+            notificationType: .renewalExtension,
+            subtype: .summary,
+            notificationUUID: UUID().uuidString.lowercased(),
+            version: "2.0",
+            signedDate: now,
+            summary: NotificationSummary(
+                environment: configuration.environment,
+                appAppleId: configuration.environment == .production ? configuration.appAppleId : nil,
+                bundleId: configuration.bundleId,
+                productId: productId,
+                requestIdentifier: requestIdentifier,
+                storefrontCountryCodes: storefronts.isEmpty ? nil : storefronts,
+                succeededCount: succeeded,
+                failedCount: failed
+            )
+        )
+        let signedPayload = try signer.sign(payload)
+        outbox.append(signedPayload)
+        notificationHistory.append(signedPayload)
+    }
+}
+
+/// A renewal-date extension for all active subscribers of a product, complete at once.
+struct SimulatedMassExtension: Sendable, Hashable {
+    let requestIdentifier: String
+    let completeDate: Date
+    let succeededCount: Int64
+    let failedCount: Int64
 }
 
 /// One renewal-date extension a subscription received.

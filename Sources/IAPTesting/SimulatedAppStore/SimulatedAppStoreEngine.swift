@@ -32,6 +32,8 @@ struct SimulatedAppStoreEngine: Sendable {
     var subscriptions: [String: SimulatedSubscriptionRecord] = [:]
     /// The renewal-date extensions each subscription received (by original transaction id), oldest first.
     var renewalExtensions: [String: [SimulatedRenewalExtension]] = [:]
+    /// The renewal-date extensions for all active subscribers of a product, by `productId/requestIdentifier`.
+    var massExtensions: [String: SimulatedMassExtension] = [:]
     /// Family members by family id (the organizer's account id), organizer first.
     var families: [String: [String]] = [:]
     var askToBuyRequests: [String: SimulatedAskToBuyRequest] = [:]

@@ -7,9 +7,9 @@ import IAPTesting
 extension Emulator {
     /// Answers an App Store Server API request; `segments` follow `/inApps`.
     ///
-    /// Finish Transaction, Set App Account Token and Extend a Subscription Renewal Date (changes: journaled, under the
-    /// lock, their notifications posted) and the notification endpoints are the emulator's own; everything else is answered by the shared ``SimulatedAppStoreServerAPI``, which
-    /// ``SimulatedAppStoreTransport`` answers from too.
+    /// Finish Transaction, Set App Account Token and the renewal-date extensions (changes: journaled, under the lock,
+    /// their notifications posted) and the notification endpoints are the emulator's own; everything else is answered
+    /// by the shared ``SimulatedAppStoreServerAPI``, which ``SimulatedAppStoreTransport`` answers from too.
     func serverAPI(_ request: HTTPServerRequest, segments: [String], replaying: Bool) async -> HTTPServerResponse {
         let store = self.store
         let route = ServerAPIRoute(method: request.method, segments: segments)
@@ -19,8 +19,11 @@ extension Emulator {
                 try await store.finishTransaction(transactionId: id)
                 return HTTPServerResponse(status: 200)
             }
-        } else if route.match(("PUT", "v1/transactions/*/appAccountToken"), ("PUT", "v1/subscriptions/extend/*")) != nil
-        {
+        } else if route.match(
+            ("PUT", "v1/transactions/*/appAccountToken"),
+            ("PUT", "v1/subscriptions/extend/*"),
+            ("POST", "v1/subscriptions/extend/mass")
+        ) != nil {
             // A change: journaled, under the lock; the shared API answers it.
             let api = SimulatedAppStoreServerAPI(store: store)
             let asked = SimulatedAppStoreServerAPI.Request(
