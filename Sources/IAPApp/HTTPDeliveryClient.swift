@@ -83,7 +83,12 @@ public struct HTTPDeliveryClient: DeliveryClient {
             return true
         case "http":
             let host = (url.host(percentEncoded: false) ?? "").lowercased()
-            return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+            if host == "localhost" || host == "::1" || host == "[::1]" {
+                return true
+            }
+            // 127.x.x.x as an address, never a name that begins so (`127.example.com`).
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
         default:
             return false
         }

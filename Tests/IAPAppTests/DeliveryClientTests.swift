@@ -31,7 +31,10 @@ struct DeliveryClientTests {
 
     @Test("plain http is refused before anything is sent, except to a loopback host")
     func plainHTTPIsRefusedExceptOnLoopback() async throws {
-        for base in ["http://api.example.com", "http://10.0.0.5:8080", "ftp://api.example.com", "HTTP://example.org"] {
+        for base in [
+            "http://api.example.com", "http://10.0.0.5:8080", "ftp://api.example.com", "HTTP://example.org",
+            "http://127.example.com", "http://127.0.0.1.example.com",
+        ] {
             let transport = ScriptedTransport()
             let client = HTTPDeliveryClient(baseURL: URL(string: base)!, transport: transport)
             await #expect(throws: IAPError.self, "\(base)") { try await client.submit(Self.submission) }
