@@ -8,10 +8,19 @@ import Testing
 
 @Suite("Simulated App Store transport")
 struct SimulatedAppStoreTransportTests {
-    /// A store in Production, where Look Up Order ID exists.
+    /// A store in Production, where Look Up Order ID exists, selling a non-consumable and a monthly subscription.
     static func store(environment: AppStoreEnvironment = .production) throws -> SimulatedAppStore {
         try SimulatedAppStore(
-            products: [CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"])],
+            products: [
+                CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"]),
+                CatalogProduct(
+                    productId: "plus.monthly",
+                    kind: .autoRenewable,
+                    subscriptionGroupId: "plus",
+                    entitlements: ["plus"],
+                    duration: SubscriptionPeriod(value: 1, unit: .month)
+                ),
+            ],
             configuration: .init(environment: environment),
             clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
         )
@@ -57,20 +66,7 @@ struct SimulatedAppStoreTransportTests {
     }
 
     @Test func setAppAccountTokenGivesAPurchaseItsTokenAndItsRenewalsToo() async throws {
-        let store = try SimulatedAppStore(
-            products: [
-                CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"]),
-                CatalogProduct(
-                    productId: "plus.monthly",
-                    kind: .autoRenewable,
-                    subscriptionGroupId: "plus",
-                    entitlements: ["plus"],
-                    duration: SubscriptionPeriod(value: 1, unit: .month)
-                ),
-            ],
-            configuration: .init(environment: .production),
-            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
-        )
+        let store = try Self.store()
         let bought = try #require(try await store.purchase(productId: "plus.monthly", account: "alice").transaction)
         #expect(bought.payload.appAccountToken == nil)
         let connection = try SimulatedAppStoreTransport.connect(to: store)
@@ -98,19 +94,7 @@ struct SimulatedAppStoreTransportTests {
     }
 
     @Test func extendRenewalDateMovesTheSubscriptionsEndOnceARequestAndTwiceAYear() async throws {
-        let store = try SimulatedAppStore(
-            products: [
-                CatalogProduct(
-                    productId: "plus.monthly",
-                    kind: .autoRenewable,
-                    subscriptionGroupId: "plus",
-                    entitlements: ["plus"],
-                    duration: SubscriptionPeriod(value: 1, unit: .month)
-                )
-            ],
-            configuration: .init(environment: .production),
-            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
-        )
+        let store = try Self.store()
         let bought = try #require(try await store.purchase(productId: "plus.monthly", account: "alice").transaction)
         let expires = try #require(bought.payload.expiresDate)
         _ = await store.drainNotifications()
@@ -161,20 +145,7 @@ struct SimulatedAppStoreTransportTests {
     }
 
     @Test func extendingEveryActiveSubscriberCountsWhoWasExtendedAndSaysSoInASummary() async throws {
-        let store = try SimulatedAppStore(
-            products: [
-                CatalogProduct(
-                    productId: "plus.monthly",
-                    kind: .autoRenewable,
-                    subscriptionGroupId: "plus",
-                    entitlements: ["plus"],
-                    duration: SubscriptionPeriod(value: 1, unit: .month)
-                ),
-                CatalogProduct(productId: "pro.lifetime", kind: .nonConsumable, entitlements: ["pro"]),
-            ],
-            configuration: .init(environment: .production),
-            clock: ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
-        )
+        let store = try Self.store()
         let alice = try #require(try await store.purchase(productId: "plus.monthly", account: "alice").transaction)
         let bob = try #require(try await store.purchase(productId: "plus.monthly", account: "bob").transaction)
         // bob already had his two extensions of the year.
