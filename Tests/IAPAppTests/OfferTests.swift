@@ -154,18 +154,29 @@ struct OfferTests {
             for: "alice",
             options: PurchaseOptions(appAccountToken: token, offer: .promotional(good))
         )
-        guard case .delivered = once else {
+        guard case .delivered(let first) = once else {
             Issue.record("expected a delivery, got \(once)")
             return
         }
-        // Subscribed now: a fresh signature is refused for eligibility, the used one as invalid (its nonce).
+        // Subscribed now: a fresh signature is redeemed for the next renewal (the same transaction comes back, with
+        // an OFFER_REDEEMED notification), the used one is refused as invalid (its nonce).
         let fresh = try shop.signV1(offer: "comeback", token: token)
-        let ineligible = await app.purchase(
+        _ = await shop.world.appStore.drainNotifications()
+        let redeemed = await app.purchase(
             productId: AppWorld.monthly,
             for: "alice",
             options: PurchaseOptions(appAccountToken: token, offer: .promotional(fresh))
         )
-        #expect(ineligible == .failed(IAPError(.offerIneligible)))
+        guard case .delivered(let again) = redeemed else {
+            Issue.record("expected the subscription back, got \(redeemed)")
+            return
+        }
+        #expect(again.transactionId == first.transactionId)
+        let verifier = try shop.world.appStore.makeVerifier()
+        let types = try await shop.world.appStore.drainNotifications().map {
+            try verifier.notification($0).payload.notificationType
+        }
+        #expect(types == [.offerRedeemed])
         let replay = await app.purchase(
             productId: AppWorld.monthly,
             for: "alice",

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+    public import FoundationEssentials
 #else
-    import Foundation
+    public import Foundation
 #endif
 import IAPCore
 import IAPCrypto
@@ -50,6 +50,22 @@ extension SimulatedAppStore {
         return AppTransactionInfoResponse(signedAppTransactionInfo: try appTransaction(ofAccount: record.account))
     }
 
+    // MARK: - Consent
+
+    /// A parent withdraws consent for a child's use of the app (Declared Age Range, age-assurance laws): a
+    /// `RESCIND_CONSENT` notification goes out whose `appData` carries the customer's signed app transaction. The
+    /// App Store changes nothing else; revoking access is the app's server's decision.
+    ///
+    /// - Parameter account: The customer.
+    /// - Throws: ``IAPError`` `.notFound` for a customer the store never saw; an error if signing fails.
+    public func rescindConsent(account: String) throws {
+        guard engine.accounts[account] != nil else {
+            throw IAPError(.notFound, "the store has no customer '\(account)'")
+        }
+        let signedAppTransaction = try appTransaction(ofAccount: account)
+        try update { try $0.notifyApp(.rescindConsent, signedAppTransaction: signedAppTransaction) }
+    }
+
     // MARK: - Offer codes
 
     /// A customer redeems an offer code in the App Store's sheet: a subscription purchase with the offer
@@ -75,6 +91,49 @@ extension SimulatedAppStore {
                 productId: productId,
                 account: account,
                 appAccountToken: nil,
+                quantity: 1,
+                askToBuy: false,
+                offer: offer
+            )
+        }
+    }
+
+    /// Buys a subscription with one of its offers as the App Store applies it once StoreKit has accepted the
+    /// purchase: a promotional offer's signature is StoreKit's to check (``purchase(productId:account:appAccountToken:quantity:askToBuy:offer:introductoryOfferEligibility:)``
+    /// checks it), so this is for control planes and tests that stand for the customer's device.
+    ///
+    /// A new subscriber or a resubscriber gets `SUBSCRIBED` with the offer on the first transaction; a live
+    /// subscriber redeeming a promotional offer or an offer code gets `OFFER_REDEEMED`: `UPGRADE` (at once, the
+    /// offer on the upgrade's transaction) for a higher level of the group, `DOWNGRADE` for a lower one, none for the
+    /// same product; the offer then applies from the next renewal.
+    ///
+    /// - Parameters:
+    ///   - productId: The subscription.
+    ///   - offerId: An offer of ``Configuration/subscriptionOffers`` for the product.
+    ///   - account: The customer; created if new.
+    ///   - appAccountToken: The app's UUID for its user.
+    /// - Returns: The purchase, or `.failed`: `offerInvalid` for an offer the product does not have,
+    ///   `offerIneligible` for an introductory offer to a former subscriber, an introductory or win-back offer to a
+    ///   live subscriber, or a win-back offer to a customer who never subscribed; nothing is recorded then.
+    /// - Throws: ``IAPError`` if signing fails.
+    public func purchase(
+        productId: String,
+        offerId: String,
+        account: String = "customer",
+        appAccountToken: UUID? = nil
+    ) throws -> SimulatedPurchaseResult {
+        guard
+            let offer = configuration.subscriptionOffers.first(where: {
+                $0.id == offerId && $0.productId == productId
+            })
+        else {
+            return .failed(IAPError(.offerInvalid, "\(productId) has no offer '\(offerId)'"))
+        }
+        return try update {
+            try $0.purchase(
+                productId: productId,
+                account: account,
+                appAccountToken: appAccountToken?.uuidString.lowercased(),
                 quantity: 1,
                 askToBuy: false,
                 offer: offer

@@ -44,6 +44,10 @@ extension SimulatedAppStore {
         public var offerIssuerId: String?
         /// The app version a customer's first download had, in the app transaction (`originalApplicationVersion`).
         public var originalApplicationVersion: String
+        /// Auto-renewable subscriptions billed with a commitment (`billingPlanType` `MONTHLY`), by product id: how
+        /// many billing periods one commitment lasts (12 for Apple's monthly plan with a 12-month commitment).
+        /// Turning auto-renew off during a commitment ends the subscription when the commitment ends, not before.
+        public var commitmentPlans: [String: Int]
 
         /// Creates a configuration.
         ///
@@ -66,6 +70,7 @@ extension SimulatedAppStore {
         ///   - offerSigningKeys: The public keys that sign offers, by key id (PEM).
         ///   - offerIssuerId: The issuer id JWS offer signatures carry, if checked.
         ///   - originalApplicationVersion: The app version of customers' first downloads.
+        ///   - commitmentPlans: Billing periods per commitment, by product id.
         public init(
             bundleId: String = "com.example.app",
             appAppleId: Int64 = 1_234_567_890,
@@ -84,7 +89,8 @@ extension SimulatedAppStore {
             subscriptionOffers: [SimulatedSubscriptionOffer] = [],
             offerSigningKeys: [String: String] = [:],
             offerIssuerId: String? = nil,
-            originalApplicationVersion: String = "1"
+            originalApplicationVersion: String = "1",
+            commitmentPlans: [String: Int] = [:]
         ) {
             self.bundleId = bundleId
             self.appAppleId = appAppleId
@@ -104,6 +110,7 @@ extension SimulatedAppStore {
             self.offerSigningKeys = offerSigningKeys
             self.offerIssuerId = offerIssuerId
             self.originalApplicationVersion = originalApplicationVersion
+            self.commitmentPlans = commitmentPlans
         }
     }
 }

@@ -31,9 +31,14 @@ extension SimulatedAppStoreEngine {
             subscription.account == account && subscription.groupId == groupId && subscription.sharedFrom == nil
         }
         if let offer {
-            if existing?.isLive == true {
+            if existing?.isLive == true, offer.kind == .introductory || offer.kind == .winBack {
                 return .failed(
                     IAPError(.offerIneligible, "the customer is subscribed in \(groupId): the offer does not apply")
+                )
+            }
+            if offer.kind == .introductory, existing != nil, introductoryEligibility != true {
+                return .failed(
+                    IAPError(.offerIneligible, "an introductory offer is for customers new to \(groupId)")
                 )
             }
             if offer.kind == .winBack, existing == nil {
@@ -43,7 +48,7 @@ extension SimulatedAppStoreEngine {
             }
         }
         if let existing, existing.isLive {
-            return try changePlan(existing, to: product, appAccountToken: appAccountToken)
+            return try changePlan(existing, to: product, appAccountToken: appAccountToken, offer: offer)
         }
         let applied =
             offer
@@ -58,10 +63,11 @@ extension SimulatedAppStoreEngine {
         payload.webOrderLineItemId = makeWebOrderLineItemId()
         payload.appAccountToken = appAccountToken
         if let applied {
-            payload.offerType = applied.offerType
-            payload.offerIdentifier = applied.kind == .introductory ? nil : applied.id
-            payload.offerDiscountType = applied.discountType
-            payload.price = applied.price
+            payload.expiresDate = apply(applied, to: &payload, from: start)
+        }
+        let commitment = commitment(for: product.productId, continuing: nil, start: start)
+        if let commitment {
+            stamp(commitment, on: &payload, productId: product.productId)
         }
         if let existing {
             payload.originalTransactionId = existing.originalTransactionId
@@ -98,6 +104,11 @@ extension SimulatedAppStoreEngine {
         subscription.expirationIntent = nil
         subscription.beforeRevocation = nil
         subscription.appAccountToken = appAccountToken ?? subscription.appAccountToken
+        subscription.offer = applied
+        subscription.offerRenewalsLeft = applied.map(Self.renewalsAfterFirst) ?? 0
+        subscription.pendingOffer = nil
+        subscription.commitmentStart = commitment?.start
+        subscription.commitmentPeriod = commitment?.period ?? 0
         subscriptions[subscription.originalTransactionId] = subscription
 
         let subtype: NotificationSubtype = existing == nil ? .initialBuy : .resubscribe
@@ -108,17 +119,37 @@ extension SimulatedAppStoreEngine {
 
     /// Buying another product of a group the customer is subscribed in: an upgrade takes effect at once; a
     /// downgrade or crossgrade at the next renewal; the current product cancels a pending change or turns
-    /// auto-renew back on.
+    /// auto-renew back on. With an offer (promotional or offer code), the notification is `OFFER_REDEEMED`
+    /// (`UPGRADE`, `DOWNGRADE`, or none for the current product) and the offer applies to the upgrade's
+    /// transaction, or from the next renewal.
     private mutating func changePlan(
         _ current: SimulatedSubscriptionRecord,
         to product: CatalogProduct,
-        appAccountToken: String?
+        appAccountToken: String?,
+        offer: SimulatedSubscriptionOffer?
     ) throws -> SimulatedPurchaseResult {
         var subscription = current
+        let currentLevel = products[subscription.productId]?.groupLevel
+        if product.productId != subscription.productId, let currentLevel, let newLevel = product.groupLevel,
+            newLevel < currentLevel
+        {
+            return try upgrade(subscription, to: product, appAccountToken: appAccountToken, offer: offer)
+        }
+        if let offer {
+            let subtype: NotificationSubtype? = product.productId == subscription.productId ? nil : .downgrade
+            subscription.autoRenewProductId = product.productId
+            subscription.autoRenewEnabled = true
+            subscription.pendingOffer = offer
+            subscriptions[subscription.originalTransactionId] = subscription
+            try notify(.offerRedeemed, subtype, subscription: subscription)
+            try mirrorState(of: subscription, type: .offerRedeemed, subtype: subtype)
+            return .purchased(try signedTransaction(id: subscription.latestTransactionId))
+        }
         if product.productId == subscription.productId {
             if subscription.autoRenewProductId != product.productId {
                 subscription.autoRenewProductId = product.productId
                 subscription.autoRenewEnabled = true
+                subscription.pendingOffer = nil
                 subscriptions[subscription.originalTransactionId] = subscription
                 try notify(.didChangeRenewalPref, subscription: subscription)
                 try mirrorState(of: subscription, type: .didChangeRenewalPref, subtype: nil)
@@ -127,13 +158,9 @@ extension SimulatedAppStoreEngine {
             }
             return .purchased(try signedTransaction(id: subscription.latestTransactionId))
         }
-
-        let currentLevel = products[subscription.productId]?.groupLevel
-        if let currentLevel, let newLevel = product.groupLevel, newLevel < currentLevel {
-            return try upgrade(subscription, to: product, appAccountToken: appAccountToken)
-        }
         subscription.autoRenewProductId = product.productId
         subscription.autoRenewEnabled = true
+        subscription.pendingOffer = nil
         subscriptions[subscription.originalTransactionId] = subscription
         try notify(.didChangeRenewalPref, .downgrade, subscription: subscription)
         try mirrorState(of: subscription, type: .didChangeRenewalPref, subtype: .downgrade)
@@ -144,7 +171,8 @@ extension SimulatedAppStoreEngine {
     private mutating func upgrade(
         _ current: SimulatedSubscriptionRecord,
         to product: CatalogProduct,
-        appAccountToken: String?
+        appAccountToken: String?,
+        offer: SimulatedSubscriptionOffer?
     ) throws -> SimulatedPurchaseResult {
         var subscription = current
         markUpgraded(subscription.latestTransactionId)
@@ -155,6 +183,13 @@ extension SimulatedAppStoreEngine {
         payload.expiresDate = periodEnd(of: product.productId, from: start)
         payload.webOrderLineItemId = makeWebOrderLineItemId()
         payload.appAccountToken = appAccountToken ?? subscription.appAccountToken
+        if let offer {
+            payload.expiresDate = apply(offer, to: &payload, from: start)
+        }
+        let commitment = commitment(for: product.productId, continuing: nil, start: start)
+        if let commitment {
+            stamp(commitment, on: &payload, productId: product.productId)
+        }
         let record = insert(payload, account: subscription.account, orderId: makeOrderId())
 
         subscription.productId = product.productId
@@ -166,10 +201,36 @@ extension SimulatedAppStoreEngine {
         subscription.billingRetryStart = nil
         subscription.gracePeriodExpiresDate = nil
         subscription.expirationIntent = nil
+        subscription.offer = offer
+        subscription.offerRenewalsLeft = offer.map(Self.renewalsAfterFirst) ?? 0
+        subscription.pendingOffer = nil
+        subscription.commitmentStart = commitment?.start
+        subscription.commitmentPeriod = commitment?.period ?? 0
         subscriptions[subscription.originalTransactionId] = subscription
-        try notify(.didChangeRenewalPref, .upgrade, transaction: record, subscription: subscription)
-        try mirrorTransaction(of: subscription, type: .didChangeRenewalPref, subtype: .upgrade)
+        let type: NotificationType = offer == nil ? .didChangeRenewalPref : .offerRedeemed
+        try notify(type, .upgrade, transaction: record, subscription: subscription)
+        try mirrorTransaction(of: subscription, type: type, subtype: .upgrade)
         return .purchased(try signed(record))
+    }
+
+    /// Gives a transaction starting at `start` the fields and price of an offer.
+    ///
+    /// - Returns: When the transaction ends: one period of a pay-as-you-go offer, the whole of any other.
+    func apply(_ offer: SimulatedSubscriptionOffer, to payload: inout TransactionPayload, from start: Date) -> Date {
+        let unit = offer.period ?? period(of: payload.productId ?? offer.productId)
+        let whole = SubscriptionPeriod(value: unit.value * offer.periodCount, unit: unit.unit)
+        payload.offerType = offer.offerType
+        payload.offerIdentifier = offer.kind == .introductory ? nil : offer.id
+        payload.offerDiscountType = offer.discountType
+        payload.offerPeriod = whole.description
+        payload.price = offer.price
+        let end = (offer.discountType == .payAsYouGo ? unit : whole).advance(start)
+        return end > start ? end : start.addingTimeInterval(86_400)
+    }
+
+    /// How many renewals after an offer's first transaction still come at its price.
+    static func renewalsAfterFirst(of offer: SimulatedSubscriptionOffer) -> Int {
+        offer.discountType == .payAsYouGo ? offer.periodCount - 1 : 0
     }
 
     private mutating func markUpgraded(_ transactionId: String) {
@@ -317,7 +378,7 @@ extension SimulatedAppStoreEngine {
     private mutating func processEvent(of originalTransactionId: String, dueAt due: Date) throws {
         guard var subscription = subscriptions[originalTransactionId] else { return }
         switch subscription.phase {
-        case .active where !subscription.autoRenewEnabled:
+        case .active where !subscription.autoRenewEnabled && !owesRenewals(subscription):
             subscription.phase = .expired
             subscription.expirationIntent = .customerCancelled
             subscriptions[originalTransactionId] = subscription
@@ -388,11 +449,29 @@ extension SimulatedAppStoreEngine {
             payload.price = increased
             subscription.priceIncreaseStatus = nil
         }
+        if let pending = subscription.pendingOffer, pending.productId == productId {
+            payload.expiresDate = apply(pending, to: &payload, from: purchaseDate)
+            subscription.offer = pending
+            subscription.offerRenewalsLeft = Self.renewalsAfterFirst(of: pending)
+        } else if let offer = subscription.offer, offer.productId == productId, subscription.offerRenewalsLeft > 0 {
+            payload.expiresDate = apply(offer, to: &payload, from: purchaseDate)
+            subscription.offerRenewalsLeft -= 1
+        } else {
+            subscription.offer = nil
+            subscription.offerRenewalsLeft = 0
+        }
+        subscription.pendingOffer = nil
+        let commitment = commitment(for: productId, continuing: subscription, start: purchaseDate)
+        if let commitment {
+            stamp(commitment, on: &payload, productId: productId)
+        }
+        subscription.commitmentStart = commitment?.start
+        subscription.commitmentPeriod = commitment?.period ?? 0
         let record = insert(payload, account: subscription.account, orderId: makeOrderId())
 
         subscription.productId = productId
         subscription.phase = .active
-        subscription.expiresDate = expiresDate
+        subscription.expiresDate = payload.expiresDate ?? expiresDate
         subscription.latestTransactionId = record.id
         subscription.billingRetryStart = nil
         subscription.gracePeriodExpiresDate = nil

@@ -229,29 +229,46 @@ struct SimulatedAppStoreEngine: Sendable {
     func renewalPayload(_ subscription: SimulatedSubscriptionRecord) -> RenewalInfoPayload {
         let retrying = subscription.phase == .gracePeriod || subscription.phase == .billingRetry
         let ended = subscription.phase == .expired || subscription.phase == .revoked
+        let nextOffer =
+            ended ? nil : subscription.pendingOffer ?? (subscription.offerRenewalsLeft > 0 ? subscription.offer : nil)
+        var renewalPrice =
+            subscription.autoRenewProductId == subscription.productId
+            ? subscription.increasedPrice ?? price(of: subscription.autoRenewProductId)
+            : price(of: subscription.autoRenewProductId)
+        var offerPeriod: String?
+        if let nextOffer {
+            renewalPrice = nextOffer.price
+            let unit = nextOffer.period ?? period(of: nextOffer.productId)
+            offerPeriod = SubscriptionPeriod(value: unit.value * nextOffer.periodCount, unit: unit.unit).description
+        }
         return RenewalInfoPayload(
             expirationIntent: ended ? subscription.expirationIntent : nil,
             originalTransactionId: subscription.originalTransactionId,
             autoRenewProductId: subscription.autoRenewProductId,
             productId: subscription.productId,
-            autoRenewStatus: subscription.autoRenewEnabled ? .on : .off,
+            autoRenewStatus: subscription.autoRenewEnabled || (!ended && owesRenewals(subscription)) ? .on : .off,
             isInBillingRetryPeriod: retrying,
             priceIncreaseStatus: ended ? nil : subscription.priceIncreaseStatus,
             gracePeriodExpiresDate: retrying ? subscription.gracePeriodExpiresDate : nil,
+            offerType: nextOffer?.offerType,
+            offerIdentifier: nextOffer?.kind == .introductory ? nil : nextOffer?.id,
             signedDate: now,
             environment: configuration.environment,
             recentSubscriptionStartDate: subscription.recentSubscriptionStartDate,
             renewalDate: subscription.expiresDate,
             currency: configuration.currency,
-            renewalPrice: subscription.autoRenewProductId == subscription.productId
-                ? subscription.increasedPrice ?? price(of: subscription.autoRenewProductId)
-                : price(of: subscription.autoRenewProductId),
+            renewalPrice: renewalPrice,
+            offerDiscountType: nextOffer?.discountType,
             eligibleWinBackOfferIds: ended && subscription.sharedFrom == nil
                 ? configuration.subscriptionOffers.filter {
                     $0.kind == .winBack && $0.productId == subscription.productId
                 }.map(\.id) : nil,
             appAccountToken: subscription.appAccountToken,
-            appTransactionId: accounts[subscription.account]?.appTransactionId
+            appTransactionId: accounts[subscription.account]?.appTransactionId,
+            offerPeriod: offerPeriod,
+            commitmentInfo: ended ? nil : renewalCommitment(subscription),
+            renewalBillingPlanType: !ended && commitmentLength(of: subscription.autoRenewProductId) != nil
+                ? .monthly : nil
         )
     }
 
@@ -321,6 +338,26 @@ struct SimulatedAppStoreEngine: Sendable {
         outbox.append(signedPayload)
         notificationHistory.append(signedPayload)
         return notificationUUID
+    }
+
+    /// Signs an app-level notification V2 (`RESCIND_CONSENT`), whose `appData` carries the customer's signed app
+    /// transaction instead of `data`, and appends it to the outbox.
+    mutating func notifyApp(_ type: NotificationType, signedAppTransaction: String) throws {
+        let payload = NotificationPayload(
+            notificationType: type,
+            notificationUUID: UUID().uuidString.lowercased(),
+            version: "2.0",
+            signedDate: now,
+            appData: AppData(
+                appAppleId: configuration.environment == .production ? configuration.appAppleId : nil,
+                bundleId: configuration.bundleId,
+                environment: configuration.environment,
+                signedAppTransactionInfo: signedAppTransaction
+            )
+        )
+        let signedPayload = try signer.sign(payload)
+        outbox.append(signedPayload)
+        notificationHistory.append(signedPayload)
     }
 
     /// Sends a notification about a subscription, with its latest transaction.

@@ -59,6 +59,16 @@ struct SimulatedSubscriptionRecord: Sendable {
     var increasedPrice: Int64?
     /// The customer's answer to a price increase not yet in effect; `nil` when none is pending.
     var priceIncreaseStatus: PriceIncreaseStatus?
+    /// The offer of the current period, while it lasts.
+    var offer: SimulatedSubscriptionOffer?
+    /// How many renewals still come at ``offer``'s price (a pay-as-you-go offer's later periods).
+    var offerRenewalsLeft = 0
+    /// An offer a live subscriber redeemed, applied from the next renewal.
+    var pendingOffer: SimulatedSubscriptionOffer?
+    /// When the current commitment began, for a product billed with a commitment.
+    var commitmentStart: Date?
+    /// The number of the current billing period within the commitment, from 1.
+    var commitmentPeriod = 0
     /// The phase and auto-renew state before a refund revoked the subscription, restored if the refund is reversed.
     var beforeRevocation: (phase: Phase, autoRenewEnabled: Bool)?
 

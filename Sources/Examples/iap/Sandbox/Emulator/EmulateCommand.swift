@@ -19,7 +19,7 @@ enum EmulateCommand {
         summary: "serve a local App Store (App Store Server API and control endpoints) on loopback",
         synopsis: [
             "--port N --bundle-id ID --issuer-id ID --key-id ID --auth-key FILE.p8",
-            "  [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--app-apple-id N]",
+            "  [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--plans FILE] [--app-apple-id N]",
             "  [--environment Sandbox|Production] [--grace-period-days N] [--notify-url URL]",
             "  [--control-token TOKEN] [--max-connections N] [--journal-limit BYTES]",
         ],
@@ -32,7 +32,8 @@ enum EmulateCommand {
             'X-Emulator-Control-Token: TOKEN': without --control-token a random token is made and printed as the
             second line, 'control token: TOKEN'. Every request must name a loopback host or the bound address in
             Host and may carry no other Origin than the emulator's own; control POSTs send application/json.
-            Without --catalog a built-in catalog sells coins.100, premium, pro.monthly, pro.yearly and season.pass.
+            Without --catalog a built-in catalog sells coins.100, premium, pro.monthly, pro.yearly, season.pass,
+            plus.monthly and plus.yearly (with subscription offers) and studio.monthly (a 12-month commitment).
             See Documentation/Emulator.md. Stops on SIGINT or SIGTERM.
             """,
         options: [
@@ -47,6 +48,11 @@ enum EmulateCommand {
                 "catalog",
                 "FILE",
                 "the products: a swift-iap JSON catalog, an Xcode .storekit file, or a catalog naming one"
+            ),
+            .value(
+                "plans",
+                "FILE",
+                "subscription offers and commitment plans, JSON {\"offers\": [...], \"commitments\": {...}}"
             ),
             .value("app-apple-id", "N", "the App Apple ID signed into the data (default 1234567890)"),
             .value("environment", "ENV", "Sandbox (default) or Production"),
@@ -91,6 +97,32 @@ enum EmulateCommand {
             entitlements: ["season"],
             duration: SubscriptionPeriod(value: 3, unit: .month)
         ),
+        CatalogProduct(
+            productId: "plus.monthly",
+            kind: .autoRenewable,
+            subscriptionGroupId: "plus",
+            groupLevel: 2,
+            entitlements: ["plus"],
+            duration: SubscriptionPeriod(value: 1, unit: .month),
+            familyShareable: true
+        ),
+        CatalogProduct(
+            productId: "plus.yearly",
+            kind: .autoRenewable,
+            subscriptionGroupId: "plus",
+            groupLevel: 1,
+            entitlements: ["plus"],
+            duration: SubscriptionPeriod(value: 1, unit: .year),
+            familyShareable: true
+        ),
+        CatalogProduct(
+            productId: "studio.monthly",
+            kind: .autoRenewable,
+            subscriptionGroupId: "studio",
+            groupLevel: 1,
+            entitlements: ["studio"],
+            duration: SubscriptionPeriod(value: 1, unit: .month)
+        ),
     ]
 
     struct Settings {
@@ -98,6 +130,7 @@ enum EmulateCommand {
         var port: UInt16 = 0
         var dataDirectory: URL?
         var catalogFile: URL?
+        var plansFile: URL?
         var bundleId = ""
         var appAppleId: Int64 = 1_234_567_890
         var environment: AppStoreEnvironment = .sandbox
@@ -122,6 +155,7 @@ enum EmulateCommand {
             self.port = port
             dataDirectory = try parsed.value("data").map { URL(filePath: $0) }
             catalogFile = try parsed.value("catalog").map { URL(filePath: $0) }
+            plansFile = try parsed.value("plans").map { URL(filePath: $0) }
             bundleId = try Self.required(parsed, "bundle-id")
             issuerId = try Self.required(parsed, "issuer-id")
             keyId = try Self.required(parsed, "key-id")
@@ -258,6 +292,9 @@ enum EmulateCommand {
         } else {
             products = builtInCatalog
         }
+        let plans =
+            try settings.plansFile.map { try EmulatorPlans.load($0, products: products) }
+            ?? (settings.catalogFile == nil ? .builtIn : EmulatorPlans())
         let realClock = SystemClock()
         let now = Date(millisecondsSince1970: realClock.now.millisecondsSince1970)
         var journal: EmulatorJournal?
@@ -281,7 +318,9 @@ enum EmulateCommand {
             appAppleId: settings.appAppleId,
             environment: settings.environment,
             gracePeriodDays: settings.gracePeriodDays,
-            familyShareableProductIds: Set(products.filter(\.familyShareable).map(\.productId))
+            familyShareableProductIds: Set(products.filter(\.familyShareable).map(\.productId)),
+            subscriptionOffers: plans.offers,
+            commitmentPlans: plans.commitments
         )
         let store = try SimulatedAppStore(
             products: products,

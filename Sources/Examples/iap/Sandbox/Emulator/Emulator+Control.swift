@@ -12,6 +12,17 @@ extension Emulator {
         let quantity: Int?
         let askToBuy: Bool?
         let account: String?
+        let offerId: String?
+    }
+
+    private struct FamilyBody: Decodable {
+        let organizer: String
+        let member: String
+    }
+
+    private struct PriceIncreaseBody: Decodable {
+        let price: Int64
+        let needsConsent: Bool
     }
 
     private struct RefundBody: Decodable {
@@ -73,6 +84,21 @@ extension Emulator {
             if let token, token == nil {
                 return Self.controlError(400, "appAccountToken is not a UUID")
             }
+            if let offerId = body.offerId {
+                guard body.askToBuy != true, (body.quantity ?? 1) == 1 else {
+                    return Self.controlError(400, "an offer is bought one at a time, without askToBuy")
+                }
+                return await change(request, replaying: replaying) {
+                    Self.answer(
+                        try await store.purchase(
+                            productId: body.productId,
+                            offerId: offerId,
+                            account: body.account ?? "customer",
+                            appAccountToken: token ?? nil
+                        )
+                    )
+                }
+            }
             return await change(request, replaying: replaying) {
                 let result = try await store.purchase(
                     productId: body.productId,
@@ -111,6 +137,37 @@ extension Emulator {
                 )
                 return Self.json(Self.transactionAnswer(refunded))
             }
+        } else if let captures = route.match(("POST", "transactions/*/refund-declined")) {
+            let id = captures[0]
+            return await change(request, replaying: replaying) {
+                try await store.declineRefund(transactionId: id)
+                return .json(Data("{}".utf8))
+            }
+        } else if let captures = route.match(("POST", "transactions/*/refund-reversed")) {
+            let id = captures[0]
+            return await change(request, replaying: replaying) {
+                Self.json(Self.transactionAnswer(try await store.reverseRefund(transactionId: id)))
+            }
+        } else if route.match(("POST", "family/members")) != nil {
+            guard let body = try? JSONDecoder().decode(FamilyBody.self, from: request.body) else {
+                return Self.controlError(400, "expected {\"organizer\", \"member\"}")
+            }
+            return await change(request, replaying: replaying) {
+                try await store.addFamilyMember(body.member, toFamilyOf: body.organizer)
+                return .json(Data("{}".utf8))
+            }
+        } else if let captures = route.match(("POST", "family/members/*/remove")) {
+            let member = captures[0]
+            return await change(request, replaying: replaying) {
+                try await store.removeFamilyMember(member)
+                return .json(Data("{}".utf8))
+            }
+        } else if let captures = route.match(("POST", "accounts/*/rescind-consent")) {
+            let account = captures[0]
+            return await change(request, replaying: replaying) {
+                try await store.rescindConsent(account: account)
+                return .json(Data("{}".utf8))
+            }
         } else if let captures = route.match(("POST", "transactions/*/consumption-request")) {
             let id = captures[0]
             let body =
@@ -132,8 +189,9 @@ extension Emulator {
         } else if let captures = route.match(("POST", "subscriptions/*/*")) {
             let originalTransactionId = captures[0]
             let action = captures[1]
+            let body = request.body
             return await change(request, replaying: replaying) {
-                try await self.subscriptionAction(action, originalTransactionId: originalTransactionId)
+                try await self.subscriptionAction(action, originalTransactionId: originalTransactionId, body: body)
             }
         } else if route.match(("POST", "clock/advance")) != nil {
             guard let body = try? JSONDecoder().decode(AdvanceBody.self, from: request.body), body.seconds.isFinite,
@@ -188,11 +246,23 @@ extension Emulator {
         }
     }
 
-    /// A subscription event: `renew`, `fail-billing`, `recover-billing`, `cancel` or `expire`.
-    private func subscriptionAction(_ action: String, originalTransactionId: String) async throws
+    /// A subscription event: `renew`, `fail-billing`, `recover-billing`, `cancel`, `expire`, `price-increase`
+    /// (body `{"price", "needsConsent"}`) or `accept-price-increase`.
+    private func subscriptionAction(_ action: String, originalTransactionId: String, body: Data) async throws
         -> HTTPServerResponse
     {
         switch action {
+        case "price-increase":
+            guard let increase = try? JSONDecoder().decode(PriceIncreaseBody.self, from: body) else {
+                return Self.controlError(400, "expected {\"price\": milliunits, \"needsConsent\": true|false}")
+            }
+            try await store.announcePriceIncrease(
+                originalTransactionId: originalTransactionId,
+                price: increase.price,
+                needsConsent: increase.needsConsent
+            )
+        case "accept-price-increase":
+            try await store.consentToPriceIncrease(originalTransactionId: originalTransactionId)
         case "renew":
             // The renewal falls due at the end of the current period: move the clock there.
             guard let expiry = try await expiresDate(originalTransactionId), expiry > clock.now else {
@@ -221,7 +291,8 @@ extension Emulator {
         default:
             return Self.controlError(
                 404,
-                "unknown subscription action '\(action)'; use renew, fail-billing, recover-billing, cancel or expire"
+                "unknown subscription action '\(action)'; use renew, fail-billing, recover-billing, cancel, expire, "
+                    + "price-increase or accept-price-increase"
             )
         }
         return try await subscriptionAnswer(originalTransactionId)
