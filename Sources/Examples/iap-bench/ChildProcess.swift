@@ -4,6 +4,7 @@
     import Darwin
 #endif
 import Foundation
+import IAPCommandLine
 import IAPCore
 
 /// The child processes the benchmarks run and time: the `iap` tool beside `iap-bench`, this executable again, and
@@ -139,31 +140,17 @@ enum ChildProcess {
         Double(time.tv_sec) + Double(time.tv_usec) / 1e6
     }
 
-    /// Starts a process with no signal blocked in it.
-    ///
-    /// A child inherits the signal mask of the thread that spawns it, and the threads Swift concurrency runs on
-    /// block every signal: `openssl speed`, which stops each measurement with `SIGALRM`, would never stop.
+    /// Starts a process with no signal blocked in it (`openssl speed` stops each measurement with `SIGALRM`).
     static func runUnblockingSignals(_ process: Process) throws {
-        var none = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
+        try Subprocess.runUnblockingSignals(process)
     }
 
     /// This program's own executable (`iap-bench`), to run a part of a benchmark in a process of its own.
     static func ownExecutable() throws -> URL {
-        #if os(Linux)
-            let path = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
-            if FileManager.default.isExecutableFile(atPath: path.path) {
-                return path
-            }
-        #endif
-        if let url = Bundle.main.executableURL, FileManager.default.isExecutableFile(atPath: url.path) {
-            return url
+        guard let url = Subprocess.ownExecutable() else {
+            throw IAPError(.internalError, "cannot find the iap-bench executable to run")
         }
-        throw IAPError(.internalError, "cannot find the iap-bench executable to run")
+        return url
     }
 
     /// The `iap` executable of the same build, beside `iap-bench` (`.build/release/iap`), to run `iap verify

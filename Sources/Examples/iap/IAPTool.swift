@@ -19,7 +19,7 @@ enum IAPTool {
         subcommands: [
             DemoCommand.spec, VerifyCommand.spec, DecodeCommand.spec, LedgerCommand.spec, TestDataCommand.spec,
             APICommand.spec, EmulateCommand.spec, ServeCommand.spec, SupportCommand.spec,
-            ReconcileCommand.spec, ConsoleCommand.spec,
+            ReconcileCommand.spec, ConsoleCommand.spec, SandboxCommand.spec,
         ],
         examples: ["iap demo", "iap ledger history --help"]
     )
@@ -56,6 +56,8 @@ enum IAPTool {
             await ServeCommand.run(rest)
         case "console":
             await ConsoleCommand.run(rest)
+        case "sandbox":
+            await SandboxCommand.run(rest)
         default:
             await SupportCommand.run(rest)
         }
