@@ -31,7 +31,11 @@ function apply(delivery) {
   if (key in wallet.applied || wallet.cancelled.includes(key)) {
     return 409; // applied before, or a grant whose take-back came first: nothing to do
   }
-  if (delivery.type === "grant") {
+  if (delivery.type.startsWith("app.")) {
+    // An app-level notification (app.rescindConsent, ...): record it; with --on-rescind-consent revoke the server
+    // sends the take-backs itself.
+    (wallet.notifications ||= []).push({ type: delivery.type, appTransactionId: delivery.appTransactionId });
+  } else if (delivery.type === "grant") {
     add(delivery.userId, delivery.productId, delivery.units);
   } else {
     const grant = delivery.grantIdempotencyKey ?? delivery.transactionId;

@@ -34,7 +34,12 @@ def apply(delivery):
     with lock:
         if key in wallet["applied"] or key in wallet["cancelled"]:
             return 409  # applied before, or a grant whose take-back came first: nothing to do
-        if delivery["type"] == "grant":
+        if delivery["type"].startswith("app."):
+            # An app-level notification (app.rescindConsent, ...): record it; with --on-rescind-consent revoke the
+            # server sends the take-backs itself.
+            wallet.setdefault("notifications", []).append(
+                {"type": delivery["type"], "appTransactionId": delivery.get("appTransactionId")})
+        elif delivery["type"] == "grant":
             add(delivery["userId"], delivery["productId"], delivery["units"])
         else:
             grant = delivery.get("grantIdempotencyKey", delivery["transactionId"])

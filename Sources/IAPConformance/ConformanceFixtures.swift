@@ -139,6 +139,7 @@ enum ConformanceFixtures {
         compare("grantedUnits", \.grantedUnits)
         compare("refundAccessKept", \.refundAccessKept)
         compare("givenUpAt", \.givenUpAt)
+        compare("consentRescindedAt", \.consentRescindedAt)
         compare("sequence", \.sequence)
         compare("revision", \.revision)
         if expected.transaction != actual.transaction {

@@ -54,6 +54,7 @@ extension EntitlementStoreConformance {
         entry.revocationDelivered = true
         entry.refundAccessKept = true
         entry.givenUpAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 8_888)
+        entry.consentRescindedAt = Date(millisecondsSince1970: Fixtures.epochMilliseconds + 9_999)
         guard case .inserted(let inserted) = try await store.insert(entry) else {
             throw ConformanceViolation("inserting exact-1 into an empty store did not return .inserted")
         }

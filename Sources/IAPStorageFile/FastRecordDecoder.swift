@@ -78,7 +78,7 @@ enum FastRecordDecoder {
         case transactionId, originalTransactionId, userId, productId, transaction, orderId, deliveryState
         case deliveryAttempts, nextAttemptAt, lastError, recordedAt, deliveredAt, revokedAt
         case revocationDelivered, grantGeneration, sequence, revision, grantAttempted, grantedUnits, refundAccessKept
-        case givenUpAt
+        case givenUpAt, consentRescindedAt
 
         private static let keys = JSONKeyTable(allCases.map { "\($0)" })
 
@@ -92,7 +92,7 @@ enum FastRecordDecoder {
             allCases.reduce(0) { $0 | 1 << $1.rawValue }
             & ~[
                 Field.orderId, .lastError, .nextAttemptAt, .deliveredAt, .revokedAt, .grantedUnits, .refundAccessKept,
-                .givenUpAt,
+                .givenUpAt, .consentRescindedAt,
             ]
             .reduce(0) {
                 $0 | 1 << $1.rawValue
@@ -156,6 +156,7 @@ enum FastRecordDecoder {
         case .grantedUnits: set(&entry.grantedUnits, scanner.optional { $0.integer() })
         case .refundAccessKept: set(&entry.refundAccessKept, scanner.optional { $0.bool() })
         case .givenUpAt: set(&entry.givenUpAt, scanner.optional(date))
+        case .consentRescindedAt: set(&entry.consentRescindedAt, scanner.optional(date))
         }
     }
 

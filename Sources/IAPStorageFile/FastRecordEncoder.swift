@@ -75,6 +75,7 @@ package enum FastRecordEncoder {
         out.field("grantedUnits", entry.grantedUnits)
         out.field("refundAccessKept", entry.refundAccessKept)
         out.field("givenUpAt", entry.givenUpAt)
+        out.field("consentRescindedAt", entry.consentRescindedAt)
         out.field("sequence", entry.sequence)
         out.field("revision", entry.revision)
         out.close()

@@ -104,13 +104,23 @@ public struct WebhookFulfillmentHook: FulfillmentHook {
             failure.isRetryable = true
             throw failure
         }
+        try Self.check(response, what: "the \(delivery.action.rawValue) webhook for \(delivery.transactionId)")
+    }
+
+    /// Maps a receiver's answer: 2xx and 409 applied; 410 and 422 refused for good (`fulfillmentRefused`); anything
+    /// else a retryable `fulfillmentFailed`.
+    ///
+    /// - Parameters:
+    ///   - response: The answer.
+    ///   - what: How messages name the request, such as `the grant webhook for 2000000000000001`.
+    static func check(_ response: HTTPResponse, what: String) throws {
         switch response.status {
         case 200...299, 409:
             return
         case 300...399:
             var failure = IAPError(
                 .fulfillmentFailed,
-                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) answered a redirect, HTTP "
+                "\(what) answered a redirect, HTTP "
                     + "\(response.status), which is never followed: configure the address it redirects to",
                 isRetryable: true
             )
@@ -119,7 +129,7 @@ public struct WebhookFulfillmentHook: FulfillmentHook {
         case 410, 422:
             var failure = IAPError(
                 .fulfillmentRefused,
-                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) was refused for good with HTTP "
+                "\(what) was refused for good with HTTP "
                     + "\(response.status)"
             )
             failure.httpStatus = response.status
@@ -127,7 +137,7 @@ public struct WebhookFulfillmentHook: FulfillmentHook {
         default:
             var failure = IAPError(
                 .fulfillmentFailed,
-                "the \(delivery.action.rawValue) webhook for \(delivery.transactionId) answered HTTP \(response.status)",
+                "\(what) answered HTTP \(response.status)",
                 isRetryable: true
             )
             failure.httpStatus = response.status

@@ -59,7 +59,14 @@ struct CommandHelpTests {
             ["emulate"],
             [
                 "port", "host", "bundle-id", "issuer-id", "key-id", "auth-key", "data", "catalog", "app-apple-id",
-                "environment", "grace-period-days", "notify-url",
+                "environment", "grace-period-days", "notify-url", "plans",
+            ]
+        ),
+        (
+            ["sandbox"],
+            [
+                "dir", "port", "emulator-port", "environment", "catalog", "plans", "grant-url", "grant-secret-file",
+                "ledger-only", "console-port", "reconcile-every", "on-rescind-consent",
             ]
         ),
         (["support"], []),

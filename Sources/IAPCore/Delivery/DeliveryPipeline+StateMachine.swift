@@ -194,7 +194,8 @@ extension DeliveryPipeline {
                     updated.revokedAt = revoked
                     updated.revocationDelivered = false
                     updated.refundAccessKept = decideRefundAccess(of: transaction)
-                } else if transaction.revocationDate == nil, current.revokedAt != nil {
+                } else if transaction.revocationDate == nil, current.revokedAt != nil, current.consentRescindedAt == nil
+                {
                     if current.revocationDelivered, current.deliveredAt != nil || current.grantAttempted {
                         // Taken back already: grant again, under a new idempotency key.
                         updated.grantGeneration += 1

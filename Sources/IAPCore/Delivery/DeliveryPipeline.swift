@@ -494,11 +494,19 @@ public final class DeliveryPipeline: Sendable {
     /// Refuses a new transaction that continues a purchase family (a renewal, a restore: another transaction id, the
     /// same original transaction id) the ledger holds in another environment: a Sandbox renewal never extends a
     /// Production subscription, nor goes to its owner. A first purchase is its own family, checked by its id.
-    private func checkFamilyEnvironment(of transaction: TransactionPayload, transactionId: String) async throws {
-        guard let incoming = transaction.environment, let original = transaction.originalTransactionId,
-            !original.isEmpty, original != transactionId
-        else { return }
-        guard let recorded = try await otherEnvironment(ofFamily: original, than: incoming) else { return }
+    ///
+    /// - Returns: The family's entries (none for a first purchase), for what else a renewal inherits.
+    @discardableResult
+    private func checkFamilyEnvironment(of transaction: TransactionPayload, transactionId: String) async throws
+        -> [LedgerEntry]
+    {
+        guard let original = transaction.originalTransactionId, !original.isEmpty, original != transactionId else {
+            return []
+        }
+        let family = try await store.entries(originalTransactionId: original)
+        guard let incoming = transaction.environment,
+            let recorded = family.lazy.compactMap(\.environment).first(where: { $0 != incoming })
+        else { return family }
         let error = IAPError(
             .environmentMismatch,
             "transaction \(transactionId) of the \(incoming.rawValue) environment continues original transaction "
@@ -647,7 +655,7 @@ public final class DeliveryPipeline: Sendable {
         guard let productId = transaction.productId, !productId.isEmpty else {
             throw IAPError(.malformedSignedData, "transaction \(transactionId) has no productId")
         }
-        try await checkFamilyEnvironment(of: transaction, transactionId: transactionId)
+        let family = try await checkFamilyEnvironment(of: transaction, transactionId: transactionId)
         // A product the catalog does not know is never granted by guess: the purchase is recorded and parked.
         let product = try await knownProduct(of: transaction, id: productId)
         let claim = try await resolveOwner(of: transaction, transactionId: transactionId, requested: userId)
@@ -675,6 +683,7 @@ public final class DeliveryPipeline: Sendable {
         if candidate.deliveryState == .pending, product == nil, !claim.awaitingOwner {
             candidate.deliveryState = .unknownProduct
         }
+        inheritRescindedConsent(&candidate, family: family)
         // The token is bound below once the ledger agreed the transaction is this user's; until then nothing may be
         // granted, since a binding that loses to another user hands the purchase to them.
         let needsBinding =

@@ -16,7 +16,8 @@ public enum OrderState: String, Codable, Sendable, Hashable, CaseIterable {
     case deadLettered
     /// Recorded; no user has claimed it yet.
     case awaitingOwner
-    /// Refunded or revoked by the App Store.
+    /// Refunded or revoked by the App Store, or withdrawn after a parent rescinded consent
+    /// (``OrderHistoryItem/consentRescindedAt``).
     case revoked
     /// A share of the price was refunded (a prorated refund, ``OrderHistoryItem/revocationPercentage``); a consumable
     /// lost that share of its units, anything else keeps its access unless the pipeline's policy revokes it.
@@ -57,12 +58,14 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
     public var recordedAt: Date
     /// When it was granted.
     public var deliveredAt: Date?
-    /// When the App Store revoked it.
+    /// When the App Store revoked it, or the server withdrew it (``consentRescindedAt``).
     public var revokedAt: Date?
     /// Why, when it was revoked: `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
     public var revocationType: RevocationType?
     /// For a prorated refund, the refunded share in thousandths of a percent (`25000` is 25 %).
     public var revocationPercentage: Int32?
+    /// When the server withdrew it because a parent rescinded consent for the Apple Account (`RESCIND_CONSENT`).
+    public var consentRescindedAt: Date?
 
     /// The history item of a ledger entry.
     public init(_ entry: LedgerEntry) {
@@ -83,8 +86,11 @@ public struct OrderHistoryItem: Codable, Sendable, Hashable {
         revokedAt = entry.revokedAt
         revocationType = entry.revokedAt == nil ? nil : entry.transaction.revocationType
         revocationPercentage = entry.revokedAt == nil ? nil : entry.transaction.revocationPercentage
+        consentRescindedAt = entry.consentRescindedAt
         state =
-            if entry.revokedAt != nil {
+            if entry.consentRescindedAt != nil {
+                .revoked
+            } else if entry.revokedAt != nil {
                 entry.transaction.isPartlyRefunded ? .partlyRefunded : .revoked
             } else {
                 switch entry.deliveryState {

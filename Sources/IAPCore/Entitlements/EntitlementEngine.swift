@@ -29,7 +29,8 @@
 ///   inside such a period, else `expired`; `revoked` when every purchase was revoked.
 ///
 /// An entry counts as revoked when `revokedAt ?? transaction.revocationDate` is set, except a prorated refund of a
-/// non-consumable or a subscription under ``ProratedRefundPolicy/keepAccess`` (the default); a consumable's prorated
+/// non-consumable or a subscription under ``ProratedRefundPolicy/keepAccess`` (the default) whose consent was not
+/// rescinded (``LedgerEntry/consentRescindedAt``); a consumable's prorated
 /// refund takes back its share of the units, rounded down. A non-renewing purchase whose purchase date is ahead of the
 /// instant by more than ``clockSkewTolerance`` is `notStarted`, never `expired`. Entries with the same
 /// `transactionId` count once (the highest `revision`). Entries whose product the catalog does not know are
@@ -187,7 +188,7 @@ extension EntitlementEngine {
         var revocationDate: Date? { entry.revokedAt ?? entry.transaction.revocationDate }
 
         /// Whether the purchase lost its access to a revocation (a prorated refund that keeps its access did not).
-        var isRevoked: Bool { revocationDate != nil && !accessKept }
+        var isRevoked: Bool { revocationDate != nil && (!accessKept || entry.consentRescindedAt != nil) }
 
         var isFamilyShared: Bool { entry.transaction.inAppOwnershipType == .familyShared }
 

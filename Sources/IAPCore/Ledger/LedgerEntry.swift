@@ -56,7 +56,8 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
     public var recordedAt: Date
     /// When the hook confirmed the grant.
     public var deliveredAt: Date?
-    /// When the App Store revoked the transaction (refund, family sharing removed), if it did.
+    /// When the App Store revoked the transaction (refund, family sharing removed), or the server withdrew its access
+    /// after a parent rescinded consent (``consentRescindedAt``), if either happened.
     public var revokedAt: Date?
     /// Whether the revoke hook confirmed taking the purchase back.
     public var revocationDelivered: Bool
@@ -80,6 +81,11 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
     /// ``LedgerStatistics/givenUp``). `nil` for every other entry; a redelivery clears it
     /// (``DeliveryPipeline/giveUp(transactionId:)``).
     public var givenUpAt: Date?
+    /// When the server withdrew the purchase's access because a parent rescinded consent for the Apple Account that
+    /// made it (`RESCIND_CONSENT`, with ``DeliveryPipeline/rescindConsent(appTransactionId:)``): it grants nothing from
+    /// then on, whatever the App Store later signs about it (``revokedAt`` is set too, and kept), and a renewal of the
+    /// same subscription is recorded withdrawn as well. `nil` for every other entry.
+    public var consentRescindedAt: Date?
     /// The store's insertion order: unique, increasing, assigned by the store on insert.
     public var sequence: Int64
     /// Bumped by the store on every change; the compare-and-set key of ``EntitlementStore/replace(_:ifRevision:)``.
@@ -114,6 +120,7 @@ public struct LedgerEntry: Codable, Sendable, Hashable {
         self.grantedUnits = nil
         self.refundAccessKept = nil
         self.givenUpAt = nil
+        self.consentRescindedAt = nil
         self.sequence = 0
         self.revision = 0
     }

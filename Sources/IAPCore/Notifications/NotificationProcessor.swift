@@ -135,6 +135,8 @@ public protocol ConsumptionRequestHandler: Sendable {
 ///   transaction (a new expiry date);
 /// - `REFUND` and `REVOKE` take back through the pipeline's revoke hook, `REFUND_REVERSED` grants again;
 /// - `CONSUMPTION_REQUEST` asks the ``ConsumptionRequestHandler``;
+/// - `RESCIND_CONSENT`, `EXTERNAL_PURCHASE_TOKEN`, `METADATA_UPDATE`, `MIGRATION` and `PRICE_CHANGE` go to the
+///   ``AppNotificationHandler``;
 /// - `TEST`, `REFUND_DECLINED`, `RENEWAL_EXTENSION` summaries and types this version does not know are
 ///   recorded and acknowledged, never fatal.
 ///
@@ -161,6 +163,7 @@ public protocol ConsumptionRequestHandler: Sendable {
 public final class NotificationProcessor: Sendable {
     private let pipeline: DeliveryPipeline
     private let consumption: (any ConsumptionRequestHandler)?
+    private let appNotifications: (any AppNotificationHandler)?
     private var verifier: any Verifier { pipeline.verifier }
     private var store: any EntitlementStore { pipeline.store }
     private var clock: any WallClock { pipeline.clock }
@@ -175,9 +178,17 @@ public final class NotificationProcessor: Sendable {
     ///     nested in it, its store keeps the renewal infos and the processed notification ids, its clock dates them,
     ///     and its event sink hears of each notification.
     ///   - consumptionRequests: Answers `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
-    public init(pipeline: DeliveryPipeline, consumptionRequests: (any ConsumptionRequestHandler)? = nil) {
+    ///   - appNotifications: Handles the app-level notifications (``NotificationType/appLevel``: `RESCIND_CONSENT`,
+    ///     `EXTERNAL_PURCHASE_TOKEN`, `METADATA_UPDATE`, `MIGRATION`, `PRICE_CHANGE`); without one they are
+    ///     acknowledged only.
+    public init(
+        pipeline: DeliveryPipeline,
+        consumptionRequests: (any ConsumptionRequestHandler)? = nil,
+        appNotifications: (any AppNotificationHandler)? = nil
+    ) {
         self.pipeline = pipeline
         self.consumption = consumptionRequests
+        self.appNotifications = appNotifications
     }
 
     private struct Body: Decodable {
@@ -295,6 +306,9 @@ public final class NotificationProcessor: Sendable {
                 case .outcome(let outcome):
                     delivery = outcome
                 case .unowned:
+                    if let failure = await handleAppLevel(notification) {
+                        return .failed(failure)
+                    }
                     try await markProcessed(notification)
                     return .unowned(type, transaction)
                 }
@@ -311,12 +325,34 @@ public final class NotificationProcessor: Sendable {
                     )
                 }
             }
+            if let failure = await handleAppLevel(notification) {
+                return .failed(failure)
+            }
             try await markProcessed(notification)
             return .processed(type, delivery)
         } catch {
             var failure = IAPError.wrapping(error, as: .storageFailure, "processing the notification failed")
             failure.isRetryable = true
             return .failed(failure)
+        }
+    }
+
+    /// Hands an app-level notification to the ``AppNotificationHandler``; the failure to answer with, if it threw.
+    private func handleAppLevel(_ notification: VerifiedNotification) async -> IAPError? {
+        guard let type = notification.payload.notificationType, type.isAppLevel, let appNotifications else {
+            return nil
+        }
+        do {
+            try await appNotifications.handleAppNotification(notification)
+            return nil
+        } catch {
+            var failure = IAPError.wrapping(
+                error,
+                as: .internalError,
+                "the app notification handler failed on \(type.rawValue)"
+            )
+            failure.isRetryable = true
+            return failure
         }
     }
 

@@ -216,7 +216,11 @@ extension ConsoleRoutes {
             let environment = ConsoleHTML.escape(entry.environment?.rawValue ?? "")
             let product = ConsoleHTML.escape(entry.productId)
             let transactionId = ConsoleHTML.escape(entry.transactionId)
-            if let revoked = entry.revokedAt ?? transaction.revocationDate {
+            if let rescinded = entry.consentRescindedAt, transaction.revocationDate == nil {
+                html += "<tr><td>\(Self.minute(rescinded))</td><td>Withdrawn (consent rescinded)</td>"
+                html += "<td>\(product)</td><td>\(transactionId)</td><td></td><td></td><td>\(environment)</td>"
+                html += "<td>\(entry.revocationDelivered ? "taken back" : "to take back")</td></tr>"
+            } else if let revoked = entry.revokedAt ?? transaction.revocationDate {
                 var what = transaction.revocationType == .familyRevoke ? "Revoked (Family Sharing)" : "Refunded"
                 if let percentage = transaction.revocationPercentage, transaction.revocationType == .refundProrated {
                     what = "Refunded \(percentage / 1_000).\(percentage % 1_000 / 100) %"

@@ -71,6 +71,8 @@ public struct PurchaseServerRoutes: Sendable {
     ///     instant of the entitlements, and its event sink hears of refused credentials and failures.
     ///   - consumptionRequests: Answers the App Store's `CONSUMPTION_REQUEST`s; without one they are acknowledged
     ///     only.
+    ///   - appNotifications: Handles the app-level notifications (`RESCIND_CONSENT`, ...); without one they are
+    ///     acknowledged only.
     ///   - users: Authenticates the app's user.
     ///   - service: Checks the service token of the user and support endpoints.
     ///   - support: The order tool, with the App Store Server API client of Production and the audit log; `nil`
@@ -82,6 +84,7 @@ public struct PurchaseServerRoutes: Sendable {
     public init(
         pipeline: DeliveryPipeline,
         consumptionRequests: (any ConsumptionRequestHandler)? = nil,
+        appNotifications: (any AppNotificationHandler)? = nil,
         users: some UserAuthenticator,
         service: ServiceTokenAuthenticator,
         support: OrderLookup? = nil,
@@ -91,7 +94,11 @@ public struct PurchaseServerRoutes: Sendable {
     ) {
         self.pipeline = pipeline
         self.submissions = TransactionSubmissionHandler(pipeline: pipeline)
-        self.notifications = NotificationProcessor(pipeline: pipeline, consumptionRequests: consumptionRequests)
+        self.notifications = NotificationProcessor(
+            pipeline: pipeline,
+            consumptionRequests: consumptionRequests,
+            appNotifications: appNotifications
+        )
         self.users = users
         self.service = service
         self.support = support

@@ -32,6 +32,11 @@ extension PurchaseServer {
         let routes = PurchaseServerRoutes(
             pipeline: pipeline,
             consumptionRequests: configuration.consumptionRequests,
+            appNotifications: PurchaseServerAppNotifications(
+                pipeline: pipeline,
+                rescindConsent: configuration.rescindConsent,
+                next: configuration.appNotifications
+            ),
             users: configuration.users,
             service: configuration.service,
             support: support,

@@ -94,6 +94,14 @@ extension PurchaseServer {
         public var delivery: DeliveryPipeline.Policies
         /// Answers the App Store's `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
         public var consumptionRequests: (any ConsumptionRequestHandler)?
+        /// Hears the app-level notifications (``IAPCore/NotificationType/appLevel``: `RESCIND_CONSENT`,
+        /// `EXTERNAL_PURCHASE_TOKEN`, `METADATA_UPDATE`, `MIGRATION`, `PRICE_CHANGE`) after the server's own handling
+        /// (``rescindConsent``); a throw makes the App Store send the notification again. `iap serve` forwards them
+        /// on its webhook (`WebhookAppNotificationForwarder` of `IAPWebhook`). `nil` by default.
+        public var appNotifications: (any AppNotificationHandler)?
+        /// What a `RESCIND_CONSENT` does: ``RescindConsentPolicy/notify`` (the default) or
+        /// ``RescindConsentPolicy/revoke``.
+        public var rescindConsent: RescindConsentPolicy
         /// Where the HTTP server listens and its limits: ``PurchaseServer/httpConfiguration(host:port:)`` by default.
         /// Its `events` are not used: the HTTP server's failures go to ``events``.
         public var http: HTTPServer.Configuration
@@ -134,6 +142,8 @@ extension PurchaseServer {
             self.api = nil
             self.delivery = DeliveryPipeline.Policies(retry: site.retryPolicy(for: .server))
             self.consumptionRequests = nil
+            self.appNotifications = nil
+            self.rescindConsent = .notify
             self.http = PurchaseServer.httpConfiguration(host: host, port: port)
             self.events = DiscardingEventSink()
             self.drainInterval = .seconds(1)

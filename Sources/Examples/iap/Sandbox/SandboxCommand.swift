@@ -19,7 +19,7 @@ enum SandboxCommand {
         synopsis: [
             "[--dir DIR] [--port N] [--emulator-port N] [--environment Production|Sandbox]",
             "  [--catalog FILE [--plans FILE]] [--grant-url URL --grant-secret-file FILE | --ledger-only]",
-            "  [--console-port N] [--reconcile-every DURATION]",
+            "  [--console-port N] [--reconcile-every DURATION] [--on-rescind-consent notify|revoke]",
         ],
         discussion: """
             Starts 'iap emulate' and 'iap serve' as two processes on 127.0.0.1, wired as they would be against
@@ -50,6 +50,11 @@ enum SandboxCommand {
         ] + GrantOptions.options + [
             .value("console-port", "N", "also serve the operations console on this port"),
             .value("reconcile-every", "DURATION", "reconcile with the emulator this often (default 1m; off never)"),
+            .value(
+                "on-rescind-consent",
+                "POLICY",
+                "what a RESCIND_CONSENT does: notify (default) or revoke (see iap serve)"
+            ),
         ],
         examples: ["iap sandbox", "iap sandbox --console-port 8081 --dir /tmp/sandbox"]
     )
@@ -70,6 +75,7 @@ enum SandboxCommand {
         var grantSecretFile: String?
         var consolePort: UInt16?
         var reconcileEvery = "1m"
+        var rescindConsent = "notify"
 
         init(_ parsed: Arguments) throws(Arguments.UsageError) {
             guard parsed.positionals.isEmpty else {
@@ -101,6 +107,12 @@ enum SandboxCommand {
             }
             if let every = try parsed.value("reconcile-every") {
                 reconcileEvery = every
+            }
+            if let policy = try parsed.value("on-rescind-consent") {
+                guard policy == "notify" || policy == "revoke" else {
+                    throw .init(message: "--on-rescind-consent takes notify or revoke, not '\(policy)'")
+                }
+                rescindConsent = policy
             }
         }
 
@@ -214,6 +226,7 @@ enum SandboxCommand {
             "--catalog", catalog.path, "--user-jwt-secret-file", files.userJWTSecret.path,
             "--service-token-file", files.serviceToken.path, "--api-url", emulatorOrigin, "--issuer-id", issuerId,
             "--key-id", keyId, "--auth-key", files.authKey.path, "--reconcile-every", settings.reconcileEvery,
+            "--on-rescind-consent", settings.rescindConsent,
         ]
         if let url = settings.grantURL, let secret = settings.grantSecretFile {
             serveArguments += ["--grant-url", url, "--grant-secret-file", secret]

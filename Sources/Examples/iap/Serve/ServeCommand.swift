@@ -25,6 +25,7 @@ enum ServeCommand {
             "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
             "  [--token-ownership derived --token-secret-file FILE] [--prorated-refunds keep-access|revoke-access]",
+            "  [--on-rescind-consent notify|revoke]",
             "  [--console-port N [--console-host 127.0.0.1] --console-operators-file FILE --console-secret-file FILE",
             "   [--console-insecure-cookies]]",
             "  [--events FILE] [--config FILE.json]",
@@ -51,6 +52,12 @@ enum ServeCommand {
             /iap/v1/support/orders/{orderId}/lookup and .../redeliver (body {"userId": ...} optional), audited with
             the X-Operator header's name; the user and support endpoints need 'Authorization: Bearer <the
             --service-token-file's contents>'. GET /healthz, GET /readyz, GET /metrics (Prometheus text 0.0.4).
+
+            App-level notifications (RESCIND_CONSENT, EXTERNAL_PURCHASE_TOKEN, METADATA_UPDATE, MIGRATION,
+            PRICE_CHANGE) are recorded once, reported as events, and forwarded on the webhook with --grant-url (type
+            app.rescindConsent, app.externalPurchaseToken, ...; see Documentation/Notifications.md); a refusal
+            other than 410 or 422 makes the App Store send the notification again. --on-rescind-consent revoke
+            withdraws the access of every purchase whose appTransactionId the RESCIND_CONSENT names.
 
             GRANT says how purchases reach the customer: --grant-url URL --grant-secret-file FILE POSTs each grant
             and take-back to your backend, signed (X-IAP-Signature, Idempotency-Key); --ledger-only makes the ledger
@@ -144,6 +151,13 @@ enum ServeCommand {
                     + "refund), decided once when the refund is processed and recorded with it (a restart under "
                     + "another policy changes new refunds only); a consumable always loses its share of units, "
                     + "rounded down"
+            ),
+            .value(
+                "on-rescind-consent",
+                "POLICY",
+                "what a RESCIND_CONSENT (a parent withdrew consent) does: notify (default: an event, and the webhook "
+                    + "is told, type app.rescindConsent) or revoke (also withdraw the access of every purchase of "
+                    + "that Apple Account, taken back through the webhook)"
             ),
             .value(
                 "token-ownership",

@@ -1,9 +1,12 @@
 import Foundation
 import IAPCommandLine
 import IAPCore
+import IAPCrypto
 import IAPHTTPServer
 import IAPPurchaseServer
 import IAPServerAPI
+import IAPTransportURLSession
+import IAPWebhook
 
 /// `iap serve`'s composition: the settings and the ledger site turned into a `PurchaseServer`'s configuration.
 enum ServeServer {
@@ -46,6 +49,15 @@ enum ServeServer {
             configuration.delivery.unknownProducts = choice.unknownProducts
             configuration.delivery.tokenOwnership = settings.tokenOwnership
             configuration.delivery.proratedRefunds = settings.proratedRefunds
+            configuration.rescindConsent = settings.rescindConsent
+            if case .webhook(let url, let secret) = settings.grant {
+                configuration.appNotifications = WebhookAppNotificationForwarder(
+                    url: url,
+                    authenticator: try HMACSHA256(key: secret),
+                    transport: URLSessionTransport(redirects: .none),
+                    ledger: site.store
+                )
+            }
             configuration.events = settings.events
             if let api = settings.api {
                 configuration.api = PurchaseServer.AppStoreAPI(

@@ -28,6 +28,8 @@ struct ServeSettings {
     /// `--prorated-refunds`: what a prorated refund of a non-consumable or a subscription does (access kept by
     /// default).
     var proratedRefunds = ProratedRefundPolicy.keepAccess
+    /// `--on-rescind-consent`: what a `RESCIND_CONSENT` does (notify by default).
+    var rescindConsent = RescindConsentPolicy.notify
     /// `--console-port N` and its options: the operations console, on a listener of its own.
     var console: PurchaseServer.Console?
 
@@ -139,6 +141,12 @@ struct ServeSettings {
             throw Arguments.UsageError(
                 message: "--prorated-refunds takes keep-access or revoke-access, not '\(other)'"
             )
+        }
+        switch try parsed.value("on-rescind-consent") {
+        case nil, "notify": rescindConsent = .notify
+        case "revoke": rescindConsent = .revoke
+        case let other?:
+            throw Arguments.UsageError(message: "--on-rescind-consent takes notify or revoke, not '\(other)'")
         }
     }
 
