@@ -94,7 +94,7 @@ extension PurchaseServer {
         public var delivery: DeliveryPipeline.Policies
         /// Answers the App Store's `CONSUMPTION_REQUEST`s; without one they are acknowledged only.
         public var consumptionRequests: (any ConsumptionRequestHandler)?
-        /// Hears the app-level notifications (``IAPCore/NotificationType/appLevel``: `RESCIND_CONSENT`,
+        /// Hears the app-level notifications (``NotificationType/appLevel``: `RESCIND_CONSENT`,
         /// `EXTERNAL_PURCHASE_TOKEN`, `METADATA_UPDATE`, `MIGRATION`, `PRICE_CHANGE`) after the server's own handling
         /// (``rescindConsent``); a throw makes the App Store send the notification again. `iap serve` forwards them
         /// on its webhook (`WebhookAppNotificationForwarder` of `IAPWebhook`). `nil` by default.
