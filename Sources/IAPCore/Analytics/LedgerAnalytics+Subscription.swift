@@ -24,6 +24,8 @@ struct Subscription {
         let isPartlyRefunded: Bool
         let isUpgraded: Bool
         let isFreeTrial: Bool
+        /// Whether the price is one month's payment of a commitment (`billingPlanType` `MONTHLY`).
+        let isBilledMonthly: Bool
         let price: Int64
         /// The currency of a price that is not 0, as a number of the report's ``Interned`` currencies, or -1.
         let currencyIndex: Int
@@ -48,6 +50,7 @@ struct Subscription {
                 discount == .freeTrial
                 || (entry.transaction.offerType == .introductoryOffer && (entry.transaction.price ?? 0) == 0
                     && discount == nil)
+            isBilledMonthly = entry.transaction.billingPlanType == .monthly
             price = entry.transaction.price ?? 0
             if let currency = entry.transaction.currency, price != 0 {
                 currencyIndex = currencies.number(currency)
@@ -164,9 +167,13 @@ struct Subscription {
         }
     }
 
-    /// The period a price is paid for: the catalog's duration of its product, else the signed dates rounded to the
-    /// nearest usual period (a week, 1, 2, 3 or 6 months, a year), else a month.
+    /// The period a price is paid for: a month for a commitment billed monthly (whatever the product's duration),
+    /// the catalog's duration of its product, else the signed dates rounded to the nearest usual period (a week, 1,
+    /// 2, 3 or 6 months, a year), else a month.
     func period(of period: Period, catalogDuration: SubscriptionPeriod?) -> SubscriptionPeriod {
+        if period.isBilledMonthly {
+            return SubscriptionPeriod(value: 1, unit: .month)
+        }
         if let duration = catalogDuration {
             return duration
         }

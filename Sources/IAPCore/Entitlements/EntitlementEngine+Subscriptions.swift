@@ -35,7 +35,19 @@ extension EntitlementEngine {
     ) -> ProductEntitlement {
         let pendingProductId = renewal?.autoRenewProductId.flatMap { $0 == current.product.productId ? nil : $0 }
         func make(_ state: EntitlementState, _ expiresDate: Date?) -> ProductEntitlement {
-            entitlement(for: current, state: state, expiresDate: expiresDate, autoRenewProductId: pendingProductId)
+            var made = entitlement(
+                for: current,
+                state: state,
+                expiresDate: expiresDate,
+                autoRenewProductId: pendingProductId
+            )
+            if let commitment = current.transaction.commitmentInfo, state != .revoked {
+                made.commitmentExpiresDate = commitment.commitmentExpiresDate
+                if let number = commitment.billingPeriodNumber, let total = commitment.totalBillingPeriods {
+                    made.commitmentRenewalsOwed = max(0, Int(total) - Int(number))
+                }
+            }
+            return made
         }
         let expiresDate = current.transaction.expiresDate
         if current.isRevoked {

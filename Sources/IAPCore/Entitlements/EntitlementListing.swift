@@ -18,7 +18,8 @@
 /// ```
 ///
 /// A consumable's row is `active` while any delivered purchase of it stands, `revoked` when every one was refunded,
-/// and has access while its balance is above zero.
+/// and has access while its balance is above zero. A subscription billed with a commitment (`billingPlanType`
+/// `MONTHLY`) also has `commitmentExpiresDate` and `commitmentRenewalsOwed`.
 public struct EntitlementListing: Sendable, Hashable {
     /// One product the user has, or had.
     public struct Row: Sendable, Hashable {
@@ -34,6 +35,10 @@ public struct EntitlementListing: Sendable, Hashable {
         public var expiresDate: Date?
         /// The purchase the row stands on.
         public var originalTransactionId: String
+        /// When a subscription's commitment ends (``ProductEntitlement/commitmentExpiresDate``); `nil` otherwise.
+        public var commitmentExpiresDate: Date?
+        /// The renewals a subscription's commitment still owes (``ProductEntitlement/commitmentRenewalsOwed``).
+        public var commitmentRenewalsOwed: Int?
 
         /// Creates a row.
         public init(
@@ -50,6 +55,8 @@ public struct EntitlementListing: Sendable, Hashable {
             self.hasAccess = hasAccess
             self.expiresDate = expiresDate
             self.originalTransactionId = originalTransactionId
+            self.commitmentExpiresDate = nil
+            self.commitmentRenewalsOwed = nil
         }
     }
 
@@ -72,7 +79,7 @@ public struct EntitlementListing: Sendable, Hashable {
         self.userId = userId
         self.instant = snapshot.instant
         var rows = snapshot.entitlements.map { item in
-            Row(
+            var row = Row(
                 productId: item.productId,
                 kind: item.kind,
                 state: item.state,
@@ -80,6 +87,9 @@ public struct EntitlementListing: Sendable, Hashable {
                 expiresDate: item.expiresDate,
                 originalTransactionId: item.originalTransactionId
             )
+            row.commitmentExpiresDate = item.commitmentExpiresDate
+            row.commitmentRenewalsOwed = item.commitmentRenewalsOwed
+            return row
         }
         // Consumables show in the list too: active while any delivered purchase stands, revoked when all were refunded.
         for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
@@ -182,6 +192,7 @@ public struct EntitlementListing: Sendable, Hashable {
 
             enum CodingKeys: String, CodingKey {
                 case productId, type, state, hasAccess, expiresDate, originalTransactionId
+                case commitmentExpiresDate, commitmentRenewalsOwed
             }
 
             func encode(to encoder: any Encoder) throws {
@@ -196,6 +207,12 @@ public struct EntitlementListing: Sendable, Hashable {
                     try container.encodeNil(forKey: .expiresDate)
                 }
                 try container.encode(row.originalTransactionId, forKey: .originalTransactionId)
+                if let end = row.commitmentExpiresDate {
+                    try container.encode(end.millisecondsSince1970, forKey: .commitmentExpiresDate)
+                }
+                if let owed = row.commitmentRenewalsOwed {
+                    try container.encode(owed, forKey: .commitmentRenewalsOwed)
+                }
             }
         }
 

@@ -29,6 +29,12 @@ public struct ProductEntitlement: Codable, Sendable, Hashable {
     public var autoRenewProductId: String?
     /// Whether the user has the product through Family Sharing rather than their own purchase.
     public var isFamilyShared: Bool
+    /// For a subscription billed with a commitment (`billingPlanType` `MONTHLY`, `commitmentInfo`): when the
+    /// commitment ends; `nil` otherwise.
+    public var commitmentExpiresDate: Date?
+    /// For a subscription billed with a commitment: the renewals still owed within it (its billing periods after the
+    /// current one); `nil` otherwise.
+    public var commitmentRenewalsOwed: Int?
 
     /// Creates an entitlement.
     public init(
@@ -53,5 +59,7 @@ public struct ProductEntitlement: Codable, Sendable, Hashable {
         self.subscriptionGroupId = subscriptionGroupId
         self.autoRenewProductId = autoRenewProductId
         self.isFamilyShared = isFamilyShared
+        self.commitmentExpiresDate = nil
+        self.commitmentRenewalsOwed = nil
     }
 }

@@ -181,10 +181,15 @@ extension ConsoleRoutes {
             case .some(.off): renews = "no"
             default: renews = ""
             }
+            var commitment = ""
+            if let end = row.commitmentExpiresDate {
+                let owed = row.commitmentRenewalsOwed.map { ", \($0) renewal\($0 == 1 ? "" : "s") owed" } ?? ""
+                commitment = "<br><span class=\"note\">commitment until \(Self.minute(end))\(owed)</span>"
+            }
             html += "<tr><th scope=\"row\">\(ConsoleHTML.escape(row.productId))</th>"
             html +=
                 "<td>\(row.kind.rawValue)</td><td>\(row.state.rawValue)</td><td>\(row.hasAccess ? "yes" : "no")</td>"
-            html += "<td>\(Self.minute(row.expiresDate))</td><td>\(renews)</td>"
+            html += "<td>\(Self.minute(row.expiresDate))\(commitment)</td><td>\(renews)</td>"
             html += "<td>\(Self.minute(renewal?.gracePeriodExpiresDate))</td></tr>"
         }
         html += "</tbody></table>"

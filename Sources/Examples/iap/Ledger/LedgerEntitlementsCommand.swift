@@ -85,7 +85,11 @@ enum LedgerEntitlementsCommand {
             Output.line("entitlements of \(user) at \(TextDate.text(instant))")
             for row in listing.rows {
                 let expires = row.expiresDate.map { " until \(TextDate.text($0))" } ?? ""
-                Output.line("  \(row.productId)  \(row.kind.rawValue)  \(row.state.rawValue)\(expires)")
+                var commitment = row.commitmentExpiresDate.map { ", commitment until \(TextDate.text($0))" } ?? ""
+                if let owed = row.commitmentRenewalsOwed {
+                    commitment += " (\(owed) renewal\(owed == 1 ? "" : "s") owed)"
+                }
+                Output.line("  \(row.productId)  \(row.kind.rawValue)  \(row.state.rawValue)\(expires)\(commitment)")
             }
             for (productId, balance) in snapshot.balances.sorted(by: { $0.key < $1.key }) {
                 Output.line(
