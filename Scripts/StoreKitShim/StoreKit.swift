@@ -106,6 +106,11 @@ public struct Product: Equatable, Hashable, Identifiable, Sendable {
     /// Apple: https://developer.apple.com/documentation/storekit/product/subscription
     /// (`let subscription: Product.SubscriptionInfo?`)
     public var subscription: Product.SubscriptionInfo? { fatalError("type-check shim") }
+    /// Apple: https://developer.apple.com/documentation/storekit/product/price (`let price: Decimal`)
+    public var price: Decimal { fatalError("type-check shim") }
+    /// Apple: https://developer.apple.com/documentation/storekit/product/priceformatstyle
+    /// (`let priceFormatStyle: Decimal.FormatStyle.Currency`)
+    public var priceFormatStyle: Decimal.FormatStyle.Currency { fatalError("type-check shim") }
 
     public static func == (lhs: Product, rhs: Product) -> Bool { fatalError("type-check shim") }
     public func hash(into hasher: inout Hasher) { fatalError("type-check shim") }
@@ -269,6 +274,60 @@ public struct Product: Equatable, Hashable, Identifiable, Sendable {
     public struct SubscriptionOffer: Equatable, Hashable, Sendable {
         /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/id (`let id: String?`)
         public var id: String? { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/price
+        /// (`let price: Decimal`)
+        public var price: Decimal { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/displayprice
+        /// (`let displayPrice: String`)
+        public var displayPrice: String { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/period
+        /// (`let period: Product.SubscriptionPeriod`)
+        public var period: Product.SubscriptionPeriod { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/periodcount
+        /// (`let periodCount: Int`)
+        public var periodCount: Int { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/paymentmode-swift.property
+        /// (`let paymentMode: Product.SubscriptionOffer.PaymentMode`)
+        public var paymentMode: Product.SubscriptionOffer.PaymentMode { fatalError("type-check shim") }
+
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/paymentmode-swift.struct
+        /// (`struct PaymentMode`, Equatable, Hashable, Sendable)
+        public struct PaymentMode: Equatable, Hashable, Sendable {
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/paymentmode-swift.struct/freetrial
+            /// (`static let freeTrial: Product.SubscriptionOffer.PaymentMode`)
+            public static var freeTrial: Product.SubscriptionOffer.PaymentMode { fatalError("type-check shim") }
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/paymentmode-swift.struct/payasyougo
+            /// (`static let payAsYouGo: Product.SubscriptionOffer.PaymentMode`)
+            public static var payAsYouGo: Product.SubscriptionOffer.PaymentMode { fatalError("type-check shim") }
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionoffer/paymentmode-swift.struct/payupfront
+            /// (`static let payUpFront: Product.SubscriptionOffer.PaymentMode`)
+            public static var payUpFront: Product.SubscriptionOffer.PaymentMode { fatalError("type-check shim") }
+        }
+    }
+
+    /// The length of a subscription's period or of an offer's.
+    ///
+    /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod
+    /// (`struct SubscriptionPeriod`, Equatable, Hashable, Sendable)
+    public struct SubscriptionPeriod: Equatable, Hashable, Sendable {
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/value (`let value: Int`)
+        public var value: Int { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit-swift.property
+        /// (`let unit: Product.SubscriptionPeriod.Unit`)
+        public var unit: Product.SubscriptionPeriod.Unit { fatalError("type-check shim") }
+
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit-swift.enum
+        /// (`enum Unit`, Equatable, Hashable, Sendable)
+        public enum Unit: Equatable, Hashable, Sendable {
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit-swift.enum/day
+            case day
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit-swift.enum/week
+            case week
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit-swift.enum/month
+            case month
+            /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit-swift.enum/year
+            case year
+        }
     }
 
     /// Information about an auto-renewable subscription.
@@ -278,6 +337,18 @@ public struct Product: Equatable, Hashable, Identifiable, Sendable {
         /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/subscriptiongroupid
         /// (`let subscriptionGroupID: String`)
         public var subscriptionGroupID: String { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/subscriptionperiod
+        /// (`let subscriptionPeriod: Product.SubscriptionPeriod`)
+        public var subscriptionPeriod: Product.SubscriptionPeriod { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/introductoryoffer
+        /// (`let introductoryOffer: Product.SubscriptionOffer?`)
+        public var introductoryOffer: Product.SubscriptionOffer? { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/promotionaloffers
+        /// (`let promotionalOffers: [Product.SubscriptionOffer]`)
+        public var promotionalOffers: [Product.SubscriptionOffer] { fatalError("type-check shim") }
+        /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/iseligibleforintrooffer
+        /// (`var isEligibleForIntroOffer: Bool { get async }`)
+        public var isEligibleForIntroOffer: Bool { get async { fatalError("type-check shim") } }
 
         /// Apple: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/winbackoffers
         /// (`let winBackOffers: [Product.SubscriptionOffer]`; iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2)

@@ -94,16 +94,61 @@
             } catch {
                 throw Self.map(error)
             }
-            return loaded.map { product in
+            var products: [StoreProduct] = []
+            for product in loaded {
                 loadedProducts[product.id] = product
-                return StoreProduct(
+                var item = StoreProduct(
                     id: product.id,
                     displayName: product.displayName,
                     displayPrice: product.displayPrice,
                     type: Self.productType(product.type),
-                    subscriptionGroupId: product.subscription?.subscriptionGroupID
+                    subscriptionGroupId: product.subscription?.subscriptionGroupID,
+                    price: product.price,
+                    currencyCode: product.priceFormatStyle.currencyCode
                 )
+                if let subscription = product.subscription {
+                    item.subscriptionPeriod = Self.period(subscription.subscriptionPeriod)
+                    item.introductoryOffer = subscription.introductoryOffer.map { Self.offer($0, kind: .introductory) }
+                    item.promotionalOffers = subscription.promotionalOffers.map { Self.offer($0, kind: .promotional) }
+                    if #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                        item.winBackOffers = subscription.winBackOffers.map { Self.offer($0, kind: .winBack) }
+                    }
+                    item.isEligibleForIntroOffer = await subscription.isEligibleForIntroOffer
+                }
+                products.append(item)
             }
+            return products
+        }
+
+        /// A StoreKit period as the package's.
+        static func period(_ period: Product.SubscriptionPeriod) -> SubscriptionPeriod {
+            let unit: SubscriptionPeriod.Unit =
+                switch period.unit {
+                case .day: .day
+                case .week: .week
+                case .month: .month
+                case .year: .year
+                @unknown default: .month
+                }
+            return SubscriptionPeriod(value: period.value, unit: unit)
+        }
+
+        /// A StoreKit subscription offer as the package's.
+        static func offer(_ offer: Product.SubscriptionOffer, kind: StoreSubscriptionOffer.Kind)
+            -> StoreSubscriptionOffer
+        {
+            let mode: StoreSubscriptionOffer.PaymentMode =
+                offer.paymentMode == .freeTrial
+                ? .freeTrial : offer.paymentMode == .payUpFront ? .payUpFront : .payAsYouGo
+            return StoreSubscriptionOffer(
+                id: offer.id,
+                kind: kind,
+                paymentMode: mode,
+                price: offer.price,
+                displayPrice: offer.displayPrice,
+                period: period(offer.period),
+                periodCount: offer.periodCount
+            )
         }
 
         /// Buys with `product.purchase(options:)` (on visionOS `product.purchase(confirmIn:options:)` in the

@@ -50,6 +50,20 @@ extension SimulatedAppStore {
         return AppTransactionInfoResponse(signedAppTransactionInfo: try appTransaction(ofAccount: record.account))
     }
 
+    // MARK: - Offers
+
+    /// Whether a customer may have an introductory offer in a subscription group: they never subscribed in it (a
+    /// family-shared subscription does not count), as StoreKit's `isEligibleForIntroOffer` says.
+    ///
+    /// - Parameters:
+    ///   - account: The customer.
+    ///   - groupId: The subscription group.
+    public func isEligibleForIntroOffer(account: String, groupId: String) -> Bool {
+        !engine.subscriptions.values.contains { subscription in
+            subscription.account == account && subscription.groupId == groupId && subscription.sharedFrom == nil
+        }
+    }
+
     // MARK: - Consent
 
     /// A parent withdraws consent for a child's use of the app (Declared Age Range, age-assurance laws): a

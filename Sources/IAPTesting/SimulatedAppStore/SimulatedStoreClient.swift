@@ -142,19 +142,49 @@ public actor SimulatedStoreClient: StoreClient {
     /// - Throws: ``IAPError`` `transportFailure` (retryable) when offline.
     public func products(for productIds: Set<String>) async throws -> [StoreProduct] {
         try checkOnline("load products")
-        let prices = store.configuration.prices
-        let defaultPrice = store.configuration.defaultPrice
-        let currency = store.configuration.currency
-        return store.products.filter { productIds.contains($0.productId) }.map { product in
-            let milli = prices[product.productId] ?? defaultPrice
-            return StoreProduct(
+        let configuration = store.configuration
+        var products: [StoreProduct] = []
+        for product in store.products where productIds.contains(product.productId) {
+            let milli = configuration.prices[product.productId] ?? configuration.defaultPrice
+            var item = StoreProduct(
                 id: product.productId,
-                displayName: product.productId,
-                displayPrice: Self.format(milli, currency: currency),
+                displayName: product.displayName ?? product.productId,
+                displayPrice: Self.format(milli, currency: configuration.currency),
                 type: product.kind.appStoreType,
-                subscriptionGroupId: product.kind == .autoRenewable ? product.subscriptionGroupId : nil
+                subscriptionGroupId: product.kind == .autoRenewable ? product.subscriptionGroupId : nil,
+                price: Decimal(milli) / 1000,
+                currencyCode: configuration.currency
             )
+            if product.kind == .autoRenewable, let groupId = product.subscriptionGroupId {
+                let period =
+                    configuration.subscriptionPeriods[product.productId] ?? product.duration
+                    ?? SubscriptionPeriod(value: 1, unit: .month)
+                let offers = configuration.subscriptionOffers.filter { $0.productId == product.productId }
+                func present(_ offer: SimulatedSubscriptionOffer, as kind: StoreSubscriptionOffer.Kind)
+                    -> StoreSubscriptionOffer
+                {
+                    StoreSubscriptionOffer(
+                        id: kind == .introductory ? nil : offer.id,
+                        kind: kind,
+                        paymentMode: offer.discountType == .freeTrial
+                            ? .freeTrial : offer.discountType == .payUpFront ? .payUpFront : .payAsYouGo,
+                        price: Decimal(offer.price) / 1000,
+                        displayPrice: Self.format(offer.price, currency: configuration.currency),
+                        period: offer.period ?? period,
+                        periodCount: offer.periodCount
+                    )
+                }
+                item.subscriptionPeriod = period
+                item.introductoryOffer = offers.first { $0.kind == .introductory }.map {
+                    present($0, as: .introductory)
+                }
+                item.promotionalOffers = offers.filter { $0.kind == .promotional }.map { present($0, as: .promotional) }
+                item.winBackOffers = offers.filter { $0.kind == .winBack }.map { present($0, as: .winBack) }
+                item.isEligibleForIntroOffer = await store.isEligibleForIntroOffer(account: account, groupId: groupId)
+            }
+            products.append(item)
         }
+        return products
     }
 
     /// Buys a product on this device, with its options: the App Store checks the offer and its signature.
@@ -391,9 +421,17 @@ public actor SimulatedStoreClient: StoreClient {
     }
 
     /// Formats milliunits as `9.99 USD`.
-    private static func format(_ milli: Int64, currency: String) -> String {
+    /// A price as the App Store shows it in the United States: `$9.99`; `€9.99`, `£9.99`, or `9.99 CHF` for
+    /// another currency.
+    static func format(_ milli: Int64, currency: String) -> String {
         let cents = (milli % 1000) / 10
-        return "\(milli / 1000).\(cents < 10 ? "0" : "")\(cents) \(currency)"
+        let amount = "\(milli / 1000).\(cents < 10 ? "0" : "")\(cents)"
+        switch currency {
+        case "USD": return "$" + amount
+        case "EUR": return "€" + amount
+        case "GBP": return "£" + amount
+        default: return "\(amount) \(currency)"
+        }
     }
 
     private func checkSheets(_ operation: String) throws {
