@@ -179,7 +179,7 @@ let package = Package(
             name: "IAPPurchaseServerTests",
             dependencies: [
                 "IAPCore", "IAPHTTPServer", "IAPPurchaseServer", "IAPServerAPI", "IAPCrypto", "IAPInMemory",
-                "IAPTesting", "IAPTransportURLSession", "IAPTestSupport", "IAPStorageFile",
+                "IAPTesting", "IAPTransportURLSession", "IAPTestSupport", "IAPStorageFile", "IAPApp",
             ]
         ),
         .testTarget(

@@ -548,6 +548,40 @@ public struct AppTransaction: Equatable, Hashable, Sendable {
     public static func refresh() async throws -> VerificationResult<AppTransaction> { fatalError("type-check shim") }
 }
 
+// MARK: - PurchaseIntent
+
+/// A purchase the customer started outside the app: a promoted in-app purchase, or a win-back offer.
+///
+/// Apple: https://developer.apple.com/documentation/storekit/purchaseintent (`struct PurchaseIntent`; iOS 16.4,
+/// iPadOS 16.4, Mac Catalyst 16.4, macOS 14.4; not on tvOS, watchOS or visionOS)
+@available(iOS 16.4, macOS 14.4, *)
+@available(tvOS, unavailable)
+@available(watchOS, unavailable)
+@available(visionOS, unavailable)
+public struct PurchaseIntent: Sendable {
+    /// Apple: https://developer.apple.com/documentation/storekit/purchaseintent/intents
+    /// (`static var intents: PurchaseIntent.PurchaseIntents { get }`)
+    public static var intents: PurchaseIntent.PurchaseIntents { fatalError("type-check shim") }
+    /// Apple: https://developer.apple.com/documentation/storekit/purchaseintent/product (`let product: Product`)
+    public var product: Product { fatalError("type-check shim") }
+    /// Apple: https://developer.apple.com/documentation/storekit/purchaseintent/offer
+    /// (`let offer: Product.SubscriptionOffer?`; iOS 18, macOS 15)
+    @available(iOS 18.0, macOS 15.0, *)
+    public var offer: Product.SubscriptionOffer? { fatalError("type-check shim") }
+
+    /// Apple: https://developer.apple.com/documentation/storekit/purchaseintent/purchaseintents
+    /// (`struct PurchaseIntents`, AsyncSequence of PurchaseIntent)
+    public struct PurchaseIntents: AsyncSequence {
+        public typealias Element = PurchaseIntent
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            public mutating func next() async -> PurchaseIntent? { fatalError("type-check shim") }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator { fatalError("type-check shim") }
+    }
+}
+
 // MARK: - AppStore
 
 /// The App Store's sheets and sync.
@@ -557,6 +591,10 @@ public struct AppTransaction: Equatable, Hashable, Sendable {
 public enum AppStore {
     /// Apple: https://developer.apple.com/documentation/storekit/appstore/sync() (`static func sync() async throws`)
     public static func sync() async throws { fatalError("type-check shim") }
+
+    /// Apple: https://developer.apple.com/documentation/storekit/appstore/canmakepayments
+    /// (`static var canMakePayments: Bool { get }`)
+    public static var canMakePayments: Bool { fatalError("type-check shim") }
 
     #if canImport(UIKit)
         /// Presents the App Store's manage-subscriptions sheet.

@@ -103,6 +103,66 @@ public struct HTTPDeliveryClient: DeliveryClient {
     ///   `invalidConfiguration` when ``baseURL`` cannot take the path, or is plain `http` to a host other than a
     ///   loopback one (nothing is sent; the purchase stays unfinished until the app is fixed).
     public func submit(_ submission: TransactionSubmission) async throws -> TransactionSubmissionResult {
+        let url = try endpoint(Self.path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var requestHeaders = try await credentials()
+        requestHeaders["Content-Type"] = "application/json"
+        requestHeaders["Accept"] = "application/json"
+        let request = HTTPRequest(
+            method: "POST",
+            url: url,
+            headers: requestHeaders,
+            body: try encoder.encode(submission),
+            timeout: timeout
+        )
+        return Self.result(of: try await send(request))
+    }
+
+    /// The signed-in user's entitlements as the server's ledger says: `GET /iap/v1/me/entitlements` under
+    /// ``baseURL``, with the same header fields as a submission (the user's token).
+    ///
+    /// - Returns: The server's answer.
+    /// - Throws: ``IAPError`` `authenticationRequired` for a `401` or `403` (or when the header provider failed),
+    ///   `transportFailure` (retryable) when no answer arrived, `invalidConfiguration` for a base URL that cannot be
+    ///   used, `decodingFailure` for an answer that is not the entitlements JSON, `deliveryRejected` for another
+    ///   status.
+    public func entitlements() async throws -> ServerEntitlements {
+        let url = try endpoint(Self.entitlementsPath)
+        var requestHeaders = try await credentials()
+        requestHeaders["Accept"] = "application/json"
+        let response = try await send(HTTPRequest(method: "GET", url: url, headers: requestHeaders, timeout: timeout))
+        switch response.status {
+        case 200:
+            do {
+                return try JSONDecoder().decode(ServerEntitlements.self, from: response.body)
+            } catch {
+                throw IAPError(.decodingFailure, "the server's entitlements are not the documented JSON: \(error)")
+            }
+        case 401, 403:
+            var failure = IAPError(
+                .authenticationRequired,
+                "the server answered \(response.status): the customer must sign in again",
+                isRetryable: true
+            )
+            failure.httpStatus = response.status
+            throw failure
+        default:
+            var failure = IAPError(
+                .deliveryRejected,
+                "the server answered \(response.status) for the entitlements",
+                isRetryable: response.status >= 500 || response.status == 408 || response.status == 429
+            )
+            failure.httpStatus = response.status
+            throw failure
+        }
+    }
+
+    /// The path of the signed-in user's entitlements under ``baseURL``.
+    public static let entitlementsPath = "/iap/v1/me/entitlements"
+
+    /// The URL of `path` under ``baseURL``, refused when it would cross the network in the clear.
+    private func endpoint(_ path: String) throws -> URL {
         guard Self.isPrivate(baseURL) else {
             throw IAPError(
                 .invalidConfiguration,
@@ -110,14 +170,16 @@ public struct HTTPDeliveryClient: DeliveryClient {
                     + "the network in the clear (plain http is for a loopback host only)"
             )
         }
-        guard let url = baseURL.appending(encodedPath: Self.path) else {
-            throw IAPError(.invalidConfiguration, "the delivery base URL '\(baseURL)' cannot take \(Self.path)")
+        guard let url = baseURL.appending(encodedPath: path) else {
+            throw IAPError(.invalidConfiguration, "the delivery base URL '\(baseURL)' cannot take \(path)")
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var requestHeaders: [String: String]
+        return url
+    }
+
+    /// The header fields of a request, from the provider.
+    private func credentials() async throws -> [String: String] {
         do {
-            requestHeaders = try await headers()
+            return try await headers()
         } catch {
             let reason = (error as? IAPError)?.message ?? "\(error)"
             var failure = IAPError(
@@ -128,24 +190,17 @@ public struct HTTPDeliveryClient: DeliveryClient {
             failure.isRetryable = true
             throw failure
         }
-        requestHeaders["Content-Type"] = "application/json"
-        requestHeaders["Accept"] = "application/json"
-        let request = HTTPRequest(
-            method: "POST",
-            url: url,
-            headers: requestHeaders,
-            body: try encoder.encode(submission),
-            timeout: timeout
-        )
-        let response: HTTPResponse
+    }
+
+    /// Sends a request; no answer is a retryable `transportFailure`.
+    private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         do {
-            response = try await transport.send(request)
+            return try await transport.send(request)
         } catch {
             var failure = IAPError.wrapping(error, as: .transportFailure, "the delivery server could not be reached")
             failure.isRetryable = true
             throw failure
         }
-        return Self.result(of: response)
     }
 
     /// Maps an HTTP answer to a result.

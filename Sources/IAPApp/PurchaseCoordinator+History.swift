@@ -87,7 +87,10 @@ extension PurchaseCoordinator {
     /// One page of the order history, newest first, from the local cache.
     ///
     /// The first call fills the cache from the store's full list (``StoreClient/allTransactions()``); after that,
-    /// every purchase and update keeps it current, and ``refreshHistory()`` merges the store's list again. Finished
+    /// every purchase and update keeps it current, and ``refreshHistory()`` merges the store's list again. The cache
+    /// belongs to the device's Apple Account (its app transaction's `appTransactionId`): after the customer signs in to
+    /// another account it is filled from that account's purchases, and a row another account made
+    /// (``PurchaseHistoryItem/appTransactionId``) never shows; a row without one (older systems) shows to every account. Finished
     /// consumables, which the store's list leaves out, stay in the cache. The first page also lists the purchases
     /// waiting for a parent's approval (``PurchaseHistoryPage/pendingApprovals``), one per product and user.
     ///
@@ -113,11 +116,18 @@ extension PurchaseCoordinator {
             position = (millis, String(parts[1]))
         }
         await loadIfNeeded()
+        // The rows are the device's Apple Account's: after the customer switched accounts the cache is filled from
+        // the new account's purchases, and another account's rows never show (they stay cached for a switch back).
+        let account = await currentAppleAccount()
+        if let account, outbox.historyAccount != account {
+            outbox.historyLoaded = false
+        }
         if !outbox.historyLoaded {
             try await refreshHistory()
         }
         let ordered = outbox.history.values
             .filter { user == nil || $0.userId == user }
+            .filter { account == nil || $0.appTransactionId == nil || $0.appTransactionId == account }
             .map { (key: Self.sortKey($0), item: $0) }
             .sorted { Self.precedes($0.key, $1.key) }
         let remaining = ordered.drop { entry in
@@ -160,15 +170,23 @@ extension PurchaseCoordinator {
     /// - Throws: The store's error when it cannot be asked.
     public func refreshHistory() async throws {
         await loadIfNeeded()
+        let account = await currentAppleAccount()
         let signed = try await store.allTransactions()
         for jws in signed {
             if let transaction = try? UnverifiedTransaction(signedTransaction: jws) {
                 mergeIntoHistory(transaction)
             }
         }
+        outbox.historyAccount = account ?? outbox.historyAccount
         outbox.historyLoaded = true
         changed()
         try? await persist()
+    }
+
+    /// The `appTransactionId` of the device's Apple Account (its app transaction), or `nil` when the store cannot say.
+    func currentAppleAccount() async -> String? {
+        guard let signed = try? await store.appTransaction(refresh: false) else { return nil }
+        return (try? AppTransactionInfo(signedAppTransaction: signed))?.appTransactionId
     }
 
     /// Newest first: by purchase date, then by transaction id (numerically).

@@ -337,3 +337,42 @@ extension PurchaseCoordinator {
         changed()
     }
 }
+
+extension PurchaseCoordinator {
+    /// Whether this customer may make payments on this device (StoreKit's `AppStore.canMakePayments`): a paywall
+    /// shows its buy buttons only then, and otherwise says that purchases are turned off on this device.
+    public func canMakePayments() async -> Bool {
+        await store.canMakePayments()
+    }
+
+    /// The purchases customers start on the App Store (a promoted in-app purchase, a win-back offer redeemed outside
+    /// the app when Streamlined Purchasing is off), as they come: StoreKit's `PurchaseIntent.intents`. Iterate it
+    /// from launch, and complete each with ``purchase(_:for:)`` once a user is signed in (later, if a purchase would
+    /// interrupt what the customer is doing).
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await intent in coordinator.appStorePurchaseIntents() {
+    ///         _ = await coordinator.purchase(intent, for: signedInUser)
+    ///     }
+    /// }
+    /// ```
+    public nonisolated func appStorePurchaseIntents() -> AsyncStream<AppStorePurchaseIntent> {
+        store.purchaseIntents()
+    }
+
+    /// Completes a purchase the customer started on the App Store, with its offer, through the outbox and the server
+    /// as any purchase: ``purchase(productId:for:orderId:options:)``.
+    ///
+    /// - Parameters:
+    ///   - intent: The App Store's purchase intent.
+    ///   - user: The business user the purchase is for.
+    /// - Returns: As ``purchase(productId:for:orderId:options:)``.
+    public func purchase(_ intent: AppStorePurchaseIntent, for user: String) async -> PurchaseResult {
+        var options = PurchaseOptions()
+        if let offerId = intent.offerId {
+            options.offer = .winBack(offerId: offerId)
+        }
+        return await purchase(productId: intent.productId, for: user, options: options)
+    }
+}

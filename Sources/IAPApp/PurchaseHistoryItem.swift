@@ -56,6 +56,9 @@ public struct PurchaseHistoryItem: Sendable, Hashable, Codable {
     public var refundRequestedAt: Date?
     /// The `signedDate` of the newest copy seen, to apply only newer data.
     public var signedDate: Date?
+    /// The Apple Account that made it (the transaction's `appTransactionId`); `nil` when the store did not say
+    /// (transactions of older systems).
+    public var appTransactionId: String?
 
     /// Creates an item from a transaction's claims.
     ///
@@ -81,6 +84,7 @@ public struct PurchaseHistoryItem: Sendable, Hashable, Codable {
         self.delivery = delivery
         self.refundRequestedAt = nil
         self.signedDate = payload.signedDate
+        self.appTransactionId = payload.appTransactionId
     }
 
     /// Whether the App Store refunded or revoked it.

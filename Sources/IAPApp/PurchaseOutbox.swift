@@ -23,6 +23,9 @@ struct PurchaseOutbox: Sendable, Hashable, Codable {
     var history: [String: PurchaseHistoryItem] = [:]
     /// Whether the history cache was filled from the store's full list once.
     var historyLoaded = false
+    /// The Apple Account the history cache belongs to: the `appTransactionId` of the device's app transaction when it
+    /// was filled; `nil` when unknown (filled by an older version, or the app transaction could not be read).
+    var historyAccount: String?
     /// Refund requests sent from this app, by transaction id, until the revocation arrives.
     var refundRequests: [String: Date] = [:]
     /// The unreadable outboxes moved aside before this one, oldest first (the last ``maximumQuarantines``).
@@ -32,7 +35,7 @@ struct PurchaseOutbox: Sendable, Hashable, Codable {
     static let maximumQuarantines = 20
 
     private enum CodingKeys: String, CodingKey {
-        case version, entries, intents, tokenOwners, history, historyLoaded, refundRequests, quarantines
+        case version, entries, intents, tokenOwners, history, historyLoaded, historyAccount, refundRequests, quarantines
     }
 
     init() {}
@@ -47,6 +50,7 @@ struct PurchaseOutbox: Sendable, Hashable, Codable {
         tokenOwners = try container.decodeIfPresent([String: String].self, forKey: .tokenOwners) ?? [:]
         history = try container.decodeIfPresent([String: PurchaseHistoryItem].self, forKey: .history) ?? [:]
         historyLoaded = try container.decodeIfPresent(Bool.self, forKey: .historyLoaded) ?? false
+        historyAccount = try container.decodeIfPresent(String.self, forKey: .historyAccount)
         refundRequests = try container.decodeIfPresent([String: Date].self, forKey: .refundRequests) ?? [:]
         quarantines = try container.decodeIfPresent([OutboxQuarantine].self, forKey: .quarantines) ?? []
     }

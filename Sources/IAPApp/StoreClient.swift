@@ -129,9 +129,29 @@ public protocol StoreClient: Sendable {
     ///
     /// - Throws: ``IAPError`` when the sheet cannot be shown (`unsupportedOperation` on a platform without it).
     func presentOfferCodeRedemption() async throws
+
+    /// Whether this customer may make payments on this device (StoreKit's `AppStore.canMakePayments`). The extension
+    /// answers `true`.
+    func canMakePayments() async -> Bool
+
+    /// The purchases customers start on the App Store (StoreKit's `PurchaseIntent.intents`). The extension's stream
+    /// ends at once.
+    func purchaseIntents() -> AsyncStream<AppStorePurchaseIntent>
 }
 
 extension StoreClient {
+    /// Whether this customer may make payments on this device (StoreKit's `AppStore.canMakePayments`: `false` when
+    /// Screen Time or a device management profile blocks purchases). `true` unless the store says otherwise.
+    public func canMakePayments() async -> Bool {
+        true
+    }
+
+    /// The purchases customers start on the App Store (StoreKit's `PurchaseIntent.intents`), as they come; a store
+    /// without them never yields.
+    public func purchaseIntents() -> AsyncStream<AppStorePurchaseIntent> {
+        AsyncStream { $0.finish() }
+    }
+
     /// Buys a product with an appAccountToken and a quantity only.
     ///
     /// - Parameters:

@@ -8,7 +8,7 @@ public import IAPCore
 /// A product as the device's store presents it: what a paywall shows, from the store (never hard-coded): the
 /// localized name and price, the price as a number with its currency, and for an auto-renewable subscription its
 /// period, its offers and whether the customer may have the introductory offer (App Review guideline 3.1.2 asks the
-/// paywall to state the length and price of a subscription and of its trial; ``subscriptionTerms(locale:)`` words it).
+/// paywall to state the length and price of a subscription and of its trial; ``subscriptionTerms`` words it).
 public struct StoreProduct: Sendable, Hashable, Codable {
     /// The product id, as configured in App Store Connect.
     public var id: String

@@ -253,6 +253,40 @@
         /// `Transaction.updates`, as JWS.
         ///
         /// - Returns: The signed transactions StoreKit emits.
+        /// `AppStore.canMakePayments`.
+        public func canMakePayments() async -> Bool {
+            AppStore.canMakePayments
+        }
+
+        /// `PurchaseIntent.intents` (iOS 16.4, macOS 14.4; none elsewhere), each intent's product kept for the
+        /// purchase that completes it, and its offer (a win-back offer, iOS 18, macOS 15) named.
+        public nonisolated func purchaseIntents() -> AsyncStream<AppStorePurchaseIntent> {
+            #if os(iOS) || os(macOS)
+                if #available(iOS 16.4, macOS 14.4, tvOS 16.4, watchOS 9.4, visionOS 1.1, *) {
+                    let (stream, continuation) = AsyncStream.makeStream(of: AppStorePurchaseIntent.self)
+                    let task = Task {
+                        for await intent in PurchaseIntent.intents {
+                            await self.keep(intent.product)
+                            var offerId: String?
+                            if #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                                offerId = intent.offer?.id
+                            }
+                            continuation.yield(AppStorePurchaseIntent(productId: intent.product.id, offerId: offerId))
+                        }
+                        continuation.finish()
+                    }
+                    continuation.onTermination = { _ in task.cancel() }
+                    return stream
+                }
+            #endif
+            return AsyncStream { $0.finish() }
+        }
+
+        /// Keeps a product StoreKit handed over, for the purchase of it.
+        private func keep(_ product: Product) {
+            loadedProducts[product.id] = product
+        }
+
         public nonisolated func transactionUpdates() -> AsyncStream<String> {
             let (stream, continuation) = AsyncStream.makeStream(of: String.self)
             let task = Task {

@@ -88,4 +88,51 @@ struct PaywallTests {
         #expect(product.promotionalOffers.isEmpty)
         #expect(product.price == nil)
     }
+
+    @Test("a purchase started on the App Store reaches the app and completes through the outbox, win-back offer too")
+    func appStoreStartedPurchases() async throws {
+        let world = try Self.world()
+        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let app = try await world.launch(on: phone, outbox: InMemoryPurchaseOutboxStorage())
+        var intents = app.appStorePurchaseIntents().makeAsyncIterator()
+
+        await phone.startPurchaseOnAppStore(productId: AppWorld.premium)
+        let promoted = try #require(await intents.next())
+        #expect(promoted == AppStorePurchaseIntent(productId: AppWorld.premium))
+        guard case .delivered(let item) = await app.purchase(promoted, for: "alice") else {
+            Issue.record("the promoted purchase was not delivered")
+            return
+        }
+        #expect(item.productId == AppWorld.premium)
+        #expect(world.submissions.contains { $0.userId == "alice" })
+
+        // A lapsed subscriber redeems a win-back offer on the App Store.
+        guard case .delivered(let first) = await app.purchase(productId: AppWorld.monthly, for: "alice") else {
+            Issue.record("the subscription was not delivered")
+            return
+        }
+        try await world.appStore.setAutoRenew(originalTransactionId: first.originalTransactionId, enabled: false)
+        try await world.appStore.advance(by: .seconds(40 * 86_400))
+        await phone.startPurchaseOnAppStore(productId: AppWorld.monthly, offerId: "welcome-back")
+        let winBack = try #require(await intents.next())
+        guard case .delivered(let back) = await app.purchase(winBack, for: "alice") else {
+            Issue.record("the win-back purchase was not delivered")
+            return
+        }
+        #expect(back.offerId == "welcome-back")
+        #expect(back.offerType == .winBackOffer)
+    }
+
+    @Test("with payments turned off the paywall knows before the customer taps, and a purchase is refused")
+    func paymentsTurnedOff() async throws {
+        let world = try Self.world()
+        let phone = SimulatedStoreClient(store: world.appStore, account: "alice")
+        let app = try await world.launch(on: phone, outbox: InMemoryPurchaseOutboxStorage())
+        #expect(await app.canMakePayments())
+        await phone.setPaymentsAllowed(false)
+        #expect(await !app.canMakePayments())
+        let result = await app.purchase(productId: AppWorld.premium, for: "alice")
+        #expect(result == .failed(IAPError(.purchaseNotAllowed)))
+        #expect(try await world.appStore.transactions(ofAccount: "alice").isEmpty)
+    }
 }

@@ -10,8 +10,8 @@ public struct TransactionSubmission: Sendable, Hashable, Codable {
     public var orderId: String?
     /// The App Store's signed app transaction (StoreKit's `AppTransaction.shared`, JWS), when the app sends it:
     /// the customer's `appTransactionId` and original app version, for a server that verifies it (``Verifier``,
-    /// kind `appTransaction`). ``TransactionSubmissionHandler`` does not read it; it is left out of the JSON when
-    /// `nil`.
+    /// kind `appTransaction`). ``TransactionSubmissionHandler`` verifies it and records its `appTransactionId` against
+    /// the user (event `submission.appTransaction`); it is left out of the JSON when `nil`.
     public var signedAppTransaction: String?
 
     /// Creates a submission.

@@ -41,8 +41,11 @@ public struct TransactionSubmissionResponse: Sendable, Hashable {
 /// `POST /iap/v1/transactions` and the user the request is authenticated as, send back its
 /// ``TransactionSubmissionResponse``.
 ///
-/// The body is `{"signedTransaction": "...", "userId": "...", "orderId": "..."}` (`userId` and `orderId` may be
-/// left out or `null`). The purchase goes to the authenticated user: a body `userId` that differs is refused `403`,
+/// The body is `{"signedTransaction": "...", "userId": "...", "orderId": "...", "signedAppTransaction": "..."}`
+/// (`userId`, `orderId` and `signedAppTransaction` may be left out or `null`). A signed app transaction (StoreKit's
+/// `AppTransaction.shared`, which `PurchaseCoordinator` sends) is verified and its `appTransactionId` recorded against
+/// the user in an event (`submission.appTransaction`: `matched`, `mismatch` or `rejected`); it never decides the
+/// purchase's fate. The purchase goes to the authenticated user: a body `userId` that differs is refused `403`,
 /// and a request without an authenticated user `401`, unless the handler was made with the named opt-out
 /// ``Authentication/trustBodyUserId``. The transaction then goes through the ``DeliveryPipeline``: verified, its
 /// owner checked, recorded once, granted once. The answer says whether the app may finish its StoreKit transaction
@@ -92,6 +95,7 @@ public final class TransactionSubmissionHandler: Sendable {
         var signedTransaction: String
         var userId: String?
         var orderId: String?
+        var signedAppTransaction: String?
     }
 
     /// Handles the body of a submission.
@@ -122,6 +126,9 @@ public final class TransactionSubmissionHandler: Sendable {
             userId: userId,
             orderId: request.orderId
         )
+        if let signedAppTransaction = request.signedAppTransaction, let userId {
+            await recordAppTransaction(signedAppTransaction, userId: userId, entry: outcome.entry)
+        }
         var result = TransactionSubmissionResult(outcome)
         result.error = result.error.map(Self.neutral)
         let detail: IAPError? =
@@ -225,6 +232,38 @@ public final class TransactionSubmissionHandler: Sendable {
         )
         report(response, userId: userId, entry: nil)
         return response
+    }
+
+    /// Verifies the app transaction a submission carries and records its `appTransactionId` (the Apple Account)
+    /// against the user, in the event `submission.appTransaction`: outcome `matched` when the purchase was made by that
+    /// account too (or does not say), `mismatch` when it names another account (a shared device, an Apple Account
+    /// switch: worth a look, the purchase is delivered all the same), `rejected` when it does not verify (the purchase
+    /// is delivered all the same; the app transaction is optional).
+    private func recordAppTransaction(_ signed: String, userId: String, entry: LedgerEntry?) async {
+        var event = IAPEvent(
+            time: pipeline.clock.now,
+            event: "submission.appTransaction",
+            userId: userId,
+            productId: entry?.productId,
+            transactionId: entry?.transactionId,
+            originalTransactionId: entry?.originalTransactionId,
+            environment: entry?.environment?.rawValue
+        )
+        do {
+            let appTransaction = try await pipeline.verifier.verifyAppTransaction(signed)
+            let account = appTransaction.appTransactionId
+            let purchaser = entry?.transaction.appTransactionId
+            event.outcome = purchaser == nil || account == nil || purchaser == account ? "matched" : "mismatch"
+            event.message =
+                "appTransactionId \(account ?? "none")"
+                + (event.outcome == "mismatch" ? "; the purchase names appTransactionId \(purchaser ?? "")" : "")
+        } catch {
+            let failure = IAPError.wrapping(error, as: .malformedSignedData, "the app transaction does not verify")
+            event.outcome = "rejected"
+            event.errorCode = failure.code.rawValue
+            event.message = failure.message
+        }
+        pipeline.events.record(event)
     }
 
     /// One event per request, with the operator's detail.

@@ -16,6 +16,39 @@ extension PurchaseServerRoutes {
         guard let userId = Self.userId(request) else {
             return Self.failure(400, .invalidArgument, "the user id is not valid")
         }
+        return await entitlements(of: userId, request)
+    }
+
+    /// `GET /iap/v1/me/entitlements`: the entitlements of the user the app's token names (the user JWT of
+    /// `POST /iap/v1/transactions`), now; the same JSON as the service route's, for this user only.
+    @Sendable
+    func myEntitlements(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let userId: String
+        do {
+            userId = try await users.authenticate(request)
+            try DeliveryPipeline.validate(userId: userId)
+        } catch {
+            events.record(
+                IAPEvent(
+                    time: clock.now,
+                    event: "request.unauthenticated",
+                    outcome: "refused",
+                    errorCode: IAPError.Code.unauthenticated.rawValue,
+                    message: "GET /iap/v1/me/entitlements: "
+                        + IAPError.wrapping(error, as: .unauthenticated, "no user").message
+                )
+            )
+            var answer = Self.failure(401, .unauthenticated, "the request is not authenticated")
+            answer.headers.add(name: "WWW-Authenticate", value: #"Bearer realm="iap""#)
+            return answer
+        }
+        guard request.queryValue("at") == nil else {
+            return Self.failure(400, .invalidArgument, "the app reads its entitlements now: at is not taken here")
+        }
+        return await entitlements(of: userId, request)
+    }
+
+    private func entitlements(of userId: String, _ request: HTTPServerRequest) async -> HTTPServerResponse {
         var instant = clock.now
         if let at = request.queryValue("at") {
             guard let milliseconds = Int64(at), milliseconds >= 0, milliseconds < 32_503_680_000_000 else {

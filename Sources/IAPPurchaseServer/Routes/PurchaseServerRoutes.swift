@@ -114,6 +114,7 @@ public struct PurchaseServerRoutes: Sendable {
         add(&router, "POST", "/iap/v1/transactions", submit)
         add(&router, "POST", "/iap/v1/notifications", notify)
         add(&router, "GET", "/iap/v1/users/{userId}/entitlements", entitlements)
+        add(&router, "GET", "/iap/v1/me/entitlements", myEntitlements)
         add(&router, "GET", "/iap/v1/users/{userId}/history", history)
         add(&router, "GET", "/iap/v1/app-transactions/{appTransactionId}/history", appAccountHistory)
         add(&router, "POST", "/iap/v1/users/{userId}/account-tokens", bindAccountToken)

@@ -42,6 +42,8 @@ public actor SimulatedStoreClient: StoreClient {
     private var offerCodeSheets = 0
     private var lastOptions: StorePurchaseOptions?
     private var includesFinishedConsumables = false
+    private var paymentsAllowed = true
+    private nonisolated let intents = AsyncStream.makeStream(of: AppStorePurchaseIntent.self)
 
     /// Creates a device signed in to an account.
     ///
@@ -63,6 +65,24 @@ public actor SimulatedStoreClient: StoreClient {
     /// - Parameter offline: Whether the device is offline.
     public func setOffline(_ offline: Bool) {
         self.offline = offline
+    }
+
+    /// Lets the customer make payments on this device, or not (Screen Time's restriction): ``canMakePayments()``
+    /// answers it, and a purchase fails with `purchaseNotAllowed` while payments are off.
+    ///
+    /// - Parameter allowed: Whether payments are allowed.
+    public func setPaymentsAllowed(_ allowed: Bool) {
+        paymentsAllowed = allowed
+    }
+
+    /// The customer starts a purchase on the App Store (a promoted in-app purchase, or a win-back offer): the app
+    /// hears of it through ``purchaseIntents()`` and completes it.
+    ///
+    /// - Parameters:
+    ///   - productId: The product.
+    ///   - offerId: The win-back offer, if any.
+    public func startPurchaseOnAppStore(productId: String, offerId: String? = nil) {
+        intents.continuation.yield(AppStorePurchaseIntent(productId: productId, offerId: offerId))
     }
 
     /// Makes the account a child's (purchases wait for a parent) or not.
@@ -187,6 +207,17 @@ public actor SimulatedStoreClient: StoreClient {
         return products
     }
 
+    /// Whether the customer may make payments on this device (``setPaymentsAllowed(_:)``).
+    public func canMakePayments() async -> Bool {
+        paymentsAllowed
+    }
+
+    /// The purchases started on the App Store with ``startPurchaseOnAppStore(productId:offerId:)``, in order; one
+    /// stream per device, for its one listener.
+    public nonisolated func purchaseIntents() -> AsyncStream<AppStorePurchaseIntent> {
+        intents.stream
+    }
+
     /// Buys a product on this device, with its options: the App Store checks the offer and its signature.
     ///
     /// - Parameters:
@@ -197,6 +228,9 @@ public actor SimulatedStoreClient: StoreClient {
     ///   product, bad quantity, `offerInvalid`, `offerIneligible`).
     public func purchase(productId: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
         try checkOnline("purchase")
+        guard paymentsAllowed else {
+            throw IAPError(.purchaseNotAllowed, "payments are turned off on this device")
+        }
         lastOptions = options
         if cancelNext > 0 {
             cancelNext -= 1

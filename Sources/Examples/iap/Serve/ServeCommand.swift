@@ -43,7 +43,8 @@ enum ServeCommand {
             --user-jwt-secret-file); POST /iap/v1/notifications (App Store Server Notifications V2 of every listed
             environment: 200 once durably recorded, 400 when it does not verify); GET
             /iap/v1/users/{userId}/entitlements and GET /iap/v1/users/{userId}/history?limit=N&cursor=C (the JSON of
-            iap ledger entitlements --json and iap ledger history --json); GET
+            iap ledger entitlements --json and iap ledger history --json); GET /iap/v1/me/entitlements (the same, for
+            the user of the app's token); GET
             /iap/v1/app-transactions/{appTransactionId}/history (an Apple Account's purchases with their owners: the
             JSON of iap ledger history --app-transaction-id ID --json); POST /iap/v1/users/{userId}/account-tokens
             (body {"appAccountToken": UUID}: binds the token to the user before the purchase; 201 bound, 200 already
