@@ -150,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPCryptoTests",
-            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting"],
+            dependencies: ["IAPCore", "IAPCrypto", "IAPTesting", "IAPInMemory"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

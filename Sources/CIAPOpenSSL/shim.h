@@ -21,6 +21,7 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/core_names.h>
 #include <openssl/pkcs7.h>
+#include <openssl/ocsp.h>
 
 // Swift cannot import function-like macros; these re-expose the few the package needs.
 static inline void ciap_OPENSSL_free(void *p) { OPENSSL_free(p); }
@@ -32,5 +33,19 @@ static inline X509 *ciap_sk_X509_value(const STACK_OF(X509) *sk, int i) { return
 static inline long ciap_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
 // XN_FLAG_RFC2253 without ASN1_STRFLGS_ESC_MSB, so UTF-8 in names prints as UTF-8 instead of \XX escapes.
 static inline unsigned long ciap_XN_FLAG_RFC2253_UTF8(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
+
+// The first OCSP responder URL of a certificate's Authority Information Access, as a copy to free with
+// ciap_OPENSSL_free, or NULL when it names none.
+static inline char *ciap_ocsp_url(X509 *certificate) {
+    STACK_OF(OPENSSL_STRING) *urls = X509_get1_ocsp(certificate);
+    char *copy = NULL;
+    if (urls != NULL) {
+        if (sk_OPENSSL_STRING_num(urls) > 0) {
+            copy = OPENSSL_strdup(sk_OPENSSL_STRING_value(urls, 0));
+        }
+        X509_email_free(urls);
+    }
+    return copy;
+}
 
 #endif

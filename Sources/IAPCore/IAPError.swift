@@ -39,6 +39,9 @@ public struct IAPError: Error, Sendable, CustomStringConvertible {
         public static let untrustedRoot = Code("untrustedRoot")
         /// A certificate is outside its validity period at the validation instant.
         public static let certificateExpired = Code("certificateExpired")
+        /// The certificate's issuer says, over OCSP, that it was revoked (`RevocationCheckingVerifier`'s optional
+        /// online checks).
+        public static let certificateRevoked = Code("certificateRevoked")
         /// The leaf or intermediate certificate lacks Apple's marker extension.
         public static let missingAppleMarker = Code("missingAppleMarker")
         /// The ES256 signature does not match the signed data.
