@@ -190,6 +190,9 @@ extension FileEntitlementStore {
                 journalBytes += batch.count
             }
             markDurable(upTo)
+            // The callers just resumed mostly write again at once (a delivery's delivered mark follows its insert):
+            // let them, so that their records join the next batch instead of waiting for a flush of their own.
+            await Task.yield()
             if let threshold = options.compactionThreshold, compaction == nil,
                 journalBytes >= max(threshold, nextCompactionAttempt)
             {
