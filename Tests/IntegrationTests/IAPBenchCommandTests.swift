@@ -23,7 +23,7 @@ struct IAPBenchCommandTests {
                 "database-password-file", "fsync-dir", "schema", "child-deliveries", "groups", "child-kind",
             ]
         ),
-        ("serve", ["seconds", "clients", "transactions", "data"]),
+        ("serve", ["seconds", "clients", "transactions", "data", "database"]),
         ("analytics", ["transactions", "runs", "dir"]),
     ]
 

@@ -5,6 +5,7 @@ import IAPCrypto
 import IAPHTTPServer
 import IAPPurchaseServer
 import IAPStorageFile
+import IAPStoragePostgres
 
 /// `iap-bench serve`: the app's submissions per second through `iap serve`'s routes over loopback HTTP, against the
 /// pipeline's own rate on the same kind of store in the same run.
@@ -13,7 +14,7 @@ enum ServeBenchmark {
         program: "iap-bench",
         name: "serve",
         summary: "submissions per second through the purchase server over loopback HTTP, against the pipeline's rate",
-        synopsis: ["[--seconds S] [--clients C] [--transactions N] [--data DIR]"],
+        synopsis: ["[--seconds S] [--clients C] [--transactions N] [--data DIR | --database URL]"],
         discussion: """
             Starts the purchase server's routes (PurchaseServerRoutes on HTTPServer, the routes iap serve answers)
             on 127.0.0.1 and a free port over a new file ledger, with a hook that grants at once. C clients, each
@@ -23,14 +24,16 @@ enum ServeBenchmark {
             seconds or until the N transactions are used up. Then the same transactions go through DeliveryPipeline directly, from C tasks, on another
             new file ledger: iap-bench pipeline's rate on the same store, in the same run. Prints JSON: submissions per
             second, p50 and p99 latency, errors, the pipeline's rate and the ratio of the two (goal at least 0.5).
-            The ledgers go in a new temporary directory, removed at the end, or under --data DIR (kept). Build
-            with -c release for meaningful figures.
+            The ledgers go in a new temporary directory, removed at the end, or under --data DIR (kept); with
+            --database URL both are PostgreSQL ledgers instead, each in a fresh schema dropped at the end (a pool of
+            C connections each). Build with -c release for meaningful figures.
             """,
         options: [
             .value("seconds", "S", "how long the clients send, 1 to 600 (default 10)"),
             .value("clients", "C", "concurrent clients, 1 to 256 (default 8)"),
             .value("transactions", "N", "pre-signed transactions, 100 to 1000000 (default 20000)"),
             .value("data", "DIR", "put the two ledgers under DIR (a new directory) and keep them"),
+            .value("database", "URL", "measure on PostgreSQL ledgers (fresh schemas, dropped at the end) instead"),
         ],
         examples: ["swift run -c release iap-bench serve --seconds 10 --clients 8"]
     )
@@ -55,6 +58,8 @@ enum ServeBenchmark {
         let count: Int
         /// Where the ledgers go and stay; `nil` for a temporary directory.
         let kept: URL?
+        /// The PostgreSQL server the ledgers go to instead of files.
+        let database: String?
 
         init(_ arguments: Arguments) throws(Arguments.UsageError) {
             try arguments.noPositionals()
@@ -67,6 +72,10 @@ enum ServeBenchmark {
                 )
             }
             kept = try arguments.value("data").map { URL(fileURLWithPath: $0) }
+            database = try arguments.value("database")
+            if kept != nil, database != nil {
+                throw Arguments.UsageError(message: "--data and --database name two different ledgers: give one")
+            }
             if let kept, FileManager.default.fileExists(atPath: kept.path) {
                 throw Arguments.UsageError(message: "--data \(kept.path) exists; name a new directory")
             }
@@ -110,23 +119,47 @@ enum ServeBenchmark {
         let setup = try PipelineBenchmark.Setup(count: options.count)
         let served = try await measureServer(options, setup, directory: directory)
         let work = Array(setup.tokens.prefix(max(1, served.totals.latencies.count)))
-        let pipelinePerSecond = try await measurePipeline(work, setup, clients: options.clients, directory: directory)
+        let pipelinePerSecond = try await measurePipeline(work, setup, options, directory: directory)
         return report(options, served, deliveries: work.count, pipelinePerSecond: pipelinePerSecond)
     }
 
     // MARK: - Setup
 
+    /// A new ledger for one half of the run: a file store under `directory`, or a fresh PostgreSQL schema; and how
+    /// to close it (dropping the schema).
+    static func openLedger(_ name: String, _ options: Options, directory: URL) async throws
+        -> (store: any EntitlementStore, close: @Sendable () async -> Void)
+    {
+        if let url = options.database {
+            let schema = "iap_bench_serve_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let store = try await PostgresEntitlementStore(
+                configuration: .init(url: url, schema: schema, poolSize: options.clients)
+            )
+            return (store, { try? await store.dropSchema() })
+        }
+        let store = try FileEntitlementStore(directory: directory.appendingPathComponent(name))
+        return (store, { await store.close() })
+    }
+
+    /// How the report names the kind of ledger.
+    static func storeName(_ options: Options) -> String {
+        options.database == nil ? "FileEntitlementStore" : "PostgresEntitlementStore"
+    }
+
     /// The purchase server's routes on an HTTP server (the routes `iap serve` answers; no background worker), on a new
     /// file ledger, and the secrets its clients use.
     struct Server {
         let http: HTTPServer
-        let store: FileEntitlementStore
+        let close: @Sendable () async -> Void
         let hook: PipelineBenchmark.CountingHook
         let userKey: HMACSHA256
     }
 
     /// Starts the purchase server's routes on 127.0.0.1 and a free port, over a new file ledger in `directory`.
-    static func startServer(_ setup: PipelineBenchmark.Setup, clients: Int, directory: URL) throws -> Server {
+    static func startServer(_ setup: PipelineBenchmark.Setup, _ options: Options, directory: URL) async throws
+        -> Server
+    {
+        let clients = options.clients
         var userSecret = [UInt8](repeating: 0, count: 32)
         var serviceToken = [UInt8](repeating: 0, count: 32)
         for index in userSecret.indices {
@@ -134,7 +167,7 @@ enum ServeBenchmark {
             serviceToken[index] = UInt8.random(in: 33...126)
         }
         let userKey = try HMACSHA256(key: userSecret)
-        let store = try FileEntitlementStore(directory: directory.appendingPathComponent("serve"))
+        let (store, close) = try await openLedger("serve", options, directory: directory)
         let hook = PipelineBenchmark.CountingHook()
         let pipeline = DeliveryPipeline(verifier: setup.verifier, catalog: setup.catalog, store: store, hook: hook)
         let routes = PurchaseServerRoutes(
@@ -148,7 +181,7 @@ enum ServeBenchmark {
         configuration.maximumBodySize = PurchaseServerRoutes.maximumBodySize
         configuration.maximumConnections = max(64, clients * 2)
         let http = try HTTPServer(configuration: configuration, router: routes.router)
-        return Server(http: http, store: store, hook: hook, userKey: userKey)
+        return Server(http: http, close: close, hook: hook, userKey: userKey)
     }
 
     // MARK: - Measure
@@ -166,7 +199,7 @@ enum ServeBenchmark {
         _ setup: PipelineBenchmark.Setup,
         directory: URL
     ) async throws -> Served {
-        let server = try startServer(setup, clients: options.clients, directory: directory)
+        let server = try await startServer(setup, options, directory: directory)
         Output.error("\(options.clients) clients for \(options.seconds) s against \(server.http.origin)")
         let bearers = try (0..<options.clients).map {
             "Bearer " + (try userToken("bench-user-\($0)", key: server.userKey))
@@ -180,7 +213,7 @@ enum ServeBenchmark {
         )
         let elapsed = ContinuousClock.now - began
         await server.http.shutdown()
-        await server.store.close()
+        await server.close()
         let served = totals.latencies.count
         let granted = server.hook.grants.withLock { $0 }
         guard granted == served else {
@@ -256,11 +289,12 @@ enum ServeBenchmark {
     static func measurePipeline(
         _ work: [String],
         _ setup: PipelineBenchmark.Setup,
-        clients: Int,
+        _ options: Options,
         directory: URL
     ) async throws -> Double {
+        let clients = options.clients
         Output.error("the pipeline alone: \(work.count) deliveries from \(clients) tasks")
-        let store = try FileEntitlementStore(directory: directory.appendingPathComponent("pipeline"))
+        let (store, close) = try await openLedger("pipeline", options, directory: directory)
         let hook = PipelineBenchmark.CountingHook()
         let direct = DeliveryPipeline(verifier: setup.verifier, catalog: setup.catalog, store: store, hook: hook)
         let began = ContinuousClock.now
@@ -276,7 +310,7 @@ enum ServeBenchmark {
             }
         }
         let elapsed = ContinuousClock.now - began
-        await store.close()
+        await close()
         let delivered = hook.grants.withLock { $0 }
         guard delivered == work.count else {
             throw IAPError(.internalError, "the pipeline granted \(delivered) of \(work.count) deliveries")
@@ -302,7 +336,7 @@ enum ServeBenchmark {
         return [
             "benchmark": "serve",
             "build": Benchmark.build,
-            "store": "FileEntitlementStore",
+            "store": storeName(options),
             "clients": options.clients,
             "seconds": (served.elapsed.timeInterval * 1000).rounded() / 1000,
             "submissions": totals.latencies.count,
@@ -312,7 +346,7 @@ enum ServeBenchmark {
             "statuses": Dictionary(uniqueKeysWithValues: totals.statuses.map { (String($0.key), $0.value) }),
             "pipeline": [
                 "deliveries": deliveries, "tasks": options.clients, "perSecond": pipelinePerSecond.rounded(),
-                "store": "FileEntitlementStore",
+                "store": storeName(options),
             ],
             "ratio": (ratio * 1000).rounded() / 1000,
             "goal": 0.5,
