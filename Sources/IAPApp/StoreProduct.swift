@@ -117,7 +117,7 @@ extension StoreProduct {
             period.value == 1
             ? "\(displayPrice)/\(Self.word(period.unit))" : "\(displayPrice) every \(Self.length(period))"
         guard isEligibleForIntroOffer == true, let offer = introductoryOffer else { return recurring }
-        let whole = SubscriptionPeriod(value: offer.period.value * offer.periodCount, unit: offer.period.unit)
+        let whole = offer.period.repeated(offer.periodCount)
         switch offer.paymentMode {
         case .freeTrial:
             return "\(Self.length(whole)) free, then \(recurring)"

@@ -65,6 +65,14 @@ public struct SubscriptionPeriod: Codable, Sendable, Hashable, CustomStringConve
         "P\(value)\(unit.rawValue.prefix(1).uppercased())"
     }
 
+    /// `count` of these periods end to end, as one period: a 12-month commitment of a monthly plan, the whole of a
+    /// three-month offer.
+    ///
+    /// - Parameter count: How many; values below 1 count as 1.
+    public func repeated(_ count: Int) -> SubscriptionPeriod {
+        SubscriptionPeriod(value: value * max(1, count), unit: unit)
+    }
+
     /// The instant one period after `date`, in the Gregorian calendar in UTC.
     ///
     /// - Parameter date: The start.

@@ -38,9 +38,7 @@ extension SimulatedAppStoreEngine {
 
     /// When a commitment of `productId` that began at `start` ends.
     func commitmentEnd(of productId: String, from start: Date) -> Date {
-        let unit = period(of: productId)
-        return SubscriptionPeriod(value: unit.value * (commitmentLength(of: productId) ?? 1), unit: unit.unit)
-            .advance(start)
+        period(of: productId).repeated(commitmentLength(of: productId) ?? 1).advance(start)
     }
 
     /// Gives a transaction its `billingPlanType` and `commitmentInfo`.

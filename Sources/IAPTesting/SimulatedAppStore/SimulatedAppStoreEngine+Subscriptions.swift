@@ -217,8 +217,8 @@ extension SimulatedAppStoreEngine {
     ///
     /// - Returns: When the transaction ends: one period of a pay-as-you-go offer, the whole of any other.
     func apply(_ offer: SimulatedSubscriptionOffer, to payload: inout TransactionPayload, from start: Date) -> Date {
-        let unit = offer.period ?? period(of: payload.productId ?? offer.productId)
-        let whole = SubscriptionPeriod(value: unit.value * offer.periodCount, unit: unit.unit)
+        let unit = offerPeriod(of: offer)
+        let whole = unit.repeated(offer.periodCount)
         payload.offerType = offer.offerType
         payload.offerIdentifier = offer.kind == .introductory ? nil : offer.id
         payload.offerDiscountType = offer.discountType
@@ -226,6 +226,11 @@ extension SimulatedAppStoreEngine {
         payload.price = offer.price
         let end = (offer.discountType == .payAsYouGo ? unit : whole).advance(start)
         return end > start ? end : start.addingTimeInterval(86_400)
+    }
+
+    /// One period of an offer: its own, else its subscription's.
+    func offerPeriod(of offer: SimulatedSubscriptionOffer) -> SubscriptionPeriod {
+        offer.period ?? period(of: offer.productId)
     }
 
     /// How many renewals after an offer's first transaction still come at its price.

@@ -238,8 +238,7 @@ struct SimulatedAppStoreEngine: Sendable {
         var offerPeriod: String?
         if let nextOffer {
             renewalPrice = nextOffer.price
-            let unit = nextOffer.period ?? period(of: nextOffer.productId)
-            offerPeriod = SubscriptionPeriod(value: unit.value * nextOffer.periodCount, unit: unit.unit).description
+            offerPeriod = self.offerPeriod(of: nextOffer).repeated(nextOffer.periodCount).description
         }
         return RenewalInfoPayload(
             expirationIntent: ended ? subscription.expirationIntent : nil,
