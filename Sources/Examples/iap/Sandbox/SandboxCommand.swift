@@ -109,7 +109,7 @@ enum SandboxCommand {
                 reconcileEvery = every
             }
             if let policy = try parsed.value("on-rescind-consent") {
-                guard policy == "notify" || policy == "revoke" else {
+                guard RescindConsentPolicy(rawValue: policy) != nil else {
                     throw .init(message: "--on-rescind-consent takes notify or revoke, not '\(policy)'")
                 }
                 rescindConsent = policy

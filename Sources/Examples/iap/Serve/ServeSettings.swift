@@ -142,11 +142,11 @@ struct ServeSettings {
                 message: "--prorated-refunds takes keep-access or revoke-access, not '\(other)'"
             )
         }
-        switch try parsed.value("on-rescind-consent") {
-        case nil, "notify": rescindConsent = .notify
-        case "revoke": rescindConsent = .revoke
-        case let other?:
-            throw Arguments.UsageError(message: "--on-rescind-consent takes notify or revoke, not '\(other)'")
+        if let text = try parsed.value("on-rescind-consent") {
+            guard let policy = RescindConsentPolicy(rawValue: text) else {
+                throw Arguments.UsageError(message: "--on-rescind-consent takes notify or revoke, not '\(text)'")
+            }
+            rescindConsent = policy
         }
     }
 
