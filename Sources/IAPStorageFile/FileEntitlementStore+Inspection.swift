@@ -387,7 +387,7 @@ extension FileEntitlementStore {
         var appender: SignedFileAppender?
         let reader = SignedTransactionReader(files: files, signedGeneration: loaded.signedGeneration)
         for (position, location) in loaded.signed.enumerated() where location.exists {
-            let transactionId = loaded.state.entries[position].transactionId
+            let transactionId = loaded.state.transactionId(at: position)
             let jws: String
             do {
                 guard let read = try reader.read(location, transactionId: transactionId) else { continue }

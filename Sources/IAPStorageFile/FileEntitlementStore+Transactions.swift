@@ -37,7 +37,7 @@ extension FileEntitlementStore {
     /// - Throws: ``IAPError`` with code `storageFailure` after ``close()``.
     public func allEntries() async throws -> [LedgerEntry] {
         try checkOpen()
-        return try await answer(state.entries)
+        return try await answer(Array(state.entries))
     }
 
     /// The entry for a transaction id, or `nil`.

@@ -225,15 +225,14 @@ extension LedgerState {
         // A bounded scan: a page never examines more than this many entries, so a call stays short.
         let budget = max(limit, 10_000)
         var examined = 0
-        while position < entries.count, found.count < limit, examined < budget {
-            let entry = entries[position]
-            if firstPosition(ofFamily: entry.originalTransactionId) == position {
-                found.append(entry.originalTransactionId)
+        while position < lastSequence, found.count < limit, examined < budget {
+            if let original = familyStart(at: position) {
+                found.append(original)
             }
             position += 1
             examined += 1
         }
-        let next = position < entries.count ? Self.familyCursorPrefix + String(position) : nil
+        let next = position < lastSequence ? Self.familyCursorPrefix + String(position) : nil
         return OriginalTransactionIdPage(originalTransactionIds: found, nextCursor: next)
     }
 

@@ -204,7 +204,7 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
 
     /// Every entry, by ascending sequence.
     public func allEntries() -> [LedgerEntry] {
-        state.entries
+        Array(state.entries)
     }
 
     /// ``insert(_:signedTransaction:)``, with `effect` run in the same step once the id is known to be free: when it
