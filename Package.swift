@@ -50,7 +50,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .target(name: "IAPCrypto", dependencies: ["IAPCore", "CIAPOpenSSL"]),
-        .target(name: "IAPStorageFile", dependencies: ["IAPCore", "IAPServerAPI"]),
+        // CRC-32C with the processor's instructions, for the file store's record checksums (C, no library).
+        .target(name: "CIAPCRC32C"),
+        .target(name: "IAPStorageFile", dependencies: ["IAPCore", "IAPServerAPI", "CIAPCRC32C"]),
         .systemLibrary(
             name: "CIAPLibPQ",
             pkgConfig: "libpq",

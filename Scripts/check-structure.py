@@ -2,8 +2,8 @@
 """Checks the package's house rules from `swift package dump-package`, as an integrator would see them.
 
 - IAPCore depends on no other target.
-- No target an app links (IAPCore, IAPApp, IAPStoreKit, IAPInMemory, IAPConformance) reaches a system-library
-  target (a C module), directly or through another target.
+- No target an app links (IAPCore, IAPApp, IAPStoreKit, IAPInMemory, IAPConformance) reaches a C module (a
+  system-library target, or a target of C sources), directly or through another target.
 - Every target a product is named after exists as a product (IAPInMemory, IAPApp, IAPServerAPI, IAPLegacyReceipts...).
 - Each target depends only on what its row of Documentation/Architecture.md's table allows (the table is read: its
   `may import` column); every library target has a row, every row names a target of the package; IAPHTTPServer
@@ -111,20 +111,25 @@ def main() -> int:
             names.add(value[0])
         targets[target["name"]] = names
         kinds[target["name"]] = target["type"]
+        # A target of C sources (no Swift file under its directory) is a C module, like a system library.
+        directory = ROOT / (target.get("path") or f"Sources/{target['name']}")
+        if target["type"] == "regular" and directory.is_dir() and not any(directory.rglob("*.swift")):
+            kinds[target["name"]] = "system"
 
     problems = []
     # The library targets: every regular target outside Sources/Examples/ and Tests/ (the products), each with its row.
     libraries = sorted(
         target["name"]
         for target in package["targets"]
-        if target["type"] == "regular" and not (target.get("path") or "").startswith(("Sources/Examples", "Tests/"))
+        if kinds[target["name"]] == "regular"
+        and not (target.get("path") or "").startswith(("Sources/Examples", "Tests/"))
     )
     if not ALLOWED:
         problems.append(f"{ARCHITECTURE.relative_to(ROOT)} has no table '| target | holds | may import | why |'")
     for name in libraries:
         if name not in ALLOWED:
             problems.append(f"library target {name} has no row in {ARCHITECTURE.relative_to(ROOT)}'s table")
-    checked = [t["name"] for t in package["targets"] if t["type"] == "regular" and t["name"] in ALLOWED]
+    checked = [t["name"] for t in package["targets"] if kinds[t["name"]] == "regular" and t["name"] in ALLOWED]
     for name in sorted(ALLOWED):
         if name not in targets:
             problems.append(f"{ARCHITECTURE.relative_to(ROOT)} names a target {name} that the package does not have")

@@ -1,8 +1,14 @@
+import CIAPCRC32C
+
 /// CRC-32C (Castagnoli), the checksum of every journal and snapshot record.
 ///
-/// A table-driven "slicing by 8" implementation: eight bytes per step, so checking a record costs little
-/// next to decoding it.
+/// With the processor's CRC-32C instructions when it has them (x86-64 SSE 4.2, Armv8 CRC32: a tenth of the time,
+/// which a million-record snapshot feels at open), else a table-driven "slicing by 8" implementation: eight bytes
+/// per step, so checking a record costs little next to decoding it.
 enum CRC32C {
+    /// Whether the processor's instructions are used.
+    static let usesHardware = iap_crc32c_hardware_available() != 0
+
     /// Eight lookup tables of 256 entries each, for the reflected polynomial 0x82F63B78.
     private static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 8 * 256)
@@ -25,6 +31,14 @@ enum CRC32C {
 
     /// The checksum of `bytes`.
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard usesHardware, let base = bytes.baseAddress else {
+            return tableChecksum(bytes)
+        }
+        return iap_crc32c_hardware(0xFFFF_FFFF, base, bytes.count) ^ 0xFFFF_FFFF
+    }
+
+    /// The checksum of `bytes`, from the tables (what runs without the instructions; tests compare the two).
+    static func tableChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         tables.withUnsafeBufferPointer { table in
             var index = 0

@@ -189,8 +189,8 @@ enum StoreBenchmark {
             "open": opens,
             "targets": [
                 "durableDeliveriesPerSecondWith8Writers": 5_000,
-                "openSecondsAt1M": 10,
-                "peakMemoryMBAt1M": 1_024,
+                "openSecondsAt1M": 5,
+                "peakMemoryMBAt1M": 512,
                 "historyPageMilliseconds": 1,
             ],
         ]

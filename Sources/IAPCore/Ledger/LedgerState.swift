@@ -219,6 +219,7 @@ package struct LedgerState: Sendable {
     package mutating func reserveCapacity(_ count: Int) {
         packed.reserveCapacity(count)
         positionById.reserveCapacity(count)
+        positionsByOriginal.reserveCapacity(count)
     }
 
     /// Appends an entry whose `sequence` is ``lastSequence`` + 1 and whose id is new.

@@ -71,7 +71,7 @@ package struct PackedEntry: Sendable {
         }
     }
 
-    struct RareFields: Sendable, Equatable {
+    struct RareFields: Sendable {
         var offerType: OfferType?
         var offerIdentifier: String?
         var offerDiscountType: OfferDiscountType?
@@ -97,32 +97,31 @@ package struct PackedEntry: Sendable {
     }
 
     /// The packed form of `entry`, adding its strings to the pools.
-    package init(_ entry: LedgerEntry, pool: inout StringPool, users: inout StringPool) {
-        let payload = entry.transaction
+    package init(_ entry: borrowing LedgerEntry, pool: inout StringPool, users: inout StringPool) {
         transactionId = PackedID(entry.transactionId, pool: &pool)
         originalTransactionId = PackedID(entry.originalTransactionId, pool: &pool)
-        payloadTransactionId = PackedID(payload.transactionId, pool: &pool)
-        payloadOriginalTransactionId = PackedID(payload.originalTransactionId, pool: &pool)
-        webOrderLineItemId = PackedID(payload.webOrderLineItemId, pool: &pool)
-        purchaseDate = Self.pack(payload.purchaseDate)
-        originalPurchaseDate = Self.pack(payload.originalPurchaseDate)
-        expiresDate = Self.pack(payload.expiresDate)
-        signedDate = Self.pack(payload.signedDate)
+        payloadTransactionId = PackedID(entry.transaction.transactionId, pool: &pool)
+        payloadOriginalTransactionId = PackedID(entry.transaction.originalTransactionId, pool: &pool)
+        webOrderLineItemId = PackedID(entry.transaction.webOrderLineItemId, pool: &pool)
+        purchaseDate = Self.pack(entry.transaction.purchaseDate)
+        originalPurchaseDate = Self.pack(entry.transaction.originalPurchaseDate)
+        expiresDate = Self.pack(entry.transaction.expiresDate)
+        signedDate = Self.pack(entry.transaction.signedDate)
         recordedAt = Self.pack(entry.recordedAt)
         deliveredAt = Self.pack(entry.deliveredAt)
         nextAttemptAt = Self.pack(entry.nextAttemptAt)
         revision = entry.revision
         var flags: Flags = []
-        price = payload.price ?? 0
-        if payload.price != nil {
+        price = entry.transaction.price ?? 0
+        if entry.transaction.price != nil {
             flags.insert(.hasPrice)
         }
         grantedUnits = entry.grantedUnits ?? 0
         if entry.grantedUnits != nil {
             flags.insert(.hasGrantedUnits)
         }
-        quantity = payload.quantity ?? 0
-        if payload.quantity != nil {
+        quantity = entry.transaction.quantity ?? 0
+        if entry.transaction.quantity != nil {
             flags.insert(.hasQuantity)
         }
         if entry.revocationDelivered {
@@ -132,54 +131,74 @@ package struct PackedEntry: Sendable {
             flags.insert(.grantAttempted)
         }
         self.flags = flags
-        userId = users.intern(entry.userId)
-        productId = pool.intern(entry.productId)
-        payloadProductId = pool.intern(payload.productId)
-        bundleId = pool.intern(payload.bundleId)
-        subscriptionGroupIdentifier = pool.intern(payload.subscriptionGroupIdentifier)
-        appAccountToken = pool.intern(payload.appAccountToken)
-        storefront = pool.intern(payload.storefront)
-        storefrontId = pool.intern(payload.storefrontId)
-        currency = pool.intern(payload.currency)
-        appTransactionId = pool.intern(payload.appTransactionId)
-        type = pool.intern(payload.type?.rawValue)
-        inAppOwnershipType = pool.intern(payload.inAppOwnershipType?.rawValue)
-        environment = pool.intern(payload.environment?.rawValue)
-        transactionReason = pool.intern(payload.transactionReason?.rawValue)
+        userId = users.intern(entry.userId, slot: 1)
+        productId = pool.intern(entry.productId, slot: 2)
+        payloadProductId = pool.intern(entry.transaction.productId, slot: 3)
+        bundleId = pool.intern(entry.transaction.bundleId, slot: 4)
+        subscriptionGroupIdentifier = pool.intern(entry.transaction.subscriptionGroupIdentifier, slot: 5)
+        appAccountToken = pool.intern(entry.transaction.appAccountToken, slot: 6)
+        storefront = pool.intern(entry.transaction.storefront, slot: 7)
+        storefrontId = pool.intern(entry.transaction.storefrontId, slot: 8)
+        currency = pool.intern(entry.transaction.currency, slot: 9)
+        appTransactionId = pool.intern(entry.transaction.appTransactionId, slot: 10)
+        type = pool.intern(entry.transaction.type?.rawValue, slot: 11)
+        inAppOwnershipType = pool.intern(entry.transaction.inAppOwnershipType?.rawValue, slot: 12)
+        environment = pool.intern(entry.transaction.environment?.rawValue, slot: 13)
+        transactionReason = pool.intern(entry.transaction.transactionReason?.rawValue, slot: 14)
         deliveryState = entry.deliveryState
         orderId = entry.orderId
-        var rare = RareFields(
-            offerType: payload.offerType,
-            offerIdentifier: payload.offerIdentifier,
-            offerDiscountType: payload.offerDiscountType,
-            offerPeriod: payload.offerPeriod,
-            isUpgraded: payload.isUpgraded,
-            revocationReason: payload.revocationReason,
-            revocationDate: payload.revocationDate,
-            revocationType: payload.revocationType,
-            revocationPercentage: payload.revocationPercentage,
-            advancedCommerceInfo: payload.advancedCommerceInfo,
-            billingPlanType: payload.billingPlanType,
-            commitmentInfo: payload.commitmentInfo,
-            lastError: entry.lastError,
-            revokedAt: entry.revokedAt,
-            refundAccessKept: entry.refundAccessKept,
-            givenUpAt: entry.givenUpAt,
-            consentRescindedAt: entry.consentRescindedAt
-        )
+        var boxed = Self.hasRareFields(entry)
+        var rare = boxed ? Self.rareFields(of: entry) : RareFields.empty
         if let attempts = Int32(exactly: entry.deliveryAttempts) {
             deliveryAttempts = attempts
         } else {
             deliveryAttempts = 0
             rare.deliveryAttempts = entry.deliveryAttempts
+            boxed = true
         }
         if let generation = Int32(exactly: entry.grantGeneration) {
             grantGeneration = generation
         } else {
             grantGeneration = 0
             rare.grantGeneration = entry.grantGeneration
+            boxed = true
         }
-        self.rare = rare == .empty ? nil : Rare(rare)
+        self.rare = boxed ? Rare(rare) : nil
+    }
+
+    /// Whether any field kept out of line is set: most entries have none, and building the box to find out would cost
+    /// more than packing the rest.
+    private static func hasRareFields(_ entry: borrowing LedgerEntry) -> Bool {
+        entry.transaction.offerType != nil || entry.transaction.offerIdentifier != nil
+            || entry.transaction.offerDiscountType != nil || entry.transaction.offerPeriod != nil
+            || entry.transaction.isUpgraded != nil || entry.transaction.revocationReason != nil
+            || entry.transaction.revocationDate != nil || entry.transaction.revocationType != nil
+            || entry.transaction.revocationPercentage != nil || entry.transaction.advancedCommerceInfo != nil
+            || entry.transaction.billingPlanType != nil || entry.transaction.commitmentInfo != nil
+            || entry.lastError != nil || entry.revokedAt != nil || entry.refundAccessKept != nil
+            || entry.givenUpAt != nil || entry.consentRescindedAt != nil
+    }
+
+    private static func rareFields(of entry: borrowing LedgerEntry) -> RareFields {
+        RareFields(
+            offerType: entry.transaction.offerType,
+            offerIdentifier: entry.transaction.offerIdentifier,
+            offerDiscountType: entry.transaction.offerDiscountType,
+            offerPeriod: entry.transaction.offerPeriod,
+            isUpgraded: entry.transaction.isUpgraded,
+            revocationReason: entry.transaction.revocationReason,
+            revocationDate: entry.transaction.revocationDate,
+            revocationType: entry.transaction.revocationType,
+            revocationPercentage: entry.transaction.revocationPercentage,
+            advancedCommerceInfo: entry.transaction.advancedCommerceInfo,
+            billingPlanType: entry.transaction.billingPlanType,
+            commitmentInfo: entry.transaction.commitmentInfo,
+            lastError: entry.lastError,
+            revokedAt: entry.revokedAt,
+            refundAccessKept: entry.refundAccessKept,
+            givenUpAt: entry.givenUpAt,
+            consentRescindedAt: entry.consentRescindedAt
+        )
     }
 
     /// The entry, as it was packed, at `sequence`.

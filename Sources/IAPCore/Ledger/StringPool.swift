@@ -16,11 +16,33 @@ package struct StringPool: Sendable {
     /// How many values the pool holds.
     package var count: Int { strings.count - 1 }
 
+    /// The number each field slot got last (see ``intern(_:slot:)``).
+    private var recent = [UInt32](repeating: 0, count: slots)
+    /// How many field slots ``intern(_:slot:)`` remembers.
+    package static let slots = 16
+
     /// The number of `value`, added to the pool if it is new; 0 for `nil`.
-    package mutating func intern(_ value: String?) -> UInt32 {
+    ///
+    /// - Parameters:
+    ///   - value: The string.
+    ///   - slot: Which field the value is of (below ``slots``): a field that holds the same value as last time (one
+    ///     product, one bundle id, one storefront across a whole ledger) is answered by a comparison of bytes, without
+    ///     hashing.
+    package mutating func intern(_ value: String?, slot: Int) -> UInt32 {
         guard let value else {
             return 0
         }
+        let last = recent[slot]
+        if last != 0, strings[Int(last)].isSameUser(as: value) {
+            return last
+        }
+        let number = intern(value)
+        recent[slot] = number
+        return number
+    }
+
+    /// The number of `value`, added to the pool if it is new.
+    private mutating func intern(_ value: String) -> UInt32 {
         let key = UserKey(value)
         if let number = numbers[key] {
             return number
@@ -68,7 +90,7 @@ package struct PackedID: Hashable, Sendable {
         if let value = Self.decimal(id) {
             self.init(raw: value + 1)
         } else {
-            self.init(raw: Self.textTag | UInt64(pool.intern(id)))
+            self.init(raw: Self.textTag | UInt64(pool.intern(id, slot: 0)))
         }
     }
 

@@ -33,7 +33,15 @@ extension String {
     /// - Parameter other: The other user id.
     /// - Returns: `true` when the bytes are equal.
     package func isSameUser(as other: String) -> Bool {
-        utf8.elementsEqual(other.utf8)
+        // The counts first (free for a native string), then the bytes in place: a pool compares millions of ids.
+        guard utf8.count == other.utf8.count else {
+            return false
+        }
+        var left = self
+        var right = other
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in leftBytes.elementsEqual(rightBytes) }
+        }
     }
 }
 
