@@ -1,4 +1,4 @@
-import IAPCore
+package import IAPCore
 
 /// What `iap-bench store --database` measures besides the ledger's own calls: the server's settings, and the rate of
 /// the smallest durable commit through the store's pool (the ceiling a delivery's commits are read against).
@@ -89,4 +89,28 @@ extension PostgresEntitlementStore {
         name: "iap_bench_commit",
         sql: "UPDATE iap_bench_commits SET commits = commits + 1 WHERE writer = $1::integer"
     )
+
+    /// Runs one statement written in this package's benchmark with parameters, and returns the first column of each
+    /// row.
+    ///
+    /// - Parameters:
+    ///   - sql: One statement, never built from input; `$1`, `$2`, ... are its parameters.
+    ///   - parameters: The parameters, as text.
+    /// - Returns: The values, as text.
+    package func queryForBenchmark(_ sql: String, _ parameters: [String?]) async throws -> [String?] {
+        try await pool.run { connection in
+            let result = try connection.execute(text: sql, parameters)
+            return (0..<result.count).map { result.string($0, 0) }
+        }
+    }
+
+    /// The JSON an insert stores in the `entry` column for `entry` (revision 1; the statement sets the sequence):
+    /// what a benchmark that generates rows on the server starts from.
+    ///
+    /// - Parameter entry: The entry.
+    /// - Returns: The JSON text.
+    package static func storedJSONForBenchmark(_ entry: LedgerEntry) throws -> String {
+        let (_, parameters) = try insertion(entry, nil)
+        return parameters[8] ?? ""
+    }
 }

@@ -20,7 +20,7 @@ struct IAPBenchCommandTests {
             "store",
             [
                 "transactions", "deliveries", "writers", "runs", "dir", "open-only", "database",
-                "database-password-file", "fsync-dir", "schema", "child-deliveries", "groups", "child-kind",
+                "database-password-file", "fsync-dir", "scale", "schema", "child-deliveries", "groups", "child-kind",
             ]
         ),
         ("serve", ["seconds", "clients", "transactions", "data", "database"]),

@@ -95,6 +95,10 @@ enum PostgresStoreBenchmark {
             try await runChild(child, parsed, options)
             return
         }
+        if let scale = try parsed.value("scale") {
+            try await PostgresScaleBenchmark.run(parsed, options, scale: scale)
+            return
+        }
         let sizes = try (parsed.value("transactions") ?? "100000").split(separator: ",").map {
             guard let size = Int($0), (1...10_000_000).contains(size) else {
                 throw Arguments.UsageError(message: "--transactions takes sizes between 1 and 10000000")
@@ -352,7 +356,7 @@ enum PostgresStoreBenchmark {
     }
 
     /// Delivers transactions `from..<from+count` with `writers` tasks; returns when it began and ended (ms).
-    private static func deliver(
+    static func deliver(
         _ kind: Kind,
         from: Int,
         count: Int,
