@@ -157,7 +157,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPStorageFileTests",
-            dependencies: ["IAPCore", "IAPApp", "IAPServerAPI", "IAPStorageFile", "IAPConformance", "IAPTestSupport"]
+            dependencies: [
+                "IAPCore", "IAPApp", "IAPServerAPI", "IAPStorageFile", "IAPConformance", "IAPInMemory",
+                "IAPTestSupport",
+            ]
         ),
         .testTarget(
             name: "IAPStoragePostgresTests",

@@ -226,8 +226,10 @@ public final class PostgresEntitlementStore: EntitlementStore {
             return LedgerPage(entries: [], nextCursor: nil)
         }
         return try await pool.run(retryingOnLostConnection: true) { connection in
+            let size = String(Int64(limit) + 1)
             var entries = try Self.entries(
-                connection.execute(.history, [userId, before.map(String.init), String(Int64(limit) + 1)])
+                before.map { try connection.execute(.historyBefore, [userId, String($0), size]) }
+                    ?? connection.execute(.history, [userId, size])
             )
             let more = entries.count > limit
             if more {

@@ -90,12 +90,25 @@ extension PostgresStatement {
             """
     )
 
-    /// $1 user, $2 the cursor's sequence (or `NULL` for the first page), $3 the page size plus one.
+    /// $1 user, $2 the page size plus one: the first page of a user's history. Served by `iap_ledger_entries_user`
+    /// (user_id, sequence), read backwards.
     static let history = PostgresStatement(
         name: "iap_history",
         sql: """
             SELECT \(entryColumns) FROM iap_ledger_entries
-            WHERE user_id = $1 AND ($2::bigint IS NULL OR sequence < $2::bigint)
+            WHERE user_id = $1 ORDER BY sequence DESC LIMIT $2::bigint
+            """
+    )
+
+    /// $1 user, $2 the cursor's sequence, $3 the page size plus one: a later page. A statement of its own, not an
+    /// `$2 IS NULL OR` in one: the server's generic plan of a prepared statement cannot bound the index scan by an
+    /// optional parameter, and filtered every newer entry of the user instead (a deep page of a user with 5,000
+    /// entries read 2,500 rows to return 21: 20 ms; bounded: 0.04 ms).
+    static let historyBefore = PostgresStatement(
+        name: "iap_history_before",
+        sql: """
+            SELECT \(entryColumns) FROM iap_ledger_entries
+            WHERE user_id = $1 AND sequence < $2::bigint
             ORDER BY sequence DESC LIMIT $3::bigint
             """
     )

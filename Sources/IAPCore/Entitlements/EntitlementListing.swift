@@ -140,7 +140,11 @@ public struct EntitlementListing: Sendable, Hashable {
     ) async throws -> EntitlementListing {
         let entries = try await store.allHistory(userId: userId)
         var renewals: [RenewalInfoPayload] = []
-        for original in Set(entries.map(\.originalTransactionId)).sorted() {
+        // Renewal infos exist for auto-renewable subscriptions only: a purchase of another kind asks for none (a
+        // customer of consumables costs one query, not one per purchase). A transaction that names no type is asked.
+        let otherKinds: Set<ProductType> = [.consumable, .nonConsumable, .nonRenewingSubscription]
+        let subscriptions = entries.filter { !otherKinds.contains($0.transaction.type ?? .autoRenewableSubscription) }
+        for original in Set(subscriptions.map(\.originalTransactionId)).sorted() {
             if let renewal = try await store.renewalInfo(originalTransactionId: original) {
                 renewals.append(renewal)
             }

@@ -44,10 +44,11 @@ public enum LedgerInvariants {
     /// - Returns: Each group of such ids (two or more, each as stored), in a stable order; empty when there is none.
     /// - Throws: ``IAPError`` when the store cannot be read.
     public static func equivalentUserIds(_ store: some ListableEntitlementStore) async throws -> [[String]] {
-        let entries = try await store.allEntries()
         var byCanonical: [String: Set<UserKey>] = [:]
-        for entry in entries {
-            byCanonical[entry.userId, default: []].insert(UserKey(entry.userId))
+        try await store.forEachPage { page in
+            for entry in page {
+                byCanonical[entry.userId, default: []].insert(UserKey(entry.userId))
+            }
         }
         return byCanonical.values.filter { $0.count > 1 }
             .map { group in group.map(\.id).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } }
@@ -62,12 +63,16 @@ public enum LedgerInvariants {
     /// - Returns: Their transaction ids, by sequence.
     /// - Throws: ``IAPError`` when the store cannot be read.
     public static func undecidedProratedRefunds(_ store: some ListableEntitlementStore) async throws -> [String] {
-        try await store.allEntries()
-            .filter {
-                $0.revokedAt != nil && $0.refundAccessKept == nil && $0.transaction.isPartlyRefunded
-                    && $0.transaction.type != .consumable
-            }
-            .map(\.transactionId)
+        var found: [String] = []
+        try await store.forEachPage { page in
+            found += page.lazy
+                .filter {
+                    $0.revokedAt != nil && $0.refundAccessKept == nil && $0.transaction.isPartlyRefunded
+                        && $0.transaction.type != .consumable
+                }
+                .map(\.transactionId)
+        }
+        return found
     }
 
     /// What is wrong with the entries themselves.

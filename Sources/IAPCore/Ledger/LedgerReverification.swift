@@ -67,16 +67,21 @@ public struct LedgerReverification: Sendable {
         progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) async throws -> LedgerReverification {
         var result = LedgerReverification()
-        let entries = try await store.allEntries()
+        let total = try await store.statistics().transactions
         let signedFrom = try await store.firstSignedSequence()
-        for (index, entry) in entries.enumerated() {
-            if index > 0, index % 50_000 == 0 {
-                progress(index, entries.count)
-            }
-            switch await check(entry, store: store, verifier: verifier, signedFrom: signedFrom) {
-            case .verified: result.verified += 1
-            case .missing: result.missing.append(entry.transactionId)
-            case .problem(let problem): result.problems.append(problem)
+        var done = 0
+        // A page at a time: the memory of one page (and of what is found), whatever the ledger's size.
+        try await store.forEachPage { page in
+            for entry in page {
+                if done > 0, done % 50_000 == 0 {
+                    progress(done, max(total, done))
+                }
+                done += 1
+                switch await check(entry, store: store, verifier: verifier, signedFrom: signedFrom) {
+                case .verified: result.verified += 1
+                case .missing: result.missing.append(entry.transactionId)
+                case .problem(let problem): result.problems.append(problem)
+                }
             }
         }
         return result

@@ -265,4 +265,11 @@ extension LedgerState {
         }
         return sequence
     }
+
+    /// Up to `limit` entries with a sequence above `sequence`, by ascending sequence (positions are `sequence - 1`).
+    package func entries(afterSequence sequence: Int64, limit: Int) -> [LedgerEntry] {
+        let start = Int(clamping: max(0, min(sequence, lastSequence)))
+        let end = min(Int(clamping: lastSequence), start + limit)
+        return (start..<end).map { entries[$0] }
+    }
 }

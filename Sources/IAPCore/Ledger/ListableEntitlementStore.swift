@@ -6,6 +6,9 @@
 ///
 /// ## Implementation requirements
 /// - ``allEntries()`` returns every entry once, by ascending ``LedgerEntry/sequence``, as of one moment.
+/// - ``entries(afterSequence:limit:)`` returns up to `limit` (1 to 10,000) entries with a sequence above the one given,
+///   by ascending sequence: the ledger a page at a time, so that a tool walking a large ledger holds one page in
+///   memory (``forEachPage(size:_:)``); a limit out of range throws `invalidArgument`.
 /// - ``firstSignedSequence()`` never changes once entries exist: an entry at that sequence or later was recorded
 ///   with its signed transaction (``EntitlementStore/signedTransaction(transactionId:)`` finds it); earlier ones may
 ///   predate the store keeping them.
@@ -20,6 +23,15 @@ public protocol ListableEntitlementStore: IdentifiedEntitlementStore {
     /// - Throws: ``IAPError`` when the store cannot be read.
     func allEntries() async throws -> [LedgerEntry]
 
+    /// Up to `limit` entries with a sequence above `sequence`, by ascending sequence.
+    ///
+    /// - Parameters:
+    ///   - sequence: 0 for the first page, then the last sequence of the previous page.
+    ///   - limit: The most entries to return (1 to 10,000).
+    /// - Returns: The entries; fewer than `limit` at the end.
+    /// - Throws: ``IAPError`` `invalidArgument` for a limit out of range; when the store cannot be read.
+    func entries(afterSequence sequence: Int64, limit: Int) async throws -> [LedgerEntry]
+
     /// The first entry sequence that is recorded with its signed transaction; earlier entries predate the store
     /// keeping them.
     ///
@@ -29,4 +41,47 @@ public protocol ListableEntitlementStore: IdentifiedEntitlementStore {
 
     /// Releases what the store holds (files, locks, connections); later calls throw.
     func close() async
+}
+
+extension ListableEntitlementStore {
+    /// A page of ``allEntries()``, for a store that lists only the whole ledger (it reads the whole ledger for each
+    /// page: a store of its own should answer from an index).
+    public func entries(afterSequence sequence: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try Self.checkPageLimit(limit)
+        return Array(try await allEntries().lazy.filter { $0.sequence > sequence }.prefix(limit))
+    }
+
+    /// Walks the whole ledger a page at a time, by ascending sequence: memory for one page, whatever the ledger's size.
+    ///
+    /// Entries inserted during the walk are seen if their page is not read yet; an entry changed during the walk is
+    /// seen as its page was read (each page is one moment, the walk is not).
+    ///
+    /// - Parameters:
+    ///   - size: Entries per page (1 to 10,000).
+    ///   - body: Called with each page, in order; a throw stops the walk.
+    /// - Throws: What the store or `body` throws.
+    public func forEachPage(
+        size: Int = 2_000,
+        _ body: ([LedgerEntry]) async throws -> Void
+    ) async throws {
+        try Self.checkPageLimit(size)
+        var last: Int64 = 0
+        while true {
+            let page = try await entries(afterSequence: last, limit: size)
+            if !page.isEmpty {
+                try await body(page)
+            }
+            guard let end = page.last, page.count == size else {
+                return
+            }
+            last = end.sequence
+        }
+    }
+
+    /// Throws `invalidArgument` unless a page limit is from 1 to 10,000.
+    package static func checkPageLimit(_ limit: Int) throws {
+        guard (1...10_000).contains(limit) else {
+            throw IAPError(.invalidArgument, "a page of entries takes a limit from 1 to 10000, got \(limit)")
+        }
+    }
 }

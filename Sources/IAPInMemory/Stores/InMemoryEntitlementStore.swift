@@ -207,6 +207,14 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         Array(state.entries)
     }
 
+    /// Up to `limit` entries with a sequence above `sequence`, by ascending sequence.
+    ///
+    /// - Throws: ``IAPError`` `invalidArgument` for a limit outside 1 to 10,000.
+    public func entries(afterSequence sequence: Int64, limit: Int) throws -> [LedgerEntry] {
+        try Self.checkPageLimit(limit)
+        return state.entries(afterSequence: sequence, limit: limit)
+    }
+
     /// ``insert(_:signedTransaction:)``, with `effect` run in the same step once the id is known to be free: when it
     /// throws, nothing is inserted. The actor does not suspend in between, so no other call sees one without the
     /// other.

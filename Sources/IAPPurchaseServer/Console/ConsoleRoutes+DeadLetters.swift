@@ -21,10 +21,11 @@ extension ConsoleRoutes {
         guard let ledger else {
             return ("Dead letters", body + Self.alert("The ledger cannot be read whole here."))
         }
-        let entries: [LedgerEntry]
+        var entries: [LedgerEntry] = []
         do {
-            entries = try await ledger.allEntries().filter {
-                $0.deliveryState == .deadLettered || $0.deliveryState == .retrying
+            // A page at a time: the memory of the entries shown, whatever the ledger's size.
+            try await ledger.forEachPage(size: 5_000) { page in
+                entries += page.filter { $0.deliveryState == .deadLettered || $0.deliveryState == .retrying }
             }
         } catch {
             return ("Dead letters", body + Self.alert("The ledger cannot be read now."))
