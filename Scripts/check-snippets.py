@@ -170,6 +170,9 @@ def compiler_flags() -> list:
         cflags = subprocess.run(["pkg-config", "--cflags", package], capture_output=True, text=True).stdout.split()
         for flag in cflags:
             flags += ["-Xcc", flag]
+    # C targets built from source (e.g. CIAPCRC32C): SwiftPM writes their module maps beside their objects.
+    for generated in sorted(Path(bin_path).glob("CIAP*.build/module.modulemap")):
+        flags += ["-Xcc", f"-fmodule-map-file={generated}"]
     return flags
 
 
