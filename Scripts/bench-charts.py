@@ -3,12 +3,14 @@
 
 Inputs (either may be left out):
   --file-store FILE   the output of `iap-bench store --transactions N,N,...` (the file store: open[i].transactions,
-                      open[i].openSeconds.median, open[i].peakResidentMB.max, open[i].deepPageMilliseconds.p99)
+                      open[i].openSeconds.median, open[i].peakResidentMB.max, open[i].deepPageMilliseconds.p99,
+                      open[i].deliveries.perSecond)
   --postgres FILE     the output of `iap-bench store --database URL --scale N,N,...` (scale[i].transactions,
                       scale[i].deliveries.perSecond, scale[i].entitlementsMilliseconds.p99,
                       scale[i].deepPageMilliseconds.p99, scale[i].diskBytes.total)
-Output: --out DIR gets open-time.svg, memory.svg (file store), deliveries.svg, read-latency.svg and disk.svg
-(PostgreSQL; read-latency has the file store's deep page too). The x axis is the ledger's size (log scale).
+Output: --out DIR gets open-time.svg and memory.svg (the file store; PostgreSQL loads nothing when it opens),
+deliveries.svg and read-latency.svg (both stores) and disk.svg (PostgreSQL). The x axis is the ledger's size (log
+scale).
 
 Usage: Scripts/bench-charts.py --file-store store.json --postgres scale.json --out Documentation/images/benchmarks
 """
@@ -153,6 +155,8 @@ def main() -> int:
     written = []
 
     file_open = []
+    deliveries = []
+    writers = "W"
     if arguments.file_store:
         document = json.loads(arguments.file_store.read_text())
         file_open = [entry for entry in document.get("open", []) if "transactions" in entry]
@@ -160,6 +164,12 @@ def main() -> int:
             print(f"{arguments.file_store}: no open[] figures", file=sys.stderr)
             return 1
         targets = document.get("targets", {})
+        with_deliveries = [e for e in file_open if get(e, "deliveries", "perSecond") is not None]
+        if with_deliveries:
+            writers = get(with_deliveries[0], "deliveries", "writers", default=writers)
+            deliveries.append(
+                ("file store", [(e["transactions"], get(e, "deliveries", "perSecond")) for e in with_deliveries])
+            )
         charts = {
             "open-time.svg": chart(
                 "File store: time to open",
@@ -186,7 +196,13 @@ def main() -> int:
         if not scale:
             print(f"{arguments.postgres}: no scale[] figures", file=sys.stderr)
             return 1
-        writers = get(scale[0], "deliveries", "writers", default="W")
+        writers = get(scale[0], "deliveries", "writers", default=writers)
+        deliveries.append(
+            (
+                "PostgreSQL (hook)",
+                [(e["transactions"], get(e, "deliveries", "perSecond", default=0)) for e in scale],
+            )
+        )
         latency = [
             ("PostgreSQL entitlements", [(e["transactions"], get(e, "entitlementsMilliseconds", "p99")) for e in scale]),
             ("PostgreSQL deep page", [(e["transactions"], get(e, "deepPageMilliseconds", "p99")) for e in scale]),
@@ -197,11 +213,6 @@ def main() -> int:
             )
         latency = [(name, [(s, v) for s, v in values if v is not None]) for name, values in latency]
         charts = {
-            "deliveries.svg": chart(
-                f"PostgreSQL: durable deliveries/s, {writers} writers",
-                "deliveries per second (median of runs)",
-                [("PostgreSQL", [(e["transactions"], get(e, "deliveries", "perSecond", default=0)) for e in scale])],
-            ),
             "read-latency.svg": chart("Reads: p99 latency", "milliseconds (p99)", latency, 5, "target (5 ms)"),
             "disk.svg": chart(
                 "PostgreSQL: disk taken by the ledger",
@@ -212,6 +223,16 @@ def main() -> int:
         for name, svg in charts.items():
             (arguments.out / name).write_text(svg)
             written.append(name)
+
+    if deliveries:
+        (arguments.out / "deliveries.svg").write_text(
+            chart(
+                f"Durable deliveries/s into a ledger of that size, {writers} writers",
+                "deliveries per second (median of runs)",
+                deliveries,
+            )
+        )
+        written.append("deliveries.svg")
 
     print("wrote " + ", ".join(str(arguments.out / name) for name in written))
     return 0

@@ -23,7 +23,13 @@ struct IAPBenchCommandTests {
                 "database-password-file", "fsync-dir", "scale", "schema", "child-deliveries", "groups", "child-kind",
             ]
         ),
-        ("serve", ["seconds", "clients", "transactions", "data", "database"]),
+        (
+            "serve",
+            [
+                "seconds", "clients", "transactions", "data", "database", "processes", "child-server", "schema",
+                "root-file",
+            ]
+        ),
         ("analytics", ["transactions", "runs", "dir"]),
     ]
 
@@ -181,6 +187,10 @@ struct IAPBenchCommandTests {
         let open = try #require((store["open"] as? [[String: Any]])?.first)
         #expect(open["transactions"] as? Int == 200)
         #expect((open["samples"] as? [[String: Any]])?.first?["openSeconds"] is Double)
+        // Deliveries into a copy of the 200-transaction store, with 2 writers.
+        let intoStore = try #require(open["deliveries"] as? [String: Any])
+        #expect((intoStore["perSecond"] as? Double ?? 0) > 0)
+        #expect(intoStore["writers"] as? Int == 2)
         let serve = try await Self.report(
             ["serve", "--seconds", "1", "--clients", "2", "--transactions", "100"],
             keys: [
@@ -189,6 +199,9 @@ struct IAPBenchCommandTests {
             ]
         )
         #expect(serve["errors"] as? Int == 0)
+        let misused = try await Self.bench(["serve", "--processes", "2"])
+        #expect(misused.status == 2)
+        #expect(misused.stderr.contains("--processes takes 2 to 8, with --database"))
         let analytics = try await Self.report(
             ["analytics", "--transactions", "2000", "--runs", "1"],
             keys: [
@@ -207,5 +220,42 @@ struct IAPBenchCommandTests {
             ]
         )
         #expect(pages["overview"]?["requests"] as? Int == 4)
+    }
+}
+
+/// `iap-bench serve --database URL --processes 2`: server processes of their own on one schema.
+@Suite(
+    "iap-bench serve on PostgreSQL",
+    .serialized,
+    .enabled(
+        if: PostgresTestServer.isConfigured,
+        "needs PostgreSQL: export IAP_TEST_POSTGRES_URL=$(Scripts/postgres-server.sh start)"
+    )
+)
+struct IAPBenchServeProcessesTests {
+    @Test func oneServerProcessAndTwoOnOneSchemaPrintTheirRates() async throws {
+        let url = try PostgresTestServer.requireURL()
+        let serve = try await IAPBenchCommandTests.report(
+            [
+                "serve", "--database", url, "--processes", "2", "--seconds", "1", "--clients", "2",
+                "--transactions", "100",
+            ],
+            keys: [
+                "benchmark", "build", "clients", "cores", "errors", "goal", "latencyMs", "met", "pipeline", "processes",
+                "ratio", "seconds", "statuses", "store", "submissions", "submissionsPerSecond", "unit",
+            ]
+        )
+        #expect(serve["store"] as? String == "PostgresEntitlementStore")
+        let processes = try #require(serve["processes"] as? [String: Any])
+        let one = try #require(processes["one"] as? [String: Any])
+        let several = try #require(processes["several"] as? [String: Any])
+        #expect(one["processes"] as? Int == 1)
+        #expect(several["processes"] as? Int == 2)
+        #expect(several["connectionsPerProcess"] as? Int == 1)
+        for run in [one, several] {
+            #expect(run["errors"] as? Int == 0)
+            #expect((run["submissions"] as? Int ?? 0) > 0)
+        }
+        #expect(processes["ratio"] is Double)
     }
 }

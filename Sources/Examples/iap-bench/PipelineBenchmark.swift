@@ -61,10 +61,24 @@ enum PipelineBenchmark {
 
         /// `count` consumable purchases of coins.100 signed by a fresh test PKI, a verifier that trusts its root,
         /// and a catalog of coins.100.
+        /// The test PKI's root certificate, for a child process to trust.
+        let root: X509Certificate
+
         init(count: Int) throws {
-            start = Date(millisecondsSince1970: 1_767_225_600_000)
+            let start = Date(millisecondsSince1970: 1_767_225_600_000)
             let (tokens, root) = try signedConsumables(count, at: start)
+            try self.init(tokens: tokens, root: root, start: start)
+        }
+
+        /// The verifier and catalog of a child process, trusting `root`; no transactions of its own.
+        init(root: X509Certificate) throws {
+            try self.init(tokens: [], root: root, start: Date(millisecondsSince1970: 1_767_225_600_000))
+        }
+
+        private init(tokens: [String], root: X509Certificate, start: Date) throws {
+            self.start = start
             self.tokens = tokens
+            self.root = root
             verifier = try AppStoreSignedDataVerifier(
                 configuration: .init(
                     rootCertificates: [root],

@@ -14,7 +14,9 @@ enum ServeBenchmark {
         program: "iap-bench",
         name: "serve",
         summary: "submissions per second through the purchase server over loopback HTTP, against the pipeline's rate",
-        synopsis: ["[--seconds S] [--clients C] [--transactions N] [--data DIR | --database URL]"],
+        synopsis: [
+            "[--seconds S] [--clients C] [--transactions N] [--data DIR | --database URL [--processes P]]"
+        ],
         discussion: """
             Starts the purchase server's routes (PurchaseServerRoutes on HTTPServer, the routes iap serve answers)
             on 127.0.0.1 and a free port over a new file ledger, with a hook that grants at once. C clients, each
@@ -26,7 +28,11 @@ enum ServeBenchmark {
             second, p50 and p99 latency, errors, the pipeline's rate and the ratio of the two (goal at least 0.5).
             The ledgers go in a new temporary directory, removed at the end, or under --data DIR (kept); with
             --database URL both are PostgreSQL ledgers instead, each in a fresh schema dropped at the end (a pool of
-            C connections each). Build with -c release for meaningful figures.
+            C connections each). With --database and --processes P (2 to 8), then the same routes in server
+            processes of their own (this executable again) on one new schema: first one process answering the C
+            clients, then P processes on the same schema, the clients spread over them (C/P connections each):
+            processes.one and processes.several in submissions per second, and their ratio. Build with -c release
+            for meaningful figures.
             """,
         options: [
             .value("seconds", "S", "how long the clients send, 1 to 600 (default 10)"),
@@ -34,6 +40,10 @@ enum ServeBenchmark {
             .value("transactions", "N", "pre-signed transactions, 100 to 1000000 (default 20000)"),
             .value("data", "DIR", "put the two ledgers under DIR (a new directory) and keep them"),
             .value("database", "URL", "measure on PostgreSQL ledgers (fresh schemas, dropped at the end) instead"),
+            .value("processes", "P", "with --database, also compare one server process with P on one schema (2 to 8)"),
+            .flag("child-server", "serve the routes as a child process of a --processes run (set by the parent)"),
+            .value("schema", "NAME", "the schema a --child-server process serves (set by the parent)"),
+            .value("root-file", "FILE", "the DER root a --child-server process trusts (set by the parent)"),
         ],
         examples: ["swift run -c release iap-bench serve --seconds 10 --clients 8"]
     )
@@ -60,6 +70,8 @@ enum ServeBenchmark {
         let kept: URL?
         /// The PostgreSQL server the ledgers go to instead of files.
         let database: String?
+        /// Server processes to compare with one, on PostgreSQL; 1 for none.
+        let processes: Int
 
         init(_ arguments: Arguments) throws(Arguments.UsageError) {
             try arguments.noPositionals()
@@ -73,6 +85,10 @@ enum ServeBenchmark {
             }
             kept = try arguments.value("data").map { URL(fileURLWithPath: $0) }
             database = try arguments.value("database")
+            processes = try arguments.value("processes").flatMap { Int($0) } ?? 1
+            guard (1...8).contains(processes), processes == 1 || database != nil else {
+                throw Arguments.UsageError(message: "--processes takes 2 to 8, with --database")
+            }
             if kept != nil, database != nil {
                 throw Arguments.UsageError(message: "--data and --database name two different ledgers: give one")
             }
@@ -83,9 +99,13 @@ enum ServeBenchmark {
     }
 
     static func run(_ arguments: [String]) async {
+        let parsed = spec.parse(arguments)
+        if parsed.has("child-server") {
+            await runChildServer(parsed)
+        }
         let options: Options
         do throws(Arguments.UsageError) {
-            options = try Options(spec.parse(arguments))
+            options = try Options(parsed)
         } catch {
             spec.fail(error)
         }
@@ -120,7 +140,11 @@ enum ServeBenchmark {
         let served = try await measureServer(options, setup, directory: directory)
         let work = Array(setup.tokens.prefix(max(1, served.totals.latencies.count)))
         let pipelinePerSecond = try await measurePipeline(work, setup, options, directory: directory)
-        return report(options, served, deliveries: work.count, pipelinePerSecond: pipelinePerSecond)
+        var figures = report(options, served, deliveries: work.count, pipelinePerSecond: pipelinePerSecond)
+        if let url = options.database, options.processes > 1 {
+            figures["processes"] = try await measureProcesses(options, setup, url: url, directory: directory)
+        }
+        return figures
     }
 
     // MARK: - Setup
@@ -161,14 +185,28 @@ enum ServeBenchmark {
     {
         let clients = options.clients
         var userSecret = [UInt8](repeating: 0, count: 32)
-        var serviceToken = [UInt8](repeating: 0, count: 32)
         for index in userSecret.indices {
             userSecret[index] = UInt8.random(in: 0...255)
-            serviceToken[index] = UInt8.random(in: 33...126)
         }
         let userKey = try HMACSHA256(key: userSecret)
         let (store, close) = try await openLedger("serve", options, directory: directory)
         let hook = PipelineBenchmark.CountingHook()
+        let http = try serve(setup, store: store, hook: hook, userKey: userKey, clients: clients)
+        return Server(http: http, close: close, hook: hook, userKey: userKey)
+    }
+
+    /// The purchase server's routes over `store` on 127.0.0.1 and a free port.
+    static func serve(
+        _ setup: PipelineBenchmark.Setup,
+        store: any EntitlementStore,
+        hook: PipelineBenchmark.CountingHook,
+        userKey: HMACSHA256,
+        clients: Int
+    ) throws -> HTTPServer {
+        var serviceToken = [UInt8](repeating: 0, count: 32)
+        for index in serviceToken.indices {
+            serviceToken[index] = UInt8.random(in: 33...126)
+        }
         let pipeline = DeliveryPipeline(verifier: setup.verifier, catalog: setup.catalog, store: store, hook: hook)
         let routes = PurchaseServerRoutes(
             pipeline: pipeline,
@@ -180,8 +218,7 @@ enum ServeBenchmark {
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.maximumBodySize = PurchaseServerRoutes.maximumBodySize
         configuration.maximumConnections = max(64, clients * 2)
-        let http = try HTTPServer(configuration: configuration, router: routes.router)
-        return Server(http: http, close: close, hook: hook, userKey: userKey)
+        return try HTTPServer(configuration: configuration, router: routes.router)
     }
 
     // MARK: - Measure
@@ -207,8 +244,7 @@ enum ServeBenchmark {
         let began = ContinuousClock.now
         let totals = await send(
             setup.tokens,
-            port: server.http.port,
-            bearers: bearers,
+            to: bearers.map { (server.http.port, $0) },
             until: began + .seconds(options.seconds)
         )
         let elapsed = ContinuousClock.now - began
@@ -222,15 +258,18 @@ enum ServeBenchmark {
         return Served(totals: totals, elapsed: elapsed)
     }
 
-    /// Runs one client per bearer, each on a thread of its own with a blocking keep-alive connection (so that the
-    /// clients cost little), each taking the next token until `deadline`; returns what they measured together.
-    static func send(_ tokens: [String], port: UInt16, bearers: [String], until deadline: ContinuousClock.Instant) async
-        -> ClientTotals
-    {
+    /// Runs one client per port and bearer, each on a thread of its own with a blocking keep-alive connection (so
+    /// that the clients cost little), each taking the next token until `deadline`; returns what they measured
+    /// together.
+    static func send(
+        _ tokens: [String],
+        to clients: [(port: UInt16, bearer: String)],
+        until deadline: ContinuousClock.Instant
+    ) async -> ClientTotals {
         let next = LockedValue(0)
         let results = LockedValue<[ClientTotals]>([])
         let done = DispatchGroup()
-        for bearer in bearers {
+        for (port, bearer) in clients {
             let head = Array(
                 ("POST /iap/v1/transactions HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(bearer)\r\n"
                     + "Content-Type: application/json\r\n").utf8

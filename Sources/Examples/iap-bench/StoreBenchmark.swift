@@ -21,7 +21,9 @@ enum StoreBenchmark {
             inserted already claimed, with its signed transaction, then marked delivered; fsync on) with one writer and W concurrent writers, on a fresh store; then, for each size N
             (default 100000,1000000), a store of N delivered transactions built once (under --dir, kept for reuse)
             and opened in a child process --runs times: seconds to open, peak resident memory (VmHWM), the latency
-            of history pages (1000 random users' first page; a deep page of a large user), and the bytes on disk.
+            of history pages (1000 random users' first page; a deep page of a large user), and the bytes on disk;
+            then deliveries per second with W writers into a copy of it (open[i].deliveries.perSecond, median of
+            --runs, each run on a fresh copy opened in this process).
             Each transaction carries a signed transaction of Apple's size (Apple's certificate chain, a
             signature-sized tail; not verifiable).
 
@@ -182,7 +184,26 @@ enum StoreBenchmark {
             Output.error("open \(size) run \(run)/\(options.runs)")
             samples.append(try openInChild(directory))
         }
-        return summarize(size: size, samples)
+        var figures = summarize(size: size, samples)
+        let rates = try await deliveriesAtSize(size, from: directory, options)
+        figures["deliveries"] = Benchmark.figures(rates).merging(["writers": options.writers]) { $1 }
+        return figures
+    }
+
+    /// Deliveries per second with W writers into a store that already holds `size` transactions: each run on a
+    /// fresh copy of the built store (which is kept as built), opened in this process.
+    static func deliveriesAtSize(_ size: Int, from built: URL, _ options: Options) async throws -> [Double] {
+        let copy = options.base.appending(path: "ledger-\(size)-deliveries")
+        var rates: [Double] = []
+        for run in 1...options.runs {
+            Output.error("deliveries into \(size) run \(run)/\(options.runs)")
+            try? FileManager.default.removeItem(at: copy)
+            try FileManager.default.copyItem(at: built, to: copy)
+            defer { try? FileManager.default.removeItem(at: copy) }
+            let store = try FileEntitlementStore(directory: copy)
+            rates.append(try await deliveryRate(options.deliveries, from: size, writers: options.writers, into: store))
+        }
+        return rates
     }
 
     /// The delivery rates, the figures of each size, and the targets.
@@ -219,13 +240,25 @@ enum StoreBenchmark {
         let directory = base.appending(path: "deliveries-\(writers)-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try FileEntitlementStore(directory: directory)
+        return try await deliveryRate(count, from: 0, writers: writers, into: store)
+    }
+
+    /// Delivers transactions `first ..< first + count` into `store` with `writers` concurrent writers, checks that
+    /// every one was delivered, closes the store and returns deliveries per second.
+    private static func deliveryRate(
+        _ count: Int,
+        from first: Int,
+        writers: Int,
+        into store: FileEntitlementStore
+    ) async throws -> Double {
+        let deliveredBefore = try await store.statistics().delivered
         let began = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
                 group.addTask {
                     var index = writer
                     while index < count {
-                        try await deliver(index, to: store)
+                        try await deliver(first + index, to: store)
                         index += writers
                     }
                 }
@@ -235,8 +268,8 @@ enum StoreBenchmark {
         let elapsed = (ContinuousClock.now - began).timeInterval
         let statistics = try await store.statistics()
         await store.close()
-        guard statistics.delivered == count else {
-            throw IAPError(.internalError, "delivered \(statistics.delivered) of \(count)")
+        guard statistics.delivered == deliveredBefore + count else {
+            throw IAPError(.internalError, "delivered \(statistics.delivered - deliveredBefore) of \(count)")
         }
         return Double(count) / elapsed
     }
