@@ -143,6 +143,26 @@ extension PostgresStatement {
             """
     )
 
+    /// The rows whose lookup columns disagree with their entry's JSON, with the first column that does, the first
+    /// 100 by sequence (`LedgerInvariants`, through `indexProblems()`).
+    static let lookupMismatches = PostgresStatement(
+        name: "iap_lookup_mismatches",
+        sql: """
+            SELECT transaction_id, CASE
+                WHEN entry->>'transactionId' IS DISTINCT FROM transaction_id THEN 'transaction_id'
+                WHEN entry->>'originalTransactionId' IS DISTINCT FROM original_transaction_id
+                    THEN 'original_transaction_id'
+                WHEN entry->>'userId' IS DISTINCT FROM user_id THEN 'user_id'
+                ELSE 'delivery_state' END
+            FROM iap_ledger_entries
+            WHERE entry->>'transactionId' IS DISTINCT FROM transaction_id
+                OR entry->>'originalTransactionId' IS DISTINCT FROM original_transaction_id
+                OR entry->>'userId' IS DISTINCT FROM user_id
+                OR entry->>'deliveryState' IS DISTINCT FROM delivery_state
+            ORDER BY sequence LIMIT 100
+            """
+    )
+
     /// $1 after this sequence, $2 limit: the first entry of each purchase family (no entry of the same original
     /// transaction id has a lower sequence), by sequence. The `NOT EXISTS` probe uses `iap_ledger_entries_original`.
     static let familiesAfter = PostgresStatement(

@@ -74,4 +74,63 @@ struct LedgerInvariantsTests {
         #expect(progress.withLock { $0 } == 0)
         #expect(LedgerReverification.differences(recorded: signed, signed: signed) == [])
     }
+
+    /// Entries of bob with a made-up payload, delivered, `count` of them from `first` on.
+    static func deliveredEntries(_ count: Int, from first: Int, user: String) -> [LedgerEntry] {
+        (first..<first + count).map { index in
+            let id = String(4_000_000 + index)
+            var entry = LedgerEntry(
+                transaction: TransactionPayload(
+                    originalTransactionId: id,
+                    transactionId: id,
+                    productId: "coins.100",
+                    type: .consumable
+                ),
+                transactionId: id,
+                originalTransactionId: id,
+                userId: user,
+                productId: "coins.100",
+                recordedAt: Shop.start
+            )
+            entry.deliveryState = .delivered
+            entry.deliveredAt = Shop.start
+            return entry
+        }
+    }
+
+    @Test func theCheckWalksTheLedgerPageByPageAndFindsWhatIsWrongOnALaterPage() async throws {
+        let store = InMemoryEntitlementStore()
+        // 2,500 entries: two pages of the walk; the broken one is on the second.
+        for entry in Self.deliveredEntries(2_500, from: 0, user: "bob") {
+            _ = try await store.insert(entry)
+        }
+        #expect(try await LedgerInvariants.check(store) == [])
+        var broken = Self.deliveredEntries(1, from: 2_500, user: "carol")[0]
+        broken.deliveredAt = nil
+        _ = try await store.insert(broken)
+        let findings = try await LedgerInvariants.examine(store)
+        #expect(findings.problems == ["transaction 4002500 is marked delivered but was never granted"])
+        #expect(findings.equivalentUserIds.isEmpty)
+        #expect(findings.undecidedProratedRefunds.isEmpty)
+    }
+
+    @Test func oneWalkNamesCanonicallyEquivalentUserIdsByTheirBytes() async throws {
+        let store = InMemoryEntitlementStore()
+        // "José" composed (NFC) and decomposed (NFD): equal as Swift strings, two users as the ledger compares them.
+        let composed = "Jos\u{E9}"
+        let decomposed = "Jose\u{301}"
+        for entry in Self.deliveredEntries(3, from: 0, user: composed)
+            + Self.deliveredEntries(2, from: 3, user: decomposed)
+            + Self.deliveredEntries(3, from: 5, user: "ana")
+        {
+            _ = try await store.insert(entry)
+        }
+        let findings = try await LedgerInvariants.examine(store)
+        #expect(findings.problems == [])
+        #expect(findings.equivalentUserIds.count == 1)
+        let group = findings.equivalentUserIds.first ?? []
+        #expect(group.count == 2)
+        #expect(Set(group.map { Array($0.utf8) }) == [Array(composed.utf8), Array(decomposed.utf8)])
+        #expect(try await LedgerInvariants.equivalentUserIds(store) == findings.equivalentUserIds)
+    }
 }

@@ -297,4 +297,38 @@ struct PostgresEntitlementStoreTests {
         #expect(try await store.allEntries().map(\.transactionId) == (0..<12).map { String(9_000 - $0) })
         try await store.dropSchema()
     }
+
+    @Test func aLookupColumnThatDisagreesWithItsEntryIsNamedByTheCheck() async throws {
+        let store = try await PostgresTestServer.store()
+        let schema = store.configuration.schema
+        for index in 0..<5 {
+            var entry = Self.entry(String(7_000 + index), user: "user-\(index % 2)")
+            entry.deliveryState = .delivered
+            entry.deliveredAt = Self.epoch
+            _ = try await store.insert(entry)
+        }
+        // What the store wrote agrees with itself.
+        #expect(try await store.indexProblems() == [])
+        #expect(try await LedgerInvariants.check(store) == [])
+        // A row whose user column says another user: the history of the entry's own user would miss it.
+        _ = try PostgresTestServer.sql(
+            "UPDATE \(schema).iap_ledger_entries SET user_id = 'mallory' WHERE transaction_id = '7003'"
+        )
+        _ = try PostgresTestServer.sql(
+            "UPDATE \(schema).iap_ledger_entries SET original_transaction_id = '7000' WHERE transaction_id = '7001'"
+        )
+        let problems = try await store.indexProblems()
+        #expect(
+            problems == [
+                "transaction 7001: its original_transaction_id column disagrees with the entry it holds",
+                "transaction 7003: its user_id column disagrees with the entry it holds",
+            ]
+        )
+        // The check adds them to what it finds in the entries (and the users it counts: mallory is one more).
+        let findings = try await LedgerInvariants.examine(store)
+        #expect(findings.problems.prefix(2) == problems[...])
+        #expect(findings.problems.count == 3)
+        #expect(findings.problems.last?.hasPrefix("the statistics say") == true)
+        try await store.dropSchema()
+    }
 }

@@ -44,7 +44,8 @@ public struct LedgerAnalytics: Sendable {
         self.proratedRefunds = proratedRefunds
     }
 
-    /// Reads the ledger and computes the report.
+    /// Reads the ledger a page at a time and computes the report: memory for one page, the figures, and a few
+    /// numbers per transaction of a subscription (its periods), whatever the ledger's size.
     ///
     /// - Parameters:
     ///   - store: The ledger; it is only read.
@@ -67,23 +68,17 @@ public struct LedgerAnalytics: Sendable {
         now: Date
     ) async throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
-        let entries = try await store.allEntries()
-        let prepared = prepare(entries, environment: environment, productId: productId)
+        var fold = Fold(self, from: from, to: to, interval: interval, environment: environment, productId: productId)
+        try await store.forEachPage { page in
+            for entry in page {
+                fold.add(entry)
+            }
+        }
         var renewals: [String: RenewalInfoPayload] = [:]
-        for original in prepared.subscriptions.keys {
+        for original in fold.subscriptions.keys {
             renewals[original] = try await store.renewalInfo(originalTransactionId: original)
         }
-        return compute(
-            entries,
-            prepared,
-            renewalInfos: renewals,
-            from: from,
-            to: to,
-            interval: interval,
-            environment: environment,
-            productId: productId,
-            now: now
-        )
+        return compute(fold, renewalInfos: renewals, now: now)
     }
 
     /// Computes the report from entries and the latest renewal info of each subscription.
@@ -110,79 +105,56 @@ public struct LedgerAnalytics: Sendable {
         now: Date
     ) throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
-        return compute(
-            entries,
-            prepare(entries, environment: environment, productId: productId),
-            renewalInfos: renewalInfos,
-            from: from,
-            to: to,
-            interval: interval,
-            environment: environment,
-            productId: productId,
-            now: now
-        )
+        var fold = Fold(self, from: from, to: to, interval: interval, environment: environment, productId: productId)
+        for entry in entries {
+            fold.add(entry)
+        }
+        return compute(fold, renewalInfos: renewalInfos, now: now)
     }
 
-    /// What one pass over the entries finds, each string hashed once: the entries counted, their products as
-    /// numbers, and the subscriptions' periods by original transaction id.
-    struct Prepared {
-        /// The positions of the entries of the environment (and product) asked for.
-        var counted: [Int] = []
-        /// The product of each counted entry, as a number of ``products``.
-        var productOf: [Int] = []
-        var products = Interned()
+    /// What one pass over the entries keeps, one entry at a time: the figures of each transaction on its own (money,
+    /// purchases, refunds, consumable units) by interval and by product, and of each subscription its periods, with
+    /// every string hashed once (products, users and currencies as numbers).
+    struct Fold {
+        let analytics: LedgerAnalytics
+        let from: Date
+        let to: Date
+        let interval: AnalyticsInterval
+        let environment: AppStoreEnvironment
+        let productId: String?
+        let buckets: [Range<Date>]
+        var series: [AnalyticsFigures]
+        var totals: AnalyticsFigures
+        var products: [String: AnalyticsProductFigures] = [:]
+        var productNumbers = Interned()
         var users = Interned()
         var currencies = Interned()
+        /// Per product number: whether the catalog says it is a subscription (nil: it does not know it), and the
+        /// catalog's product.
+        private var catalogSays: [Bool?] = []
+        private(set) var catalogProducts: [CatalogProduct?] = []
         /// The periods of each subscription (auto-renewable transactions), by original transaction id.
         var subscriptions: [String: [Subscription.Period]] = [:]
-    }
 
-    func prepare(_ entries: [LedgerEntry], environment: AppStoreEnvironment, productId: String?) -> Prepared {
-        var prepared = Prepared()
-        // Per product number: whether the catalog says it is a subscription (nil: it does not know it).
-        var catalogSays: [Bool?] = []
-        for position in entries.indices {
-            guard entries[position].transaction.environment == environment,
-                productId == nil || entries[position].productId == productId
-            else { continue }
-            let product = prepared.products.number(entries[position].productId)
-            if product == catalogSays.count {
-                catalogSays.append(catalog[productId: entries[position].productId].map { $0.kind == .autoRenewable })
-            }
-            prepared.counted.append(position)
-            prepared.productOf.append(product)
-            guard catalogSays[product] ?? (entries[position].transaction.type == .autoRenewableSubscription) else {
-                continue
-            }
-            let period = Subscription.Period(
-                entries[position],
-                user: prepared.users.number(entries[position].userId),
-                product: product,
-                currencies: &prepared.currencies
-            )
-            prepared.subscriptions[entries[position].originalTransactionId, default: []].append(period)
+        init(
+            _ analytics: LedgerAnalytics,
+            from: Date,
+            to: Date,
+            interval: AnalyticsInterval,
+            environment: AppStoreEnvironment,
+            productId: String?
+        ) {
+            self.analytics = analytics
+            self.from = from
+            self.to = to
+            self.interval = interval
+            self.environment = environment
+            self.productId = productId
+            buckets = AnalyticsCalendar.buckets(from: from, to: to, interval: interval)
+            series = buckets.map { AnalyticsFigures(start: $0.lowerBound, end: $0.upperBound) }
+            totals = AnalyticsFigures(start: from, end: to)
         }
-        return prepared
-    }
 
-    /// The report from what ``prepare(_:environment:productId:)`` found.
-    func compute(
-        _ entries: [LedgerEntry],
-        _ prepared: Prepared,
-        renewalInfos: [String: RenewalInfoPayload],
-        from: Date,
-        to: Date,
-        interval: AnalyticsInterval,
-        environment: AppStoreEnvironment,
-        productId: String?,
-        now: Date
-    ) -> AnalyticsReport {
-        // Per product number: the units of one purchase of a consumable the catalog knows, as the catalog says.
-        let catalogProducts = prepared.products.names.map { catalog[productId: $0] }
-        let buckets = AnalyticsCalendar.buckets(from: from, to: to, interval: interval)
-        var series = buckets.map { AnalyticsFigures(start: $0.lowerBound, end: $0.upperBound) }
-        var totals = AnalyticsFigures(start: from, end: to)
-        var products: [String: AnalyticsProductFigures] = [:]
         /// The index of the bucket holding `date`, or `nil` outside the range.
         func bucket(_ date: Date?) -> Int? {
             guard let date, date >= from, date < to else { return nil }
@@ -194,27 +166,53 @@ public struct LedgerAnalytics: Sendable {
             }
             return low
         }
-        func add(_ date: Date?, _ change: (inout AnalyticsFigures) -> Void) {
+
+        /// Adds to the interval holding `date` and to the totals; nothing outside the range.
+        mutating func add(_ date: Date?, _ change: (inout AnalyticsFigures) -> Void) {
             guard let index = bucket(date) else { return }
             change(&series[index])
             change(&totals)
         }
 
-        // Money, purchases, refunds and consumable units: each transaction on its own.
-        for (position, product) in zip(prepared.counted, prepared.productOf) {
+        /// Counts one entry of the ledger.
+        mutating func add(_ entry: borrowing LedgerEntry) {
+            guard entry.transaction.environment == environment, productId == nil || entry.productId == productId else {
+                return
+            }
+            let product = productNumbers.number(entry.productId)
+            if product == catalogSays.count {
+                let known = analytics.catalog[productId: entry.productId]
+                catalogSays.append(known.map { $0.kind == .autoRenewable })
+                catalogProducts.append(known)
+            }
+            addMoney(entry, product: product)
+            guard catalogSays[product] ?? (entry.transaction.type == .autoRenewableSubscription) else {
+                return
+            }
+            let period = Subscription.Period(
+                entry,
+                user: users.number(entry.userId),
+                product: product,
+                currencies: &currencies
+            )
+            subscriptions[entry.originalTransactionId, default: []].append(period)
+        }
+
+        /// Money, purchases, refunds and consumable units: each transaction on its own.
+        private mutating func addMoney(_ entry: borrowing LedgerEntry, product: Int) {
             // Most of a ledger is outside the range: two dates decide, before anything is copied.
-            let purchasedInRange = bucket(entries[position].transaction.purchaseDate) != nil
-            let revokedInRange = bucket(entries[position].transaction.revocationDate) != nil
-            guard purchasedInRange || revokedInRange else { continue }
-            let transaction = entries[position].transaction
-            guard transaction.inAppOwnershipType != .familyShared else { continue }
-            let productId = entries[position].productId
+            let purchasedInRange = bucket(entry.transaction.purchaseDate) != nil
+            let revokedInRange = bucket(entry.transaction.revocationDate) != nil
+            guard purchasedInRange || revokedInRange else { return }
+            let transaction = entry.transaction
+            guard transaction.inAppOwnershipType != .familyShared else { return }
+            let productId = entry.productId
             let price = transaction.price ?? 0
             let currency = transaction.currency
             let purchased = bucket(transaction.purchaseDate)
-            let refunded = Self.isRefund(transaction) ? bucket(transaction.revocationDate) : nil
-            guard purchased != nil || refunded != nil else { continue }
-            let units = Self.consumableUnits(catalogProducts[product], transaction)
+            let refunded = LedgerAnalytics.isRefund(transaction) ? bucket(transaction.revocationDate) : nil
+            guard purchased != nil || refunded != nil else { return }
+            let units = LedgerAnalytics.consumableUnits(catalogProducts[product], transaction)
             if purchased != nil {
                 add(transaction.purchaseDate) { figures in
                     figures.purchases += 1
@@ -246,14 +244,22 @@ public struct LedgerAnalytics: Sendable {
                 )
             }
         }
+    }
+
+    /// The report from what a ``Fold`` gathered: the subscriptions' figures and the standing at the end of each
+    /// interval.
+    func compute(_ gathered: consuming Fold, renewalInfos: [String: RenewalInfoPayload], now: Date) -> AnalyticsReport {
+        var fold = gathered
+        let catalogProducts = fold.catalogProducts
+        let to = fold.to
 
         // Per product: its subscription group (the product, without one) and the catalog's duration.
         var groupNumbers = Interned()
-        let groups = zip(prepared.products.names, catalogProducts).map {
+        let groups = zip(fold.productNumbers.names, catalogProducts).map {
             groupNumbers.number($1?.subscriptionGroupId ?? $0)
         }
         let durations = catalogProducts.map { $0?.duration }
-        var families = prepared.subscriptions.map {
+        var families = fold.subscriptions.map {
             Subscription(periods: $0.value, renewal: renewalInfos[$0.key], analytics: self, groups: groups)
         }
         // Subscribers (a user in a group) as numbers, and each price as a month's worth, once: the standing at the
@@ -279,44 +285,44 @@ public struct LedgerAnalytics: Sendable {
                 }
             }
         }
-        let standing = Standing(families, subscribers: subscriberNumbers.count, currencies: prepared.currencies.names)
+        let standing = Standing(families, subscribers: subscriberNumbers.count, currencies: fold.currencies.names)
         for family in families {
-            add(family.firstPurchase) { $0.subscriptions.new += 1 }
+            fold.add(family.firstPurchase) { $0.subscriptions.new += 1 }
             for trial in family.trialStarts {
-                add(trial) { $0.subscriptions.trialsStarted += 1 }
+                fold.add(trial) { $0.subscriptions.trialsStarted += 1 }
             }
             for conversion in family.trialConversions {
-                add(conversion) { $0.subscriptions.trialConversions += 1 }
+                fold.add(conversion) { $0.subscriptions.trialConversions += 1 }
             }
             if let renewal = family.renewal, renewal.autoRenewStatus == .off {
-                add(renewal.signedDate) { $0.subscriptions.cancellations += 1 }
+                fold.add(renewal.signedDate) { $0.subscriptions.cancellations += 1 }
             }
             for end in family.accessEnds(now: now) {
-                add(end) { $0.subscriptions.churned += 1 }
+                fold.add(end) { $0.subscriptions.churned += 1 }
             }
             for start in family.reactivations {
-                add(start) { $0.subscriptions.reactivations += 1 }
+                fold.add(start) { $0.subscriptions.reactivations += 1 }
             }
         }
-        for index in series.indices {
-            let end = series[index].end
-            (series[index].subscriptions.active, series[index].mrrMilliunits) = standing.at(before: end)
+        for index in fold.series.indices {
+            let end = fold.series[index].end
+            (fold.series[index].subscriptions.active, fold.series[index].mrrMilliunits) = standing.at(before: end)
         }
-        (totals.subscriptions.active, totals.mrrMilliunits) = standing.at(before: to)
-        totals.refundRate = Self.rate(totals.refunds, of: totals.purchases)
-        let byProduct = products.values.sorted { $0.productId < $1.productId }.map { figures in
+        (fold.totals.subscriptions.active, fold.totals.mrrMilliunits) = standing.at(before: to)
+        fold.totals.refundRate = Self.rate(fold.totals.refunds, of: fold.totals.purchases)
+        let byProduct = fold.products.values.sorted { $0.productId < $1.productId }.map { figures in
             var figures = figures
             figures.refundRate = Self.rate(figures.refunds, of: figures.purchases)
             return figures
         }
         return AnalyticsReport(
-            from: from,
+            from: fold.from,
             to: to,
-            interval: interval,
-            environment: environment.rawValue,
-            productId: productId,
-            series: series,
-            totals: totals,
+            interval: fold.interval,
+            environment: fold.environment.rawValue,
+            productId: fold.productId,
+            series: fold.series,
+            totals: fold.totals,
             byProduct: byProduct
         )
     }

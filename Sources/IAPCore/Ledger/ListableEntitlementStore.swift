@@ -9,6 +9,9 @@
 /// - ``entries(afterSequence:limit:)`` returns up to `limit` (1 to 10,000) entries with a sequence above the one given,
 ///   by ascending sequence: the ledger a page at a time, so that a tool walking a large ledger holds one page in
 ///   memory (``forEachPage(size:_:)``); a limit out of range throws `invalidArgument`.
+/// - ``indexProblems()`` names every entry the store's own lookups (one by transaction id, a user's history, a
+///   purchase family) would miss or find twice; the default reads the whole ledger and asks each lookup, a store that
+///   keeps its lookups apart from its entries (columns beside a document) checks them where they are.
 /// - ``firstSignedSequence()`` never changes once entries exist: an entry at that sequence or later was recorded
 ///   with its signed transaction (``EntitlementStore/signedTransaction(transactionId:)`` finds it); earlier ones may
 ///   predate the store keeping them.
@@ -31,6 +34,14 @@ public protocol ListableEntitlementStore: IdentifiedEntitlementStore {
     /// - Returns: The entries; fewer than `limit` at the end.
     /// - Throws: ``IAPError`` `invalidArgument` for a limit out of range; when the store cannot be read.
     func entries(afterSequence sequence: Int64, limit: Int) async throws -> [LedgerEntry]
+
+    /// Where the store's lookups disagree with its entries: a transaction recorded twice, a user's history or a
+    /// purchase family that lists other entries than the ledger holds for it. ``LedgerInvariants`` adds these to what
+    /// it finds in the entries themselves.
+    ///
+    /// - Returns: One sentence per problem; empty when every lookup finds exactly its entries.
+    /// - Throws: ``IAPError`` when the store cannot be read.
+    func indexProblems() async throws -> [String]
 
     /// The first entry sequence that is recorded with its signed transaction; earlier entries predate the store
     /// keeping them.
@@ -76,6 +87,38 @@ extension ListableEntitlementStore {
             }
             last = end.sequence
         }
+    }
+
+    /// Reads every entry and asks the store's lookups for each transaction id, user and purchase family: memory for
+    /// the whole ledger, as a store that holds the whole ledger in memory already does.
+    public func indexProblems() async throws -> [String] {
+        let entries = try await allEntries()
+        var problems: [String] = []
+        var seen: Set<String> = []
+        for entry in entries where !seen.insert(entry.transactionId).inserted {
+            problems.append("transaction \(entry.transactionId) is recorded twice")
+        }
+        for (key, own) in Dictionary(grouping: entries, by: { UserKey($0.userId) }) {
+            let user = key.id
+            let listed = try await allHistory(userId: user)
+            if listed.map(\.transactionId).sorted() != own.map(\.transactionId).sorted() {
+                problems.append(
+                    "the history of user \(user) lists \(listed.count) entries, the ledger holds \(own.count)"
+                )
+            }
+            if listed.map(\.sequence) != listed.map(\.sequence).sorted(by: >) {
+                problems.append("the history of user \(user) is not newest first")
+            }
+        }
+        for (original, family) in Dictionary(grouping: entries, by: \.originalTransactionId) {
+            let listed = try await self.entries(originalTransactionId: original)
+            if Set(listed.map(\.transactionId)) != Set(family.map(\.transactionId)) {
+                problems.append(
+                    "original transaction \(original) lists \(listed.count) entries, the ledger holds \(family.count)"
+                )
+            }
+        }
+        return problems
     }
 
     /// Throws `invalidArgument` unless a page limit is from 1 to 10,000.

@@ -94,8 +94,9 @@ enum LedgerCheckCommand {
         }
         let store = site.store
         do {
-            report.problems += try await LedgerInvariants.check(store).map { "storageCorrupted: \($0)" }
-            for group in try await LedgerInvariants.equivalentUserIds(store) {
+            let findings = try await LedgerInvariants.examine(store)
+            report.problems += findings.problems.map { "storageCorrupted: \($0)" }
+            for group in findings.equivalentUserIds {
                 let named = group.map { "'\(Output.escapedUserId($0))'" }.joined(separator: ", ")
                 report.notes.append(
                     "the user ids \(named) differ only in their Unicode normalization: they are \(group.count) users "
@@ -103,7 +104,7 @@ enum LedgerCheckCommand {
                         + "their purchases ('iap ledger entitlements --user ID') and token bindings"
                 )
             }
-            let undecided = try await LedgerInvariants.undecidedProratedRefunds(store)
+            let undecided = findings.undecidedProratedRefunds
             if !undecided.isEmpty {
                 let named = undecided.prefix(5).joined(separator: ", ") + (undecided.count > 5 ? ", ..." : "")
                 report.notes.append(
