@@ -166,6 +166,16 @@ extension FileEntitlementStore {
         return try await answer(try state.due(at: instant, limit: limit))
     }
 
+    /// The claimed entries at `instant`, from the index of undelivered entries.
+    ///
+    /// - Parameter instant: The instant the claims are judged at.
+    /// - Returns: The counts.
+    /// - Throws: ``IAPError`` `storageFailure` after ``close()``.
+    public func claims(at instant: Date) async throws -> ClaimCounts {
+        try checkOpen()
+        return try await answer(state.claims(at: instant))
+    }
+
     /// Entries parked for an unknown product, oldest first.
     ///
     /// - Parameter limit: The most entries to return (at least 1).

@@ -1,9 +1,30 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 public import IAPCore
 
 extension PostgresEntitlementStore: ListableEntitlementStore {
     /// The first sequence recorded with its signed transaction: ``signedTransactionsFromSequence()``.
     public func firstSignedSequence() async throws -> Int64 {
         try await signedTransactionsFromSequence()
+    }
+
+    /// The claimed rows at `instant`: one scan of the partial index of undelivered rows (`iap_ledger_entries_due`).
+    public func claims(at instant: Date) async throws -> ClaimCounts {
+        try await pool.run(retryingOnLostConnection: true) { connection in
+            let result = try connection.execute(.claims, [String(instant.millisecondsSince1970)])
+            guard result.count == 1 else {
+                throw IAPError(.storageFailure, "the claims query returned \(result.count) rows")
+            }
+            let oldest = result.string(0, 2).flatMap(Int64.init).map { Date(millisecondsSince1970: $0) }
+            return ClaimCounts(
+                claimed: try Int(result.int64(0, 0)),
+                staleClaims: try Int(result.int64(0, 1)),
+                oldestStaleSince: oldest
+            )
+        }
     }
 
     /// The rows whose lookup columns (`transaction_id`, `original_transaction_id`, `user_id`, `delivery_state`)

@@ -331,4 +331,26 @@ struct PostgresEntitlementStoreTests {
         #expect(findings.problems.last?.hasPrefix("the statistics say") == true)
         try await store.dropSchema()
     }
+
+    @Test func claimsThatHoldAndClaimsWhoseDelivererStoppedAreCounted() async throws {
+        let store = try await PostgresTestServer.store()
+        let now = Self.epoch.addingTimeInterval(1_000)
+        for (id, state, next) in [
+            ("8001", DeliveryState.pending, now.addingTimeInterval(60)),
+            ("8002", .pending, now.addingTimeInterval(-30)),
+            ("8003", .pending, now.addingTimeInterval(-90)),
+            ("8004", .retrying, now.addingTimeInterval(-10)),
+            ("8005", .pending, nil),
+        ] as [(String, DeliveryState, Date?)] {
+            var entry = Self.entry(id)
+            entry.deliveryState = state
+            entry.nextAttemptAt = next
+            entry.deliveryAttempts = next == nil ? 0 : 1
+            _ = try await store.insert(entry)
+        }
+        let counts = try await store.claims(at: now)
+        #expect(counts == ClaimCounts(claimed: 1, staleClaims: 2, oldestStaleSince: now.addingTimeInterval(-90)))
+        #expect(try await store.claims(at: now.addingTimeInterval(-1_000)) == ClaimCounts(claimed: 3))
+        try await store.dropSchema()
+    }
 }

@@ -208,9 +208,11 @@ struct CommandLineContractTests {
         #expect(
             Set(stats.keys) == [
                 "transactions", "delivered", "pendingRetries", "deadLetters", "revoked", "users", "environments",
+                "claimed", "staleClaims",
             ]
         )
         #expect(stats["transactions"] as? Int == 8)
+        #expect(stats["claimed"] as? Int == 0 && stats["staleClaims"] as? Int == 0)
         #expect(stats["environments"] as? [String: Int] == ["Sandbox": 8])
 
         let history = try Self.json(

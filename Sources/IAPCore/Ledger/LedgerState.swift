@@ -173,6 +173,15 @@ package struct LedgerState: Sendable {
         return Array(ordered.prefix(limit))
     }
 
+    /// The claimed entries at `instant`, from the index of undelivered entries (the only ones that can be claimed).
+    package func claims(at instant: Date) -> ClaimCounts {
+        var counts = ClaimCounts()
+        for position in undelivered {
+            counts.count(entry(at: position), at: instant)
+        }
+        return counts
+    }
+
     /// Up to `limit` entries parked for an unknown product, by sequence.
     package func parkedEntries(limit: Int) -> [LedgerEntry] {
         Array(parked.sorted().prefix(max(0, limit)).map { entry(at: $0) })

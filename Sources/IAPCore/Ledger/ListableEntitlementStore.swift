@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
 /// A ledger that can list every entry it holds, say from which entry on it keeps signed transactions, and be closed:
 /// what a tool that checks, exports or re-verifies a whole ledger needs beyond ``EntitlementStore``.
 ///
@@ -42,6 +48,13 @@ public protocol ListableEntitlementStore: IdentifiedEntitlementStore {
     /// - Returns: One sentence per problem; empty when every lookup finds exactly its entries.
     /// - Throws: ``IAPError`` when the store cannot be read.
     func indexProblems() async throws -> [String]
+
+    /// The entries a deliverer has claimed, at `instant`: being delivered, or left by a deliverer that stopped.
+    ///
+    /// - Parameter instant: The instant the claims are judged at (the clock's now).
+    /// - Returns: The counts.
+    /// - Throws: ``IAPError`` when the store cannot be read.
+    func claims(at instant: Date) async throws -> ClaimCounts
 
     /// The first entry sequence that is recorded with its signed transaction; earlier entries predate the store
     /// keeping them.
@@ -119,6 +132,18 @@ extension ListableEntitlementStore {
             }
         }
         return problems
+    }
+
+    /// Walks the whole ledger a page at a time: a store of its own should answer from its index of undelivered
+    /// entries.
+    public func claims(at instant: Date) async throws -> ClaimCounts {
+        var counts = ClaimCounts()
+        try await forEachPage { page in
+            for entry in page {
+                counts.count(entry, at: instant)
+            }
+        }
+        return counts
     }
 
     /// Throws `invalidArgument` unless a page limit is from 1 to 10,000.

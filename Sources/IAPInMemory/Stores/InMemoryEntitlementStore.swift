@@ -122,6 +122,11 @@ public actor InMemoryEntitlementStore: IdentifiedEntitlementStore {
         try state.due(at: instant, limit: limit)
     }
 
+    /// The claimed entries at `instant`, from the index of undelivered entries.
+    public func claims(at instant: Date) -> ClaimCounts {
+        state.claims(at: instant)
+    }
+
     /// Entries parked for an unknown product, oldest first.
     ///
     /// - Throws: ``IAPError`` with code `invalidArgument` for a `limit` below 1.

@@ -127,6 +127,18 @@ enum LedgerCheckCommand {
                         + "(or run 'iap ledger ingest --catalog FILE')"
                 )
             }
+            let claims = try await store.claims(at: SystemClock().now)
+            report.found["claimed"] = claims.claimed
+            report.found["staleClaims"] = claims.staleClaims
+            if claims.staleClaims > 0 {
+                let since = claims.oldestStaleSince.map { " since \(TextDate.text($0))" } ?? ""
+                report.notes.append(
+                    "\(claims.staleClaims) purchase(s) claimed by a deliverer that stopped before recording the outcome "
+                        + "(claims expired\(since)): neither delivered nor waiting for a retry; the next drain of due "
+                        + "deliveries delivers them ('iap serve' drains continuously, 'iap ledger ingest' before it "
+                        + "reads its input)"
+                )
+            }
             let hasCatalog = try await site.savedCatalog() != nil
             report.found["catalog"] = hasCatalog
             if !hasCatalog {
