@@ -2,7 +2,9 @@
 """Draws the scale charts of Documentation/Benchmarks.md from the benchmarks' JSON, as SVG (no library needed).
 
 Inputs (either may be left out):
-  --file-store FILE   the output of `iap-bench store --transactions N,N,...` (the file store: open[i].transactions,
+  --file-store FILE [FILE ...]
+                      the output of `iap-bench store --transactions N,N,...`, one invocation or several whose
+                      sizes are put together (a size given twice: the later file's) (the file store: open[i].transactions,
                       open[i].openSeconds.median, open[i].peakResidentMB.max, open[i].deepPageMilliseconds.p99,
                       open[i].deliveries.perSecond)
   --postgres FILE     the output of `iap-bench store --database URL --scale N,N,...` (scale[i].transactions,
@@ -145,7 +147,7 @@ def get(document: dict, *path, default=None):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--file-store", type=Path, help="iap-bench store JSON (the file store)")
+    parser.add_argument("--file-store", type=Path, nargs="+", help="iap-bench store JSON (the file store)")
     parser.add_argument("--postgres", type=Path, help="iap-bench store --database --scale JSON")
     parser.add_argument("--out", type=Path, required=True, help="directory for the SVG files")
     arguments = parser.parse_args()
@@ -158,12 +160,18 @@ def main() -> int:
     deliveries = []
     writers = "W"
     if arguments.file_store:
-        document = json.loads(arguments.file_store.read_text())
-        file_open = [entry for entry in document.get("open", []) if "transactions" in entry]
+        by_size = {}
+        targets = {}
+        for path in arguments.file_store:
+            document = json.loads(path.read_text())
+            targets = document.get("targets", targets)
+            for entry in document.get("open", []):
+                if "transactions" in entry:
+                    by_size[entry["transactions"]] = entry
+        file_open = [by_size[size] for size in sorted(by_size)]
         if not file_open:
-            print(f"{arguments.file_store}: no open[] figures", file=sys.stderr)
+            print(f"{' '.join(map(str, arguments.file_store))}: no open[] figures", file=sys.stderr)
             return 1
-        targets = document.get("targets", {})
         with_deliveries = [e for e in file_open if get(e, "deliveries", "perSecond") is not None]
         if with_deliveries:
             writers = get(with_deliveries[0], "deliveries", "writers", default=writers)
