@@ -17,6 +17,8 @@ import IAPHTTPServer
 /// | `iap_reconciliation_alarms_total` | counter | | reconciliation alarms: customers whose ledger had missed more than the threshold |
 /// | `iap_support_audit_refused` | gauge | | 1 while support actions are refused because the support audit does not match the ledger's head, else 0 |
 /// | `iap_unknown_product_purchases` | gauge | | purchases recorded but parked: the catalog does not know their product |
+/// | `iap_claimed_deliveries` | gauge | | deliveries under way: a deliverer claimed them and its claim holds |
+/// | `iap_stale_claims` | gauge | | deliveries whose deliverer stopped before the outcome (claim expired); the next drain takes them |
 ///
 /// Labels never hold a user id, a transaction id or anything a client chose: routes are patterns
 /// (`/iap/v1/users/{userId}/history`), types and codes are the package's or Apple's.
@@ -47,6 +49,10 @@ public final class PurchaseServerMetrics: Sendable {
     public let supportAuditRefused: MetricGauge
     /// `iap_unknown_product_purchases`.
     public let unknownProductPurchases: MetricGauge
+    /// `iap_claimed_deliveries`.
+    public let claimedDeliveries: MetricGauge
+    /// `iap_stale_claims`.
+    public let staleClaims: MetricGauge
 
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
@@ -114,6 +120,15 @@ public final class PurchaseServerMetrics: Sendable {
             help: "Purchases recorded but parked: the catalog does not know their product (nothing is granted by "
                 + "guess); reload the catalog (SIGHUP) once it names them."
         )
+        claimedDeliveries = try registry.gauge(
+            "iap_claimed_deliveries",
+            help: "Deliveries under way: a deliverer claimed them and its claim has not expired."
+        )
+        staleClaims = try registry.gauge(
+            "iap_stale_claims",
+            help: "Deliveries whose deliverer stopped between its claim and the outcome (the claim expired); the "
+                + "next drain of due deliveries delivers them."
+        )
         for outcome in TransactionSubmissionResult.Outcome.allCases {
             submissions.initialize(labels: [outcome.rawValue])
         }
@@ -125,6 +140,8 @@ public final class PurchaseServerMetrics: Sendable {
         deadLetters.set(0)
         supportAuditRefused.set(0)
         unknownProductPurchases.set(0)
+        claimedDeliveries.set(0)
+        staleClaims.set(0)
     }
 
     /// A fulfillment hook that counts each call of `hook` in `iap_webhook_requests_total`: wrap the webhook with it
@@ -146,14 +163,21 @@ public final class PurchaseServerMetrics: Sendable {
         verificationFailures.increment(labels: [error.code.rawValue])
     }
 
-    /// Sets `iap_retry_queue_depth`, `iap_dead_letters` and `iap_unknown_product_purchases` from the ledger's statistics, at most once per `interval`
-    /// (the statistics of a large database ledger are a scan).
+    /// Sets `iap_retry_queue_depth`, `iap_dead_letters` and `iap_unknown_product_purchases` from the ledger's
+    /// statistics, and `iap_claimed_deliveries` and `iap_stale_claims` from its claims when it can list them
+    /// (``ListableEntitlementStore``), at most once per `interval` (the statistics of a large database ledger are a
+    /// scan).
     ///
     /// - Parameters:
     ///   - store: The ledger.
     ///   - interval: The shortest time between two reads of the statistics.
+    ///   - clock: The clock the claims are judged by (the pipeline's).
     /// - Throws: ``IAPError`` when the ledger fails; the gauges keep their last values.
-    public func refreshLedgerGauges(from store: some EntitlementStore, interval: Duration = .seconds(1)) async throws {
+    public func refreshLedgerGauges(
+        from store: some EntitlementStore,
+        interval: Duration = .seconds(1),
+        clock: any WallClock = SystemClock()
+    ) async throws {
         let now = ContinuousClock.now
         let due = ledgerRefresh.withLock { last -> Bool in
             if let last, now - last < interval {
@@ -167,6 +191,11 @@ public final class PurchaseServerMetrics: Sendable {
         retryQueueDepth.set(Double(statistics.pendingRetries))
         deadLetters.set(Double(statistics.deadLetters))
         unknownProductPurchases.set(Double(statistics.unknownProduct))
+        if let listable = store as? any ListableEntitlementStore {
+            let claims = try await listable.claims(at: clock.now)
+            claimedDeliveries.set(Double(claims.claimed))
+            staleClaims.set(Double(claims.staleClaims))
+        }
     }
 }
 

@@ -222,7 +222,7 @@ public struct PurchaseServerRoutes: Sendable {
     @Sendable
     func exposeMetrics(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         do {
-            try await metrics.refreshLedgerGauges(from: store)
+            try await metrics.refreshLedgerGauges(from: store, clock: pipeline.clock)
         } catch {
             // The gauges keep their last values; the scrape still answers.
             report("metrics.failed", error, route: "/metrics")

@@ -158,7 +158,7 @@ public actor PurchaseServerWorker {
             )
         }
         if report.delivered + report.deferred + report.skipped + report.errors.count > 0 {
-            try? await metrics?.refreshLedgerGauges(from: store)
+            try? await metrics?.refreshLedgerGauges(from: store, clock: wallClock)
         }
         return report
     }

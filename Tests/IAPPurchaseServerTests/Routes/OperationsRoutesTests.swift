@@ -59,6 +59,31 @@ struct OperationsRoutesTests {
         #expect(try await world.submit(purchase.signedTransaction, as: "alice").status == 200)
     }
 
+    @Test func theClaimGaugesCountDeliveriesUnderWayAndThoseWhoseDelivererStopped() async throws {
+        let ledger = InMemoryEntitlementStore()
+        let clock = ManualClock(now: Date(millisecondsSince1970: 1_767_225_600_000))
+        for (id, expiry) in [("9001", 60.0), ("9002", -60.0), ("9003", -120.0)] {
+            var entry = LedgerEntry(
+                transaction: TransactionPayload(originalTransactionId: id, transactionId: id, productId: "coins.100"),
+                transactionId: id,
+                originalTransactionId: id,
+                userId: "alice",
+                productId: "coins.100",
+                recordedAt: clock.now
+            )
+            entry.deliveryAttempts = 1
+            entry.nextAttemptAt = clock.now.addingTimeInterval(expiry)
+            _ = try await ledger.insert(entry)
+        }
+        let metrics = try PurchaseServerMetrics()
+        try await metrics.refreshLedgerGauges(from: ledger, clock: clock)
+        let exposition = PrometheusExposition(metrics.registry.exposition())
+        #expect(exposition.problems.isEmpty, "\(exposition.problems)")
+        #expect(exposition.value("iap_claimed_deliveries") == 1)
+        #expect(exposition.value("iap_stale_claims") == 2)
+        #expect(exposition.value("iap_retry_queue_depth") == 0)
+    }
+
     @Test func aFreshServerExposesEveryFamilyInThePrometheusTextFormat() async throws {
         let world = try World()
         let answer = try await world.client.send("GET", "/metrics")
@@ -70,7 +95,8 @@ struct OperationsRoutesTests {
             "iap_submissions_total", "iap_notifications_total", "iap_webhook_requests_total", "iap_retry_queue_depth",
             "iap_dead_letters", "iap_verification_failures_total", "iap_http_request_duration_seconds",
             "iap_http_responses_total", "iap_support_audit_refused", "iap_unknown_product_purchases",
-            "iap_reconciliations_total", "iap_reconciliation_alarms_total",
+            "iap_reconciliations_total", "iap_reconciliation_alarms_total", "iap_claimed_deliveries",
+            "iap_stale_claims",
         ] {
             #expect(exposition.family(name) != nil, "\(name)")
         }
