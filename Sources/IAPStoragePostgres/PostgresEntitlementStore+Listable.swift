@@ -19,10 +19,12 @@ extension PostgresEntitlementStore: ListableEntitlementStore {
                 throw IAPError(.storageFailure, "the claims query returned \(result.count) rows")
             }
             let oldest = result.string(0, 2).flatMap(Int64.init).map { Date(millisecondsSince1970: $0) }
+            let holdUntil = result.string(0, 3).flatMap(Int64.init).map { Date(millisecondsSince1970: $0) }
             return ClaimCounts(
                 claimed: try Int(result.int64(0, 0)),
                 staleClaims: try Int(result.int64(0, 1)),
-                oldestStaleSince: oldest
+                oldestStaleSince: oldest,
+                claimsHoldUntil: holdUntil
             )
         }
     }

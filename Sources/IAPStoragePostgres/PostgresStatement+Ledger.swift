@@ -144,14 +144,15 @@ extension PostgresStatement {
     )
 
     /// $1 now (milliseconds): the claimed rows (pending, with the claim's expiry in `next_attempt_at`) whose claim
-    /// holds, those whose claim has expired, and the earliest expiry among those; through the partial index of
-    /// undelivered rows.
+    /// holds, those whose claim has expired, the earliest expiry among these and the latest among the holding ones;
+    /// through the partial index of undelivered rows.
     static let claims = PostgresStatement(
         name: "iap_claims",
         sql: """
             SELECT count(*) FILTER (WHERE next_attempt_at > $1::bigint),
                 count(*) FILTER (WHERE next_attempt_at <= $1::bigint),
-                min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1::bigint)
+                min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1::bigint),
+                max(next_attempt_at) FILTER (WHERE next_attempt_at > $1::bigint)
             FROM iap_ledger_entries
             WHERE delivery_state IN ('pending', 'retrying') AND delivery_state = 'pending'
                 AND next_attempt_at IS NOT NULL

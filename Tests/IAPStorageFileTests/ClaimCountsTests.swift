@@ -38,7 +38,12 @@ struct ClaimCountsTests {
         }
     }
 
-    static let expected = ClaimCounts(claimed: 2, staleClaims: 2, oldestStaleSince: now.addingTimeInterval(-90))
+    static let expected = ClaimCounts(
+        claimed: 2,
+        staleClaims: 2,
+        oldestStaleSince: now.addingTimeInterval(-90),
+        claimsHoldUntil: now.addingTimeInterval(60)
+    )
 
     /// The default implementation of `ListableEntitlementStore`, which walks the pages.
     static func walked(_ store: some ListableEntitlementStore, at instant: Date) async throws -> ClaimCounts {
@@ -60,6 +65,7 @@ struct ClaimCountsTests {
             // A minute later the claim of c2 has expired too; the one of c1 holds.
             let later = try await store.claims(at: Self.now.addingTimeInterval(30))
             #expect(later.claimed == 1 && later.staleClaims == 3)
+            #expect(later.claimsHoldUntil == Self.now.addingTimeInterval(60))
             await store.close()
             store = try FileEntitlementStore(directory: directory.url)
             #expect(try await store.claims(at: Self.now) == Self.expected)
@@ -75,6 +81,9 @@ struct ClaimCountsTests {
         try await Self.fill(store)
         #expect(try await store.claims(at: Self.now) == Self.expected)
         #expect(try await Self.walked(store, at: Self.now) == Self.expected)
-        #expect(try await store.claims(at: Self.now.addingTimeInterval(-1_000)) == ClaimCounts(claimed: 4))
+        #expect(
+            try await store.claims(at: Self.now.addingTimeInterval(-1_000))
+                == ClaimCounts(claimed: 4, claimsHoldUntil: Self.now.addingTimeInterval(60))
+        )
     }
 }

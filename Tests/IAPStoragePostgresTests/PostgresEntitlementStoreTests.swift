@@ -349,8 +349,19 @@ struct PostgresEntitlementStoreTests {
             _ = try await store.insert(entry)
         }
         let counts = try await store.claims(at: now)
-        #expect(counts == ClaimCounts(claimed: 1, staleClaims: 2, oldestStaleSince: now.addingTimeInterval(-90)))
-        #expect(try await store.claims(at: now.addingTimeInterval(-1_000)) == ClaimCounts(claimed: 3))
+        #expect(
+            counts
+                == ClaimCounts(
+                    claimed: 1,
+                    staleClaims: 2,
+                    oldestStaleSince: now.addingTimeInterval(-90),
+                    claimsHoldUntil: now.addingTimeInterval(60)
+                )
+        )
+        #expect(
+            try await store.claims(at: now.addingTimeInterval(-1_000))
+                == ClaimCounts(claimed: 3, claimsHoldUntil: now.addingTimeInterval(60))
+        )
         try await store.dropSchema()
     }
 }

@@ -98,6 +98,117 @@ struct PostgresLedgerProcessTests {
         #expect(export.stdoutLines.count == count)
     }
 
+    /// `iap ledger ingest` killed with SIGKILL while its grants are in flight leaves claims that hold: the counts add
+    /// up, a re-run says when they expire, and a drain after then delivers every purchase, each under one key.
+    @Test func killedMidIngestItsClaimsAddUpAndADrainAfterThemDeliversEveryPurchase() async throws {
+        typealias CLI = CommandLineContractTests
+        let url = try PostgresTestServer.requireURL()
+        let schema = PostgresTestServer.freshSchema()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-pg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let root = directory.appending(path: "root.der").path
+        let catalog = directory.appending(path: "catalog.json").path
+        let input = directory.appending(path: "transactions.jws")
+        let secret = "a-shared-secret-of-32-bytes-long"
+        let secretFile = directory.appending(path: "grant-secret")
+        // A wallet that takes 40 ms to answer, so that many grants are in flight when the process is killed.
+        let wallet = try LoopbackServer.wallet(secret: secret, delayMilliseconds: 40)
+        defer { wallet.stop() }
+        let count = 1_500
+        let generated = try await CLI.iap([
+            "testdata", "transactions", "--count", String(count), "--users", "50", "--root-out", root,
+            "--catalog-out", catalog,
+        ])
+        #expect(generated.status == 0)
+        try Data(generated.stdout.utf8).write(to: input)
+        try Data((secret + "\n").utf8).write(to: secretFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
+        let ledger = ["--database", url, "--schema", schema]
+        let grant = [
+            "--grant-url", wallet.url.appending(path: "iap").absoluteString, "--grant-secret-file", secretFile.path,
+        ]
+        let ingest =
+            ["ledger", "ingest"] + ledger + ["--catalog", catalog, "--root", root, "--token-is-user"] + grant
+
+        let output = directory.appending(path: "ingest.out")
+        let process = try Self.start(ingest + [input.path], output: output)
+        defer { process.kill() }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ((try? Data(contentsOf: output)) ?? Data()).count(where: { $0 == 0x0A }) < 300,
+            process.isRunning, ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(process.isRunning, "the ingest ended before it was killed")
+        process.kill()
+        #expect(process.endedBySignal)
+
+        func stats() async throws -> [String: Any] {
+            try CLI.json(try await CLI.iap(["ledger", "stats"] + ledger + ["--json"]).stdout)
+        }
+        let killed = try await stats()
+        let recorded = try #require(killed["transactions"] as? Int)
+        let delivered = try #require(killed["delivered"] as? Int)
+        let claimed = try #require(killed["claimed"] as? Int)
+        let stale = try #require(killed["staleClaims"] as? Int)
+        #expect(claimed > 0, "no grant was in flight when the process was killed")
+        #expect(delivered + claimed + stale == recorded, "\(killed)")
+
+        // A re-run within the claims answers their lines pending, delivers the rest, and says when the claims expire.
+        let rerun = try await CLI.iap(ingest + [input.path], timeout: .seconds(300))
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(rerun.stdoutLines.count == count)
+        #expect(rerun.stdoutLines.filter { $0.hasSuffix(" pending") }.count == claimed)
+        #expect(
+            rerun.stderr.contains("note: \(claimed) purchase(s) are claimed by another deliverer"),
+            "\(rerun.stderr)"
+        )
+        let waiting = try await stats()
+        #expect(waiting["transactions"] as? Int == count)
+        #expect(waiting["delivered"] as? Int == count - claimed)
+        #expect(waiting["claimed"] as? Int == claimed)
+
+        // A drain while the claims hold leaves them and says until when.
+        let early = try CLI.json(try await CLI.iap(["ledger", "drain"] + ledger + grant + ["--json"]).stdout)
+        #expect(early["delivered"] as? Int == 0)
+        #expect(early["claimed"] as? Int == claimed)
+        #expect(early["claimsHoldUntil"] is Int)
+
+        // The claims' 120 seconds pass (their expiry moved back, in the column and in the entry alike).
+        _ = try PostgresTestServer.sql(
+            """
+            UPDATE \(schema).iap_ledger_entries
+            SET next_attempt_at = next_attempt_at - 300000,
+                entry = jsonb_set(entry, '{nextAttemptAt}', to_jsonb((entry->>'nextAttemptAt')::bigint - 300000))
+            WHERE delivery_state = 'pending' AND next_attempt_at IS NOT NULL
+            """
+        )
+        let expired = try await stats()
+        #expect(expired["claimed"] as? Int == 0)
+        #expect(expired["staleClaims"] as? Int == claimed)
+        let check = try await CLI.iap(["ledger", "check"] + ledger + ["--json"])
+        #expect(check.status == 0, "\(check.stdout)")
+        #expect(
+            (try CLI.json(check.stdout)["notes"] as? [String])?.contains { $0.hasPrefix("\(claimed) purchase(s)") }
+                == true
+        )
+
+        let drain = try await CLI.iap(["ledger", "drain"] + ledger + grant + ["--json"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        let drained = try CLI.json(drain.stdout)
+        #expect(drained["delivered"] as? Int == claimed)
+        #expect(drained["claimed"] as? Int == 0 && drained["staleClaims"] as? Int == 0)
+        let done = try await stats()
+        #expect(done["delivered"] as? Int == count)
+        #expect(done["claimed"] as? Int == 0 && done["staleClaims"] as? Int == 0)
+        // Every purchase reached the wallet, each under one idempotency key (a grant in flight at the kill is sent
+        // again under the same key).
+        let keys = Set(wallet.requests.compactMap { $0.headers["idempotency-key"] })
+        #expect(keys.count == count)
+        #expect(try await CLI.iap(["ledger", "check"] + ledger).status == 0)
+    }
+
     @Test func aMissingDatabaseLedgerIsRefusedByTheReadingCommands() async throws {
         let ledger = [
             "--database", try PostgresTestServer.requireURL(), "--schema",

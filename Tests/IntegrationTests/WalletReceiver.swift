@@ -14,9 +14,18 @@ extension LoopbackServer {
     ///   - secret: The grant secret the tool signs with.
     ///   - path: The target the deliveries must be posted to; any target when `nil`.
     ///   - refused: Counts the requests answered 401.
-    static func wallet(secret: String, path: String? = nil, refused: LockedValue<Int>? = nil) throws -> LoopbackServer {
+    ///   - delayMilliseconds: How long each request waits before its answer (each connection has a thread).
+    static func wallet(
+        secret: String,
+        path: String? = nil,
+        refused: LockedValue<Int>? = nil,
+        delayMilliseconds: UInt32 = 0
+    ) throws -> LoopbackServer {
         let hmac = try HMACSHA256(key: Array(secret.utf8))
         return try LoopbackServer { request in
+            if delayMilliseconds > 0 {
+                usleep(delayMilliseconds * 1_000)
+            }
             guard request.method == "POST", path == nil || request.target == path,
                 request.headers["content-type"] == "application/json",
                 let header = request.headers["x-iap-signature"],

@@ -9,8 +9,9 @@
 ///
 /// A claim that has expired belongs to a deliverer that stopped (a crash, a `kill -9`) between its claim and the
 /// outcome: the entry is neither delivered nor waiting for a retry, and the next drain of due deliveries
-/// (``DeliveryPipeline/drainDueRetries(limit:)``, which `iap serve` runs on its own and `iap ledger ingest` runs when
-/// it ends) claims it again and delivers it. `iap ledger stats` and `iap ledger check` show both counts.
+/// (``DeliveryPipeline/drainDueRetries(limit:)``, which `iap serve` runs on its own, `iap ledger ingest` runs before
+/// it reads and `iap ledger drain` runs on demand) claims it again and delivers it. `iap ledger stats` and
+/// `iap ledger check` show both counts.
 public struct ClaimCounts: Codable, Sendable, Hashable {
     /// Entries being delivered: claimed, the claim not expired.
     public var claimed: Int
@@ -18,6 +19,9 @@ public struct ClaimCounts: Codable, Sendable, Hashable {
     public var staleClaims: Int
     /// When the earliest stale claim expired, or `nil` when there is none.
     public var oldestStaleSince: Date?
+    /// When the last claim that still holds expires, or `nil` when none holds: from then on, a drain takes every
+    /// entry claimed now that is still undelivered.
+    public var claimsHoldUntil: Date?
 
     /// Creates counts.
     ///
@@ -25,10 +29,12 @@ public struct ClaimCounts: Codable, Sendable, Hashable {
     ///   - claimed: Entries being delivered.
     ///   - staleClaims: Entries whose claim has expired.
     ///   - oldestStaleSince: When the earliest stale claim expired.
-    public init(claimed: Int = 0, staleClaims: Int = 0, oldestStaleSince: Date? = nil) {
+    ///   - claimsHoldUntil: When the last claim that still holds expires.
+    public init(claimed: Int = 0, staleClaims: Int = 0, oldestStaleSince: Date? = nil, claimsHoldUntil: Date? = nil) {
         self.claimed = claimed
         self.staleClaims = staleClaims
         self.oldestStaleSince = oldestStaleSince
+        self.claimsHoldUntil = claimsHoldUntil
     }
 
     /// Counts one entry, if it is claimed, as of `instant`.
@@ -42,6 +48,7 @@ public struct ClaimCounts: Codable, Sendable, Hashable {
         }
         if expiry > instant {
             claimed += 1
+            claimsHoldUntil = max(claimsHoldUntil ?? expiry, expiry)
         } else {
             staleClaims += 1
             oldestStaleSince = min(oldestStaleSince ?? expiry, expiry)

@@ -20,7 +20,7 @@ extension ConsoleRoutes {
         }
         do {
             let statistics = try await pipeline.store.statistics()
-            let rows: [(String, Int)] = [
+            var rows: [(String, Int)] = [
                 ("Transactions", statistics.transactions), ("Delivered", statistics.delivered),
                 ("Waiting for a retry", statistics.pendingRetries), ("Dead letters", statistics.deadLetters),
                 ("Dead letters given up", statistics.givenUp),
@@ -28,9 +28,25 @@ extension ConsoleRoutes {
                 ("Products the catalog does not know", statistics.unknownProduct),
                 ("Users", statistics.users),
             ]
+            // Deliveries under way, and those a deliverer left when it stopped (a store that lists its entries).
+            let listable = ledger ?? (pipeline.store as? any ListableEntitlementStore)
+            let claims = try await listable?.claims(at: pipeline.clock.now)
+            if let claims {
+                rows.insert(
+                    contentsOf: [("Being delivered", claims.claimed), ("Stale claims", claims.staleClaims)],
+                    at: 3
+                )
+            }
             body += "<h2>Ledger</h2><table><tbody>"
             body += rows.map { "<tr><th scope=\"row\">\($0.0)</th><td class=\"number\">\($0.1)</td></tr>" }.joined()
             body += "</tbody></table>"
+            if let claims, claims.staleClaims > 0 {
+                let since = claims.oldestStaleSince.map { " since " + AnalyticsCalendar.format($0) } ?? ""
+                body +=
+                    "<p class=\"error\">\(claims.staleClaims) purchase(s) were claimed by a deliverer that stopped "
+                    + "(claims expired\(ConsoleHTML.escape(since))): the server's next drain of due deliveries delivers "
+                    + "them.</p>"
+            }
             if statistics.deadLetters + statistics.pendingRetries > 0 {
                 body += "<p><a href=\"/console/dead-letters\">See the dead letters and retries</a></p>"
             }

@@ -478,6 +478,18 @@ struct ConsoleRoutesTests {
 
     /// A dead letter of 100 coins for `user`, recorded as the retry queue leaves one after its last attempt.
     static func deadLetter(_ id: String, user: String, in world: PurchaseServerWorld) async throws {
+        try await record(id, user: user, state: .deadLettered, in: world)
+    }
+
+    /// Records a consumable in the ledger in `state` (12 attempts, the wallet's last answer a 500), its next attempt
+    /// (or the claim's expiry) at `next`.
+    static func record(
+        _ id: String,
+        user: String,
+        state: DeliveryState,
+        next: Date? = nil,
+        in world: PurchaseServerWorld
+    ) async throws {
         var transaction = TransactionPayload()
         transaction.transactionId = id
         transaction.originalTransactionId = id
@@ -494,10 +506,28 @@ struct ConsoleRoutesTests {
             productId: "coins.100",
             recordedAt: world.clock.now
         )
-        entry.deliveryState = .deadLettered
+        entry.deliveryState = state
+        entry.nextAttemptAt = next
         entry.deliveryAttempts = 12
         entry.lastError = "the wallet answered 500"
         _ = try await world.ledger.insert(entry)
+    }
+
+    @Test func theOverviewCountsDeliveriesUnderWayAndClaimsWhoseDelivererStopped() async throws {
+        let console = try Console()
+        let world = console.world
+        for (id, expiry) in [
+            ("3000000000000011", world.clock.now.addingTimeInterval(-600)),
+            ("3000000000000012", world.clock.now.addingTimeInterval(60)),
+            ("3000000000000013", world.clock.now.addingTimeInterval(90)),
+        ] {
+            try await Self.record(id, user: "alice", state: .pending, next: expiry, in: world)
+        }
+        let overview = try await console.get("/console/overview", cookie: try await console.signIn())
+        #expect(overview.status == 200, "\(overview.everything)")
+        #expect(overview.text.contains("<th scope=\"row\">Being delivered</th><td class=\"number\">2</td>"))
+        #expect(overview.text.contains("<th scope=\"row\">Stale claims</th><td class=\"number\">1</td>"))
+        #expect(overview.text.contains("1 purchase(s) were claimed by a deliverer that stopped"))
     }
 
     @Test func deadLettersAreRetriedBySupportAndGivenUpByAnAdminEachAudited() async throws {

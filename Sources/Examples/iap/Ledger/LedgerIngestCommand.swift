@@ -33,8 +33,14 @@ enum LedgerIngestCommand {
             later run delivers it) and ingestion stops: nothing after that line is printed, although lines after
             it that were in flight may be recorded (a rerun over the same input acknowledges them). --window 1
             reads a line only once the one before it is answered, and records in input order. Before it reads, it
-            delivers what an earlier run left due for a retry, and what it parked for a product the catalog now
-            names. A new ledger is created.
+            delivers what an earlier run left due for a retry or claimed and never settled (its claim expired), and
+            what it parked for a product the catalog now names. A new ledger is created.
+
+            On a shared ledger (PostgreSQL), a purchase another process has claimed is answered 'pending' while
+            the claim holds (120 seconds): that process may be delivering it now. This command does not wait for
+            it: when it ends it says on standard error how many such claims hold and when the last expires, and
+            'iap ledger drain' after then (or 'iap ledger drain --wait SECONDS' at once) delivers what their
+            deliverer left.
 
             Whose a purchase is: --user ID's; without it, the user its appAccountToken is bound to (by the app's
             submission to 'iap serve', or POST /iap/v1/users/{userId}/account-tokens); a purchase whose token
@@ -146,15 +152,12 @@ enum LedgerIngestCommand {
             await ledger.close()
             throw error
         }
-        while true {
-            let report = await pipeline.drainDueRetries(limit: 1_000)
-            if let error = report.errors.first {
-                await ledger.close()
-                throw error
-            }
-            if report.delivered + report.deferred == 0 {
-                break
-            }
+        do {
+            var drained = LedgerDrainCommand.Totals()
+            try await LedgerDrainCommand.drainAll(pipeline, into: &drained)
+        } catch {
+            await ledger.close()
+            throw error
         }
 
         let summary = await LedgerIngestWindow(window: window).run(descriptor: descriptor, events: events) {
@@ -179,6 +182,7 @@ enum LedgerIngestCommand {
         if descriptor != 0 {
             close(descriptor)
         }
+        await noteClaims(in: store)
         await ledger.close()
         if summary.rejected > 0 {
             let count = summary.answered
@@ -186,6 +190,34 @@ enum LedgerIngestCommand {
             return .rejected
         }
         return .success
+    }
+
+    /// Says on standard error what another deliverer holds: the lines of those purchases answered `pending`.
+    ///
+    /// The command does not wait for such a claim: on a shared ledger the process that holds it may be delivering
+    /// it now, and only its expiry tells a live deliverer from one that stopped; waiting out every claim (120
+    /// seconds on PostgreSQL) would hold up each run beside another. It says when the last claim expires and which
+    /// command delivers what is left then.
+    static func noteClaims(in store: some ListableEntitlementStore) async {
+        let now = SystemClock().now
+        guard let claims = try? await store.claims(at: now), claims.claimed + claims.staleClaims > 0 else {
+            return
+        }
+        if claims.claimed > 0, let until = claims.claimsHoldUntil {
+            let seconds = max(0, Int(until.timeIntervalSince(now).rounded(.up)))
+            Output.error(
+                "note: \(claims.claimed) purchase(s) are claimed by another deliverer (a process at work on this "
+                    + "ledger, or one that stopped): their lines say pending; the last claim expires at "
+                    + "\(TextDate.text(until)), in \(seconds) s; 'iap ledger drain --wait \(seconds + 1)' (or any "
+                    + "drain after then) delivers what is still undelivered"
+            )
+        }
+        if claims.staleClaims > 0 {
+            Output.error(
+                "note: \(claims.staleClaims) purchase(s) were claimed by a deliverer that stopped, and their claim "
+                    + "expired while this run read: 'iap ledger drain' delivers them"
+            )
+        }
     }
 
     /// One line of output, whether the line was rejected, and whether the ledger itself failed.
