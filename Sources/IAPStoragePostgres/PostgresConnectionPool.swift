@@ -126,15 +126,24 @@ final class PostgresConnectionPool: Sendable {
             throw IAPError(.storageFailure, "the PostgreSQL store was closed")
         case .wait:
             let lease = await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
+                // Looked at again under the same lock as the wait is queued: a connection given back since the first
+                // look went to the idle list, and no later release would wake this call.
+                let ready = state.withLock { state -> Lease?? in
                     if state.closed {
-                        return true
+                        return .some(nil)
+                    }
+                    if let connection = state.idle.popLast() {
+                        return .some(.connection(connection))
+                    }
+                    if state.open < size {
+                        state.open += 1
+                        return .some(.slot)
                     }
                     state.waiters.append(continuation)
-                    return false
+                    return .none
                 }
-                if resumeNow {
-                    continuation.resume(returning: nil)
+                if let ready {
+                    continuation.resume(returning: ready)
                 }
             }
             guard let lease else {

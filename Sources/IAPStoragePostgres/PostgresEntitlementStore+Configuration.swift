@@ -28,6 +28,11 @@ extension PostgresEntitlementStore {
         /// Whether opening creates a ledger that does not exist yet; when `false`, opening a schema without the
         /// store's tables throws `notFound` and creates nothing (for tools that only read).
         public var createIfMissing: Bool
+        /// How concurrent inserts and compare-and-sets (a delivery's record, claim and mark) share commits: those
+        /// waiting for the database at the same moment run in one transaction, each under a savepoint, and commit
+        /// together, so that one WAL flush serves them all; a write alone runs as its own statement, as without it.
+        /// Every caller returns once its write committed. `nil` commits each write on its own.
+        public var groupCommit: PostgresGroupCommit?
 
         /// Creates a configuration.
         ///
@@ -39,6 +44,7 @@ extension PostgresEntitlementStore {
         ///   - statementTimeout: The limit on one statement.
         ///   - createIfMissing: Whether to create a missing ledger.
         ///   - password: The password, when it is not in the URL.
+        ///   - groupCommit: How concurrent writes share commits; `nil` for a commit each.
         public init(
             url: String,
             schema: String = "public",
@@ -46,8 +52,10 @@ extension PostgresEntitlementStore {
             connectTimeout: Duration = .seconds(10),
             statementTimeout: Duration = .seconds(30),
             createIfMissing: Bool = true,
-            password: String? = nil
+            password: String? = nil,
+            groupCommit: PostgresGroupCommit? = PostgresGroupCommit()
         ) {
+            self.groupCommit = groupCommit
             self.url = url
             self.password = password
             self.schema = schema
@@ -76,6 +84,7 @@ extension PostgresEntitlementStore {
             guard (1...64).contains(poolSize) else {
                 throw IAPError(.invalidConfiguration, "the pool size must be from 1 to 64, got \(poolSize)")
             }
+            try groupCommit?.validate(poolSize: poolSize)
             guard connectTimeout >= .seconds(1), statementTimeout >= .milliseconds(1) else {
                 throw IAPError(.invalidConfiguration, "the connect and statement timeouts must be positive")
             }

@@ -7,8 +7,10 @@ public import IAPCore
 
 /// An ``EntitlementStore`` on PostgreSQL: one ledger shared by every instance of a backend.
 ///
-/// Each call is one statement (or one short transaction) on a pooled connection, so the guarantees hold
-/// across threads, processes and machines through the database alone, with no lock in this process:
+/// Each call is one statement (or one short transaction) on a pooled connection — with group commit
+/// (``Configuration/groupCommit``, on by default), concurrent inserts and compare-and-sets share a transaction, each
+/// under its own savepoint and answered once the transaction committed — so the guarantees hold across threads,
+/// processes and machines through the database alone, with no lock in this process:
 /// - an insert is `INSERT ... ON CONFLICT (transaction_id) DO NOTHING`: of concurrent inserts of one id,
 ///   the unique constraint lets exactly one through, and the others read the stored entry;
 /// - a replace is `UPDATE ... WHERE transaction_id = $1 AND revision = $2`: compare-and-set in SQL, so of
@@ -33,6 +35,8 @@ public final class PostgresEntitlementStore: EntitlementStore {
     /// The connections, shared with the stores that live beside the ledger (``PostgresSupportAuditLog``, the
     /// reconciliation checkpoints and renewal extensions).
     let pool: PostgresConnectionPool
+    /// Shares commits among concurrent inserts and compare-and-sets (``Configuration/groupCommit``).
+    private let committer: PostgresGroupCommitter?
 
     /// The newest schema version this code creates and reads.
     public static var schemaVersion: Int { PostgresSchema.latestVersion }
@@ -48,7 +52,16 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public init(configuration: Configuration) async throws {
         try configuration.validate()
         self.configuration = configuration
-        pool = PostgresConnectionPool(size: configuration.poolSize) { try configuration.connect() }
+        let pool = PostgresConnectionPool(size: configuration.poolSize) { try configuration.connect() }
+        self.pool = pool
+        committer = configuration.groupCommit.map {
+            PostgresGroupCommitter(
+                pool: pool,
+                configuration: $0,
+                poolSize: configuration.poolSize,
+                autocommitAlone: true
+            )
+        }
         let schema = configuration.schema
         let create = configuration.createIfMissing
         do {
@@ -84,12 +97,34 @@ public final class PostgresEntitlementStore: EntitlementStore {
     public func insert(_ entry: LedgerEntry, signedTransaction: String?) async throws -> InsertOutcome {
         try Self.validateNew(entry)
         try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
+        if let committer {
+            return try await committer.submit(order: Self.order(of: entry)) { transaction in
+                let (stored, parameters) = try Self.insertion(entry, signedTransaction)
+                let inserted = try transaction.open(with: .insertEntry, parameters)
+                guard inserted.count == 1 else {
+                    return .existing(try Self.existing(entry.transactionId, on: transaction.connection))
+                }
+                var recorded = stored
+                recorded.sequence = try inserted.int64(0, 0)
+                return .inserted(recorded)
+            }
+        }
         return try await pool.run { connection in
             if let stored = try Self.insert(entry, signedTransaction: signedTransaction, on: connection) {
                 return .inserted(stored)
             }
             return .existing(try Self.existing(entry.transactionId, on: connection))
         }
+    }
+
+    /// How many groups of more than one write ran (0 without group commit): whether writes share commits.
+    package var sharedWriteGroups: Int {
+        committer?.sharedGroups ?? 0
+    }
+
+    /// An entry's place in a group commit: by user, then transaction id (see `PostgresGroupCommitter.Item.order`).
+    static func order(of entry: LedgerEntry) -> String {
+        entry.userId + "\n" + entry.transactionId
     }
 
     /// The entry for a transaction id, or `nil`.
@@ -164,6 +199,21 @@ public final class PostgresEntitlementStore: EntitlementStore {
     private func replace(_ entry: LedgerEntry, ifRevision revision: Int64, signed: String??) async throws -> Bool {
         guard Self.storable(entry.transactionId) else {
             return false
+        }
+        if let committer {
+            return try await committer.submit(order: Self.order(of: entry)) { transaction in
+                if !entry.userId.isEmpty {
+                    var parameters = try Self.replaceParameters(entry, revision)
+                    if let signed {
+                        parameters.append(signed)
+                    }
+                    let statement: PostgresStatement = signed == nil ? .replaceEntry : .replaceEntrySigned
+                    if try transaction.open(with: statement, parameters).count == 1 {
+                        return true
+                    }
+                }
+                return try Self.refusal(of: entry, on: transaction.connection)
+            }
         }
         return try await pool.run { connection in
             if !entry.userId.isEmpty {

@@ -13,8 +13,10 @@ struct PostgresEntitlementStoreConformanceTests {
     final class Opened: Sendable {
         let stores = LockedValue<[PostgresEntitlementStore]>([])
 
-        func make(poolSize: Int) async throws -> PostgresEntitlementStore {
-            let store = try await PostgresTestServer.store(poolSize: poolSize)
+        func make(poolSize: Int, groupCommit: PostgresGroupCommit? = PostgresGroupCommit()) async throws
+            -> PostgresEntitlementStore
+        {
+            let store = try await PostgresTestServer.store(poolSize: poolSize, groupCommit: groupCommit)
             let previous = stores.withLock { stores in
                 defer { stores.append(store) }
                 return stores.last
@@ -34,6 +36,15 @@ struct PostgresEntitlementStoreConformanceTests {
     @Test func passesTheConformanceSuite() async throws {
         let opened = Opened()
         let report = await EntitlementStoreConformance { try await opened.make(poolSize: 4) }.run()
+        try await opened.dropAll()
+        #expect(report.failures.isEmpty, "\(report)")
+        #expect(report.passed.count == EntitlementStoreConformance.checkNames.count)
+    }
+
+    @Test func passesTheConformanceSuiteWithACommitForEachWrite() async throws {
+        // Group commit off: every insert and compare-and-set commits on its own.
+        let opened = Opened()
+        let report = await EntitlementStoreConformance { try await opened.make(poolSize: 4, groupCommit: nil) }.run()
         try await opened.dropAll()
         #expect(report.failures.isEmpty, "\(report)")
         #expect(report.passed.count == EntitlementStoreConformance.checkNames.count)

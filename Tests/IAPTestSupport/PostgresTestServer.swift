@@ -75,11 +75,13 @@ package enum PostgresTestServer {
     }
 
     /// A store on a fresh schema.
-    package static func store(schema: String = freshSchema(), poolSize: Int = 4) async throws
-        -> PostgresEntitlementStore
-    {
+    package static func store(
+        schema: String = freshSchema(),
+        poolSize: Int = 4,
+        groupCommit: PostgresGroupCommit? = PostgresGroupCommit()
+    ) async throws -> PostgresEntitlementStore {
         try await PostgresEntitlementStore(
-            configuration: .init(url: try requireURL(), schema: schema, poolSize: poolSize)
+            configuration: .init(url: try requireURL(), schema: schema, poolSize: poolSize, groupCommit: groupCommit)
         )
     }
 

@@ -69,14 +69,14 @@ struct LedgerClaimsCommandTests {
         #expect((report["problems"] as? [String])?.isEmpty == true)
     }
 
-    @Test func drainDeliversStaleClaimsAtOnceAndWaitsForTheOnesThatHold() async throws {
+    @Test func drainDeliversStaleClaimsAndLeavesTheOnesThatHoldWaitingUpToItsBound() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-drain-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let now = SystemClock().now
         try await Self.ledger(
             claims: [
                 ("6001", now.addingTimeInterval(-3_600)), ("6002", now.addingTimeInterval(-60)),
-                ("6003", now.addingTimeInterval(15)),
+                ("6003", now.addingTimeInterval(3_600)),
             ],
             in: directory
         )
@@ -105,16 +105,30 @@ struct LedgerClaimsCommandTests {
         #expect(drained["claimed"] as? Int == 1)
         #expect(drained["staleClaims"] as? Int == 0)
         #expect(
-            (drained["claimsHoldUntil"] as? Int).map { abs($0 - Int(now.millisecondsSince1970) - 15_000) < 2 } == true
+            (drained["claimsHoldUntil"] as? Int).map { abs($0 - Int(now.millisecondsSince1970) - 3_600_000) < 2 }
+                == true
         )
         #expect(Set(wallet.requests.compactMap { $0.headers["idempotency-key"] }).count == 2)
 
-        // With --wait it waits for the claim to expire, with progress, and delivers what its deliverer left.
-        let second = try await CLI.iap(["ledger", "drain", "--data", directory.path, "--wait", "120"] + grant)
+        // With --wait it waits for the claim, up to its bound, saying so, and leaves it while it holds.
+        let waited = try await CLI.iap(["ledger", "drain", "--data", directory.path, "--wait", "2"] + grant)
+        #expect(waited.status == 0, "\(waited.stderr)")
+        #expect(waited.stderr.contains("waiting for 1 claimed delivery (the last claim expires at "))
+        #expect(waited.stdoutLines.contains("  delivered        0"))
+        #expect(waited.stdoutLines.contains { $0.hasPrefix("  being delivered  1 (claims hold until ") })
+        #expect(wallet.requests.count == 2)
+
+        // Once the claim has expired (its deliverer stopped), a drain delivers what it left.
+        let store = try FileEntitlementStore(directory: directory)
+        let held = try #require(try await store.entry(transactionId: "6003"))
+        var expired = held
+        expired.nextAttemptAt = SystemClock().now.addingTimeInterval(-1)
+        #expect(try await store.replace(expired, ifRevision: held.revision))
+        await store.close()
+        let second = try await CLI.iap(["ledger", "drain", "--data", directory.path] + grant)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdoutLines.contains("  delivered        1"))
         #expect(second.stdoutLines.contains("  being delivered  0"))
-        #expect(second.stderr.contains("waiting for 1 claimed delivery"))
         let keys = wallet.requests.compactMap { $0.headers["idempotency-key"] }
         #expect(keys.count == 3 && Set(keys).count == 3)
         let stats = try CLI.json(try await CLI.iap(["ledger", "stats", "--data", directory.path, "--json"]).stdout)

@@ -11,8 +11,11 @@ enum PostgresStoreBenchmark {
     /// How a delivery is written.
     enum Kind: String, CaseIterable {
         /// What the pipeline writes around a hook: the insert of the entry already claimed, then the delivered
-        /// mark (a compare-and-set): two commits.
+        /// mark (a compare-and-set): two commits, shared with the other writers' waiting at the same moment (the
+        /// store's group commit, its default).
         case hook
+        /// As ``hook``, with the store's group commit off: every insert and mark committed on its own.
+        case hookCommitEach
         /// What the pipeline writes with transactional fulfillment: the entry inserted delivered and a wallet
         /// row granted, in one transaction: one commit.
         case transactional
@@ -20,13 +23,28 @@ enum PostgresStoreBenchmark {
         /// each under a savepoint: one commit per group.
         case grouped
 
-        var commits: Int { self == .hook ? 2 : 1 }
+        var commits: Int { isHook ? 2 : 1 }
+
+        /// Whether deliveries are written around a hook (no wallet).
+        var isHook: Bool { self == .hook || self == .hookCommitEach }
+
+        /// The store's configuration for deliveries of this kind.
+        func configuration(url: String, schema: String, poolSize: Int) -> PostgresEntitlementStore.Configuration {
+            var configuration = PostgresEntitlementStore.Configuration(url: url, schema: schema, poolSize: poolSize)
+            if self == .hookCommitEach {
+                configuration.groupCommit = nil
+            }
+            return configuration
+        }
 
         var unit: String {
             switch self {
             case .hook:
                 "deliveries per second: insert of the entry claimed (with its signed transaction) + delivered mark "
-                    + "(compare-and-set), each committed: 2 commits"
+                    + "(compare-and-set), each committed: 2 commits, shared by the writes waiting at the same moment "
+                    + "(the store's group commit)"
+            case .hookCommitEach:
+                "deliveries per second: as hook, the store's group commit off: 2 commits of its own"
             case .transactional:
                 "deliveries per second: one transaction of the entry inserted delivered (with its signed "
                     + "transaction) and a wallet row upserted: 1 commit"
@@ -137,7 +155,8 @@ enum PostgresStoreBenchmark {
             let kind = Kind(rawValue: try parsed.value("child-kind") ?? "hook")
         else {
             throw Arguments.UsageError(
-                message: "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|transactional|grouped"
+                message:
+                    "--child-deliveries FROM:COUNT goes with --schema and --child-kind hook|hookCommitEach|transactional|grouped"
             )
         }
         let window = try await deliver(
@@ -145,7 +164,7 @@ enum PostgresStoreBenchmark {
             from: bounds[0],
             count: bounds[1],
             writers: options.writers,
-            configuration: .init(url: options.url, schema: schema, poolSize: options.writers),
+            configuration: kind.configuration(url: options.url, schema: schema, poolSize: options.writers),
             groupCommit: options.groupCommit
         )
         try Benchmark.emit(["start": window.start, "end": window.end])
@@ -282,7 +301,7 @@ enum PostgresStoreBenchmark {
     /// Creates a schema's ledger and, for transactional deliveries, its wallet table.
     private static func prepare(_ kind: Kind, configuration: PostgresEntitlementStore.Configuration) async throws {
         let store = try await PostgresEntitlementStore(configuration: configuration)
-        if kind != .hook {
+        if !kind.isHook {
             try await store.executeForBenchmark(BenchmarkWallet.createTable)
         }
         await store.close()
@@ -296,7 +315,7 @@ enum PostgresStoreBenchmark {
         url: String,
         _ groupCommit: PostgresGroupCommit
     ) async throws -> Double {
-        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: freshSchema(), poolSize: writers)
+        let configuration = kind.configuration(url: url, schema: freshSchema(), poolSize: writers)
         try await prepare(kind, configuration: configuration)
         let window = try await deliver(
             kind,
@@ -319,7 +338,7 @@ enum PostgresStoreBenchmark {
         _ groupCommit: PostgresGroupCommit
     ) async throws -> Double {
         let schema = freshSchema()
-        let configuration = PostgresEntitlementStore.Configuration(url: url, schema: schema, poolSize: 2)
+        let configuration = kind.configuration(url: url, schema: schema, poolSize: 2)
         // Create the schema first, so the children measure deliveries rather than a migration.
         try await prepare(kind, configuration: configuration)
         let half = count / 2
@@ -384,7 +403,7 @@ enum PostgresStoreBenchmark {
                     while index < count {
                         let jws = try signed?[index] ?? signedTransaction(from + index)
                         switch kind {
-                        case .hook: try await deliverClaimed(from + index, jws, to: store)
+                        case .hook, .hookCommitEach: try await deliverClaimed(from + index, jws, to: store)
                         case .transactional, .grouped: try await deliverTransactionally(from + index, jws, to: ledger)
                         }
                         index += writers
@@ -469,12 +488,12 @@ enum PostgresStoreBenchmark {
         let store = try await PostgresEntitlementStore(configuration: configuration)
         let statistics = try await store.statistics()
         let granted =
-            kind != .hook ? (try await store.queryForBenchmark(BenchmarkWallet.total).first ?? nil) : nil
+            !kind.isHook ? (try await store.queryForBenchmark(BenchmarkWallet.total).first ?? nil) : nil
         try await store.dropSchema()
         guard statistics.delivered == count, statistics.transactions == count else {
             throw IAPError(.internalError, "delivered \(statistics.delivered) of \(count)")
         }
-        if kind != .hook, granted != String(100 * count) {
+        if !kind.isHook, granted != String(100 * count) {
             throw IAPError(.internalError, "the wallet holds \(granted ?? "nothing") coins for \(count) deliveries")
         }
     }

@@ -31,8 +31,9 @@ enum StoreBenchmark {
             flushes per second (8 KiB and fdatasync in --fsync-dir, by default beside the server's data directory
             when it is on this machine; and pg_test_fsync's figures once, when installed) and the durable commits
             per second of a one-row update through the store's pool with one writer and with W; then deliveries as
-            the pipeline writes them around a hook (the entry inserted claimed, then marked delivered: two commits)
-            and with transactional fulfillment (the entry inserted delivered and a wallet row granted in one
+            the pipeline writes them around a hook (the entry inserted claimed, then marked delivered: two commits,
+            shared by the writes waiting at the same moment: the store's group commit, its default; and, under
+            hookCommitEach, the same with each write committed on its own) and with transactional fulfillment (the entry inserted delivered and a wallet row granted in one
             transaction: one commit), each with one writer, W writers (a pool of W connections) and two processes
             of W/2 writers started together; every entry is inserted with a signed transaction of Apple's size.
             Then transactional fulfillment with group commit (the deliveries waiting at the same moment in one

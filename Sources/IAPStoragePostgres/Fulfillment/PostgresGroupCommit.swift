@@ -66,12 +66,23 @@ final class PostgresDeliveryTransaction {
     let connection: PostgresConnection
     /// Whether deliveries share the transaction, each under a savepoint.
     let grouped: Bool
+    /// Whether a delivery alone runs its statement without `BEGIN` (a write of one statement, which commits on its
+    /// own); only when not ``grouped``.
+    let autocommit: Bool
     /// Whether a delivery's savepoint is set and not released.
     private var savepointSet = false
+    /// Whether the current delivery opened itself (its savepoint set, in a group): only then can it be undone alone.
+    private var currentOpened = false
 
-    init(_ connection: PostgresConnection, grouped: Bool) {
+    init(_ connection: PostgresConnection, grouped: Bool, autocommit: Bool = false) {
         self.connection = connection
         self.grouped = grouped
+        self.autocommit = autocommit && !grouped
+    }
+
+    /// Starts the next delivery: nothing of it is written yet.
+    func next() {
+        currentOpened = false
     }
 
     /// Opens the next delivery and runs its first statement, in one round trip.
@@ -83,7 +94,8 @@ final class PostgresDeliveryTransaction {
     /// - Throws: ``IAPError`` as `PostgresConnection.execute(_:_:)`; ``undo()`` then.
     func open(with statement: PostgresStatement, _ parameters: [String?]) throws -> PostgresResult {
         var commands: [StaticString] = []
-        if !connection.isInTransaction {
+        currentOpened = true
+        if !connection.isInTransaction, !autocommit {
             commands.append("BEGIN")
             savepointSet = false
         }
@@ -102,6 +114,16 @@ final class PostgresDeliveryTransaction {
     /// - Returns: Whether the transaction can go on with the next delivery (a group's, after a rollback to the
     ///   savepoint); `false` when it was rolled back or lost.
     func undo() -> Bool {
+        if grouped, !currentOpened {
+            // It failed before it opened: it wrote nothing, and the savepoint is the previous delivery's. The group
+            // goes on unless a statement it read with failed the transaction, which then goes whole.
+            guard connection.isIdle || connection.isInTransaction else {
+                connection.rollback()
+                savepointSet = false
+                return false
+            }
+            return true
+        }
         guard grouped, savepointSet, connection.isOpen, !connection.isIdle else {
             connection.rollback()
             savepointSet = false
@@ -140,22 +162,45 @@ final class PostgresGroupCommitter: Sendable {
     private struct State {
         var queue: [Item] = []
         var lanes = 0
+        /// The groups of more than one delivery run so far (for tests that look whether groups form).
+        var sharedGroups = 0
     }
 
     private let pool: PostgresConnectionPool
     private let maximumDeliveries: Int
     private let groups: Int
+    /// Whether a group of one runs without a transaction of its own (each delivery is one statement).
+    private let autocommitAlone: Bool
     private let state = LockedValue(State())
 
-    init(pool: PostgresConnectionPool, configuration: PostgresGroupCommit, poolSize: Int) {
+    /// Creates a committer.
+    ///
+    /// - Parameters:
+    ///   - pool: The connections the groups run on.
+    ///   - configuration: The sizes of groups.
+    ///   - poolSize: The pool's size.
+    ///   - autocommitAlone: Whether a delivery alone in its group runs without `BEGIN` and `COMMIT`: for writes of
+    ///     one statement (the ledger's inserts and compare-and-sets), which commit on their own.
+    init(
+        pool: PostgresConnectionPool,
+        configuration: PostgresGroupCommit,
+        poolSize: Int,
+        autocommitAlone: Bool = false
+    ) {
         self.pool = pool
         maximumDeliveries = configuration.maximumDeliveries
         groups = configuration.groups(poolSize: poolSize)
+        self.autocommitAlone = autocommitAlone
     }
 
     /// The deliveries queued and not yet taken by a group (for tests that build a group).
     var queued: Int {
         state.withLock { $0.queue.count }
+    }
+
+    /// How many groups of more than one delivery ran.
+    var sharedGroups: Int {
+        state.withLock { $0.sharedGroups }
     }
 
     /// Runs a delivery in the next group and returns its answer once the group committed.
@@ -204,9 +249,13 @@ final class PostgresGroupCommitter: Sendable {
     /// Takes groups and commits them until the queue is empty.
     private func lane() async {
         while let group = take() {
+            if group.count > 1 {
+                state.withLock { $0.sharedGroups += 1 }
+            }
             do {
+                let autocommit = autocommitAlone
                 let again = try await pool.run { connection in
-                    Self.commit(group, on: connection)
+                    Self.commit(group, on: connection, autocommitAlone: autocommit)
                 }
                 if !again.isEmpty {
                     state.withLock { $0.queue.insert(contentsOf: again, at: 0) }
@@ -267,15 +316,17 @@ final class PostgresGroupCommitter: Sendable {
 
     /// Runs deliveries in one transaction on `connection` and commits it; answers every delivery it settled.
     ///
-    /// A group of one runs as a transaction of its own, without a savepoint.
+    /// A group of one runs as a transaction of its own, without a savepoint (or, with `autocommitAlone`, as its
+    /// statement alone).
     ///
     /// - Returns: The deliveries to run again in a later group: those not yet committed when the transaction was
     ///   lost before its commit (nothing of them was kept).
-    static func commit(_ items: [Item], on connection: PostgresConnection) -> [Item] {
+    static func commit(_ items: [Item], on connection: PostgresConnection, autocommitAlone: Bool = false) -> [Item] {
         let items = items.count > 1 ? items.sorted { $0.order < $1.order } : items
-        let transaction = PostgresDeliveryTransaction(connection, grouped: items.count > 1)
+        let transaction = PostgresDeliveryTransaction(connection, grouped: items.count > 1, autocommit: autocommitAlone)
         var written: [Item] = []
         for (index, item) in items.enumerated() {
+            transaction.next()
             do {
                 try item.run(transaction)
                 written.append(item)

@@ -159,7 +159,7 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
         _ body: @escaping @Sendable (PostgresDeliveryTransaction) throws -> Value
     ) async throws -> Value {
         if let committer {
-            return try await committer.submit(order: entry.userId + "\n" + entry.transactionId, body)
+            return try await committer.submit(order: PostgresEntitlementStore.order(of: entry), body)
         }
         return try await store.pool.run { connection in
             try PostgresGroupCommitter.commitAlone(on: connection, body)
