@@ -99,14 +99,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         if let committer {
             return try await committer.submit(order: Self.order(of: entry)) { transaction in
-                let (stored, parameters) = try Self.insertion(entry, signedTransaction)
-                let inserted = try transaction.open(with: .insertEntry, parameters)
-                guard inserted.count == 1 else {
-                    return .existing(try Self.existing(entry.transactionId, on: transaction.connection))
-                }
-                var recorded = stored
-                recorded.sequence = try inserted.int64(0, 0)
-                return .inserted(recorded)
+                try Self.insert(entry, signedTransaction: signedTransaction, opening: transaction)
             }
         }
         return try await pool.run { connection in
@@ -202,17 +195,7 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
         if let committer {
             return try await committer.submit(order: Self.order(of: entry)) { transaction in
-                if !entry.userId.isEmpty {
-                    var parameters = try Self.replaceParameters(entry, revision)
-                    if let signed {
-                        parameters.append(signed)
-                    }
-                    let statement: PostgresStatement = signed == nil ? .replaceEntry : .replaceEntrySigned
-                    if try transaction.open(with: statement, parameters).count == 1 {
-                        return true
-                    }
-                }
-                return try Self.refusal(of: entry, on: transaction.connection)
+                try Self.replace(entry, ifRevision: revision, signed: signed, opening: transaction)
             }
         }
         return try await pool.run { connection in
@@ -643,6 +626,49 @@ public final class PostgresEntitlementStore: EntitlementStore {
         }
         stored.sequence = try inserted.int64(0, 0)
         return stored
+    }
+
+    /// Opens a write (alone, or in its group's transaction) with the insert of a new entry.
+    ///
+    /// - Returns: `.inserted` with the entry as stored (its sequence assigned), or `.existing` with the entry already
+    ///   recorded under its id.
+    static func insert(
+        _ entry: LedgerEntry,
+        signedTransaction: String?,
+        opening transaction: PostgresDeliveryTransaction
+    ) throws -> InsertOutcome {
+        let (stored, parameters) = try insertion(entry, signedTransaction)
+        let inserted = try transaction.open(with: .insertEntry, parameters)
+        guard inserted.count == 1 else {
+            return .existing(try existing(entry.transactionId, on: transaction.connection))
+        }
+        var recorded = stored
+        recorded.sequence = try inserted.int64(0, 0)
+        return .inserted(recorded)
+    }
+
+    /// Opens a write (alone, or in its group's transaction) with a compare-and-set, keeping the signed transaction
+    /// (`signed` is `nil`) or setting it.
+    ///
+    /// - Returns: Whether it took; `false` for another revision or no entry.
+    /// - Throws: `invalidArgument` as ``refusal(of:on:)``, or as the database fails.
+    static func replace(
+        _ entry: LedgerEntry,
+        ifRevision revision: Int64,
+        signed: String??,
+        opening transaction: PostgresDeliveryTransaction
+    ) throws -> Bool {
+        if !entry.userId.isEmpty {
+            var parameters = try replaceParameters(entry, revision)
+            if let signed {
+                parameters.append(signed)
+            }
+            let statement: PostgresStatement = signed == nil ? .replaceEntry : .replaceEntrySigned
+            if try transaction.open(with: statement, parameters).count == 1 {
+                return true
+            }
+        }
+        return try refusal(of: entry, on: transaction.connection)
     }
 
     /// The entry as ``PostgresStatement/insertEntry`` stores it (revision 1; the sequence comes from its result),

@@ -24,35 +24,57 @@ struct PostgresLedgerProcessTests {
         )
     }
 
-    @Test func twoProcessesIngestingTheSameInputAtOnceGrantEachPurchaseExactlyOnce() async throws {
-        let url = try PostgresTestServer.requireURL()
-        let schema = PostgresTestServer.freshSchema()
+    /// A directory of signed transactions for `iap ledger ingest`, their root and catalog, a fresh schema, and a wallet
+    /// (a webhook receiver that checks every signature and keeps every idempotency key it was sent).
+    final class Fixture {
         let directory = FileManager.default.temporaryDirectory.appending(path: "iap-pg-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let root = directory.appending(path: "root.der").path
-        let catalog = directory.appending(path: "catalog.json").path
-        let input = directory.appending(path: "transactions.jws")
-        // The wallet: a webhook receiver that checks every signature and keeps every idempotency key it was sent.
-        let secret = "a-shared-secret-of-32-bytes-long"
-        let secretFile = directory.appending(path: "grant-secret")
-        let wallet = try LoopbackServer.wallet(secret: secret)
-        defer { wallet.stop() }
-        let count = 400
-        let generated = try await CommandLineContractTests.iap([
-            "testdata", "transactions", "--count", String(count), "--users", "20", "--root-out", root,
-            "--catalog-out", catalog,
-        ])
-        #expect(generated.status == 0)
-        try Data(generated.stdout.utf8).write(to: input)
-        try Data((secret + "\n").utf8).write(to: secretFile)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
+        let ledger: [String]
+        let root: String
+        let catalog: String
+        let input: URL
+        let secretFile: URL
+        let wallet: LoopbackServer
 
-        let ledger = ["--database", url, "--schema", schema]
+        /// `count` purchases of `users` users; the wallet answers each grant after `delayMilliseconds`. The wallet
+        /// stops and the directory goes when the fixture does: keep it alive to the end of the test.
+        init(count: Int, users: Int, delayMilliseconds: UInt32 = 0) async throws {
+            ledger = ["--database", try PostgresTestServer.requireURL(), "--schema", PostgresTestServer.freshSchema()]
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            root = directory.appending(path: "root.der").path
+            catalog = directory.appending(path: "catalog.json").path
+            input = directory.appending(path: "transactions.jws")
+            secretFile = directory.appending(path: "grant-secret")
+            let secret = "a-shared-secret-of-32-bytes-long"
+            wallet = try LoopbackServer.wallet(secret: secret, delayMilliseconds: delayMilliseconds)
+            let generated = try await CommandLineContractTests.iap([
+                "testdata", "transactions", "--count", String(count), "--users", String(users), "--root-out", root,
+                "--catalog-out", catalog,
+            ])
+            #expect(generated.status == 0)
+            try Data(generated.stdout.utf8).write(to: input)
+            try Data((secret + "\n").utf8).write(to: secretFile)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
+        }
+
+        deinit {
+            wallet.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        /// GRANT: the wallet's URL and the secret file.
+        var grant: [String] {
+            ["--grant-url", wallet.url.appending(path: "iap").absoluteString, "--grant-secret-file", secretFile.path]
+        }
+    }
+
+    @Test func twoProcessesIngestingTheSameInputAtOnceGrantEachPurchaseExactlyOnce() async throws {
+        let count = 400
+        let fixture = try await Fixture(count: count, users: 20)
+        defer { withExtendedLifetime(fixture) {} }
+        let (directory, ledger, root, wallet) = (fixture.directory, fixture.ledger, fixture.root, fixture.wallet)
         let ingest =
-            ["ledger", "ingest"] + ledger + [
-                "--catalog", catalog, "--root", root, "--grant-url", wallet.url.appending(path: "iap").absoluteString,
-                "--grant-secret-file", secretFile.path, "--token-is-user", input.path,
+            ["ledger", "ingest"] + ledger + ["--catalog", fixture.catalog, "--root", root] + fixture.grant + [
+                "--token-is-user", fixture.input.path,
             ]
         let processes = try (0..<2).map {
             try Self.start(ingest, output: directory.appending(path: "ingest-\($0).out"))
@@ -102,34 +124,17 @@ struct PostgresLedgerProcessTests {
     /// up, a re-run says when they expire, and a drain after then delivers every purchase, each under one key.
     @Test func killedMidIngestItsClaimsAddUpAndADrainAfterThemDeliversEveryPurchase() async throws {
         typealias CLI = CommandLineContractTests
-        let url = try PostgresTestServer.requireURL()
-        let schema = PostgresTestServer.freshSchema()
-        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-pg-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let root = directory.appending(path: "root.der").path
-        let catalog = directory.appending(path: "catalog.json").path
-        let input = directory.appending(path: "transactions.jws")
-        let secret = "a-shared-secret-of-32-bytes-long"
-        let secretFile = directory.appending(path: "grant-secret")
-        // A wallet that takes 40 ms to answer, so that many grants are in flight when the process is killed.
-        let wallet = try LoopbackServer.wallet(secret: secret, delayMilliseconds: 40)
-        defer { wallet.stop() }
         let count = 1_500
-        let generated = try await CLI.iap([
-            "testdata", "transactions", "--count", String(count), "--users", "50", "--root-out", root,
-            "--catalog-out", catalog,
-        ])
-        #expect(generated.status == 0)
-        try Data(generated.stdout.utf8).write(to: input)
-        try Data((secret + "\n").utf8).write(to: secretFile)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
-        let ledger = ["--database", url, "--schema", schema]
-        let grant = [
-            "--grant-url", wallet.url.appending(path: "iap").absoluteString, "--grant-secret-file", secretFile.path,
-        ]
+        // A wallet that takes 40 ms to answer, so that many grants are in flight when the process is killed.
+        let fixture = try await Fixture(count: count, users: 50, delayMilliseconds: 40)
+        defer { withExtendedLifetime(fixture) {} }
+        let (directory, ledger, input, wallet, grant) = (
+            fixture.directory, fixture.ledger, fixture.input, fixture.wallet, fixture.grant
+        )
+        let schema = ledger[3]
         let ingest =
-            ["ledger", "ingest"] + ledger + ["--catalog", catalog, "--root", root, "--token-is-user"] + grant
+            ["ledger", "ingest"] + ledger + ["--catalog", fixture.catalog, "--root", fixture.root, "--token-is-user"]
+            + grant
 
         let output = directory.appending(path: "ingest.out")
         let process = try Self.start(ingest + [input.path], output: output)

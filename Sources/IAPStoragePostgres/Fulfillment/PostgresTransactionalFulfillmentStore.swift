@@ -111,15 +111,15 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
         try LedgerState.checkSignedTransaction(signedTransaction, of: entry.transactionId)
         let hook = self.hook
         return try await deliver(order: entry) { transaction in
-            let (stored, parameters) = try PostgresEntitlementStore.insertion(entry, signedTransaction)
-            let inserted = try transaction.open(with: .insertEntry, parameters)
-            guard inserted.count == 1 else {
-                return .existing(try PostgresEntitlementStore.existing(entry.transactionId, on: transaction.connection))
+            let outcome = try PostgresEntitlementStore.insert(
+                entry,
+                signedTransaction: signedTransaction,
+                opening: transaction
+            )
+            if case .inserted = outcome {
+                try Self.fulfill(delivery, with: hook, on: transaction.connection)
             }
-            var recorded = stored
-            recorded.sequence = try inserted.int64(0, 0)
-            try Self.fulfill(delivery, with: hook, on: transaction.connection)
-            return .inserted(recorded)
+            return outcome
         }
     }
 
@@ -142,14 +142,12 @@ public final class PostgresTransactionalFulfillmentStore: TransactionalFulfillme
         }
         let hook = self.hook
         return try await deliver(order: entry) { transaction in
-            if !entry.userId.isEmpty {
-                let parameters = try PostgresEntitlementStore.replaceParameters(entry, revision)
-                if try transaction.open(with: .replaceEntry, parameters).count == 1 {
-                    try Self.fulfill(delivery, with: hook, on: transaction.connection)
-                    return true
-                }
+            guard try PostgresEntitlementStore.replace(entry, ifRevision: revision, signed: nil, opening: transaction)
+            else {
+                return false
             }
-            return try PostgresEntitlementStore.refusal(of: entry, on: transaction.connection)
+            try Self.fulfill(delivery, with: hook, on: transaction.connection)
+            return true
         }
     }
 
