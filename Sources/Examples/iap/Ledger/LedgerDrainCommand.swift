@@ -12,7 +12,7 @@ enum LedgerDrainCommand {
             "\(CommandLedger.synopsis) [--catalog FILE]", "  \(GrantOptions.synopsis) [--wait SECONDS] [--json]",
         ],
         discussion: """
-            Runs one drain of the ledger, the one 'iap serve' runs on its own every few seconds and 'iap ledger
+            Runs one drain of the ledger, the one 'iap serve' runs on its own every second and 'iap ledger
             ingest' runs before it reads: it delivers the purchases whose retry is due, those whose deliverer
             stopped between its claim and the outcome (a stale claim: a crash, a kill -9; 'iap ledger stats' counts
             them), and those parked for a product the catalog now names. Each is claimed by compare-and-set first,
