@@ -117,7 +117,7 @@ enum LedgerDrainCommand {
             throw error
         }
         await ledger.close()
-        report(totals, left: left, statistics: statistics, json: parsed.has("json"), clock: clock)
+        try report(totals, left: left, statistics: statistics, json: parsed.has("json"), clock: clock)
         return .success
     }
 
@@ -156,13 +156,14 @@ enum LedgerDrainCommand {
         }
     }
 
+    /// Prints what the drain did and what is left, as text or as one JSON object.
     static func report(
         _ totals: Totals,
         left: ClaimCounts,
         statistics: LedgerStatistics,
         json: Bool,
         clock: SystemClock
-    ) {
+    ) throws {
         if json {
             let object: [String: Any] = [
                 "delivered": totals.delivered, "deferred": totals.deferred, "skipped": totals.skipped,
@@ -170,10 +171,8 @@ enum LedgerDrainCommand {
                 "claimsHoldUntil": left.claimsHoldUntil.map { $0.millisecondsSince1970 as Any } ?? NSNull(),
                 "pendingRetries": statistics.pendingRetries, "deadLetters": statistics.deadLetters,
             ]
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                Output.write(data)
-                Output.write("\n")
-            }
+            Output.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+            Output.write("\n")
             return
         }
         func row(_ label: String, _ text: String) {
