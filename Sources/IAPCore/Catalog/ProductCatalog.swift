@@ -24,9 +24,26 @@ public protocol ProductCatalog: Sendable {
     ///
     /// - Throws: ``IAPError`` if the catalog cannot be read.
     func allProducts() async throws -> [CatalogProduct]
+
+    /// The product with an id, of the app with a bundle id: what the delivery pipeline asks about a purchase.
+    ///
+    /// A catalog of one app answers ``product(id:)`` whatever the bundle id (the default); one of several apps
+    /// (``AppRoutingCatalog``) answers from that app's products, so that two apps may sell products with the same id.
+    ///
+    /// - Parameters:
+    ///   - id: The App Store product id.
+    ///   - bundleId: The bundle id of the purchase, or `nil` when it names none.
+    /// - Returns: The product.
+    /// - Throws: ``IAPError`` with code `unknownProduct` when the app's catalog has no such product.
+    func product(id: String, bundleId: String?) async throws -> CatalogProduct
 }
 
 extension ProductCatalog {
+    /// ``product(id:)``: a catalog of one app answers whatever the bundle id.
+    public func product(id: String, bundleId: String?) async throws -> CatalogProduct {
+        try await product(id: id)
+    }
+
     /// The catalog as it is now, as a ``StaticProductCatalog``: what the synchronous, pure
     /// ``EntitlementEngine`` works from. A `StaticProductCatalog` is its own snapshot.
     ///

@@ -290,10 +290,15 @@ public final class NotificationProcessor: Sendable {
             }
             if let renewal = notification.renewalInfo, renewal.originalTransactionId != nil {
                 do {
-                    try await pipeline.checkEnvironment(of: renewal)
-                } catch let conflict as IAPError where conflict.code == .environmentMismatch {
-                    // Another environment's purchase family: nothing of it is applied, and the App Store need not
-                    // send it again.
+                    try await pipeline.checkEnvironment(
+                        of: renewal,
+                        bundleId: notification.payload.data?.bundleId
+                    )
+                } catch let conflict as IAPError
+                    where conflict.code == .environmentMismatch || conflict.code == .bundleIdMismatch
+                {
+                    // Another environment's or another app's purchase family: nothing of it is applied, and the App
+                    // Store need not send it again.
                     try await markProcessed(notification)
                     return .processed(type, .rejected(conflict))
                 }

@@ -50,9 +50,21 @@ public protocol Verifier: Sendable {
     /// The ``DeliveryPipeline`` reads it to know whether it runs on a production server (one that accepts
     /// Production data), where its ``SandboxPolicy`` decides what sandbox purchases get. The default is `nil`.
     var acceptedEnvironments: Set<AppStoreEnvironment>? { get }
+
+    /// The App Store environments whose data of one app this verifier accepts, or `nil` when it does not say.
+    ///
+    /// A verifier of several apps (``AppRoutingVerifier``) answers for the app with this bundle id; the
+    /// ``DeliveryPipeline`` asks it, per purchase, whether the purchase's app runs on a production server. The
+    /// default is ``acceptedEnvironments``.
+    ///
+    /// - Parameter bundleId: The bundle id of the data, or `nil` when it names none.
+    func acceptedEnvironments(bundleId: String?) -> Set<AppStoreEnvironment>?
 }
 
 extension Verifier {
     /// `nil`: the verifier does not say which environments it accepts.
     public var acceptedEnvironments: Set<AppStoreEnvironment>? { nil }
+
+    /// ``acceptedEnvironments``: a verifier of one app accepts the same environments whatever the data.
+    public func acceptedEnvironments(bundleId: String?) -> Set<AppStoreEnvironment>? { acceptedEnvironments }
 }

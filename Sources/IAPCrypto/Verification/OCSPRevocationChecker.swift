@@ -175,6 +175,10 @@ public struct RevocationCheckingVerifier: Verifier {
 
     public var acceptedEnvironments: Set<AppStoreEnvironment>? { verifier.acceptedEnvironments }
 
+    public func acceptedEnvironments(bundleId: String?) -> Set<AppStoreEnvironment>? {
+        verifier.acceptedEnvironments(bundleId: bundleId)
+    }
+
     public func verifyTransaction(_ signedTransaction: String) async throws -> TransactionPayload {
         let payload = try await verifier.verifyTransaction(signedTransaction)
         try await checkChain(of: signedTransaction)
