@@ -8,7 +8,7 @@ public import IAPCore
 /// The body of one webhook request: a grant or a take-back, with everything a wallet needs to apply it once.
 ///
 /// The body holds these fields: `type`, `idempotencyKey`, `userId`, `productId`, `transactionId`,
-/// `originalTransactionId`, `environment`, `units`, `purchaseDate`, `expiresDate` and `revocationDate`; a revoke
+/// `originalTransactionId`, `environment`, `bundleId` (the app: a user id spans a team's apps), `units`, `purchaseDate`, `expiresDate` and `revocationDate`; a revoke
 /// also holds `grantIdempotencyKey`, `grantAcknowledged`, `revocationType` and `revocationPercentage`, and
 /// `accessKept: true` for a prorated refund whose purchase keeps its access (then `units` is 0). Dates are
 /// milliseconds since 1970, as Apple writes them; a field that is not known is absent. Later versions may add
@@ -23,7 +23,7 @@ public import IAPCore
 /// ```json
 /// {"type":"grant","idempotencyKey":"2000000000000001","userId":"alice","productId":"coins.100",
 ///  "transactionId":"2000000000000001","originalTransactionId":"2000000000000001","environment":"Production",
-///  "units":100,"purchaseDate":1767225600000}
+///  "bundleId":"com.example.app","units":100,"purchaseDate":1767225600000}
 /// ```
 public struct WebhookDelivery: Codable, Sendable, Hashable {
     /// `grant` or `revoke`.
@@ -40,6 +40,9 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
     public var originalTransactionId: String
     /// `Production`, `Sandbox`, ...
     public var environment: String?
+    /// The bundle id of the app the purchase was made in: on a server of several apps, which app's product
+    /// `productId` is.
+    public var bundleId: String?
     /// Consumable units to add (grant) or take back (revoke); 1 for other products.
     public var units: Int64
     /// When the purchase (or renewal) was made.
@@ -76,6 +79,7 @@ public struct WebhookDelivery: Codable, Sendable, Hashable {
         transactionId = delivery.transactionId
         originalTransactionId = delivery.transaction.originalTransactionId ?? delivery.transactionId
         environment = delivery.transaction.environment?.rawValue
+        bundleId = delivery.transaction.bundleId
         units = delivery.units
         purchaseDate = delivery.transaction.purchaseDate?.millisecondsSince1970
         expiresDate = delivery.transaction.expiresDate?.millisecondsSince1970

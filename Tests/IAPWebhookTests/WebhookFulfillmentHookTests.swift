@@ -125,6 +125,7 @@ struct WebhookFulfillmentHookTests {
         #expect(delivery.productId == "coins.100")
         #expect(delivery.units == 100)
         #expect(delivery.environment == bought.payload.environment?.rawValue)
+        #expect(delivery.bundleId == bought.payload.bundleId)
         #expect(delivery.purchaseDate == bought.payload.purchaseDate?.millisecondsSince1970)
         #expect(delivery.revocationDate == nil)
         #expect(world.receiver.balance("alice") == 100)
@@ -138,7 +139,7 @@ struct WebhookFulfillmentHookTests {
         #expect(
             Set(object.keys) == [
                 "type", "idempotencyKey", "userId", "productId", "transactionId", "originalTransactionId",
-                "environment", "units", "purchaseDate",
+                "environment", "bundleId", "units", "purchaseDate",
             ]
         )
 
@@ -277,8 +278,8 @@ struct WebhookFulfillmentHookTests {
         #expect(
             Set(object.keys) == [
                 "type", "idempotencyKey", "userId", "productId", "transactionId", "originalTransactionId",
-                "environment", "units", "purchaseDate", "revocationDate", "grantIdempotencyKey", "grantAcknowledged",
-                "revocationType",
+                "environment", "bundleId", "units", "purchaseDate", "revocationDate", "grantIdempotencyKey",
+                "grantAcknowledged", "revocationType",
             ]
         )
     }

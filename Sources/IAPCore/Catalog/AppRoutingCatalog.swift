@@ -104,3 +104,15 @@ public struct AppRoutingCatalog: ProductCatalog {
         return listed
     }
 }
+
+extension ProductCatalog {
+    /// The products of one app: its own catalog when this is a catalog of several apps (an ``AppRoutingCatalog``),
+    /// else this catalog (one app's).
+    ///
+    /// - Parameter bundleId: The app's bundle id.
+    /// - Returns: The app's catalog; an empty one when a catalog of several apps does not serve it.
+    public func products(ofApp bundleId: String) -> any ProductCatalog {
+        guard let apps = self as? AppRoutingCatalog else { return self }
+        return apps.catalog(bundleId: bundleId) ?? StaticProductCatalog.empty
+    }
+}

@@ -339,6 +339,9 @@ public final class DeliveryPipeline: Sendable {
         /// Failures of the store itself.
         public var errors: [IAPError] = []
 
+        /// An empty report: nothing done.
+        public init() {}
+
         /// Counts what settling one entry came to.
         mutating func count(_ outcome: DeliveryOutcome) {
             switch outcome {

@@ -113,12 +113,25 @@ public struct OrderHistoryFilter: Sendable, Hashable {
     public var types: Set<ProductType>?
     /// Only orders in these states.
     public var states: Set<OrderState>?
+    /// Only orders of the app with this bundle id (a ledger of several apps); `nil` means any app.
+    public var bundleId: String?
 
     /// Creates a filter.
-    public init(productIds: Set<String>? = nil, types: Set<ProductType>? = nil, states: Set<OrderState>? = nil) {
+    public init(
+        productIds: Set<String>? = nil,
+        types: Set<ProductType>? = nil,
+        states: Set<OrderState>? = nil,
+        bundleId: String? = nil
+    ) {
         self.productIds = productIds
         self.types = types
         self.states = states
+        self.bundleId = bundleId
+    }
+
+    func matches(_ entry: LedgerEntry) -> Bool {
+        guard let bundleId else { return true }
+        return entry.transaction.bundleId == bundleId
     }
 
     func matches(_ item: OrderHistoryItem) -> Bool {
@@ -173,7 +186,7 @@ public struct OrderHistory: Sendable {
         repeat {
             // Never ask for more than is still needed, so no examined entry is skipped by the cursor.
             let page = try await store.history(userId: userId, cursor: next, limit: limit - items.count)
-            items += page.entries.map(OrderHistoryItem.init).filter(filter.matches)
+            items += page.entries.filter(filter.matches).map(OrderHistoryItem.init).filter(filter.matches)
             examined += page.entries.count
             next = page.nextCursor
             // A filter that matches little must not walk a whole long history in one call: return what was

@@ -128,6 +128,8 @@ public struct EntitlementListing: Sendable, Hashable {
     ///   - unknownProducts: What a product the catalog does not know is: skipped by default.
     ///   - proratedRefunds: What a prorated refund does to a non-consumable or a subscription (access kept by default).
     ///   - instant: Now, as the caller's clock says.
+    ///   - bundleId: On a ledger of several apps, the app whose entitlements to list: only its purchases count, each
+    ///     product as its own catalog says (``AppRoutingCatalog/catalog(bundleId:)``); `nil` lists every purchase.
     /// - Returns: The listing.
     /// - Throws: ``IAPError`` when the ledger or the catalog fails.
     public static func read(
@@ -136,9 +138,40 @@ public struct EntitlementListing: Sendable, Hashable {
         catalog: some ProductCatalog,
         unknownProducts: UnknownProductPolicy = .park,
         proratedRefunds: ProratedRefundPolicy = .keepAccess,
+        at instant: Date,
+        bundleId: String? = nil
+    ) async throws -> EntitlementListing {
+        guard let bundleId else {
+            return try await read(
+                userId: userId,
+                entries: try await store.allHistory(userId: userId),
+                from: store,
+                catalog: catalog,
+                unknownProducts: unknownProducts,
+                proratedRefunds: proratedRefunds,
+                at: instant
+            )
+        }
+        return try await read(
+            userId: userId,
+            entries: try await store.allHistory(userId: userId).filter { $0.transaction.bundleId == bundleId },
+            from: store,
+            catalog: catalog.products(ofApp: bundleId),
+            unknownProducts: unknownProducts,
+            proratedRefunds: proratedRefunds,
+            at: instant
+        )
+    }
+
+    private static func read(
+        userId: String,
+        entries: [LedgerEntry],
+        from store: some EntitlementStore,
+        catalog: any ProductCatalog,
+        unknownProducts: UnknownProductPolicy,
+        proratedRefunds: ProratedRefundPolicy,
         at instant: Date
     ) async throws -> EntitlementListing {
-        let entries = try await store.allHistory(userId: userId)
         var renewals: [RenewalInfoPayload] = []
         // Renewal infos exist for auto-renewable subscriptions only: a purchase of another kind asks for none (a
         // customer of consumables costs one query, not one per purchase). A transaction that names no type is asked.

@@ -7,7 +7,8 @@ import IAPCore
 import IAPHTTPServer
 
 extension PurchaseServerRoutes {
-    /// `GET /iap/v1/users/{userId}/entitlements[?at=MILLIS]`.
+    /// `GET /iap/v1/users/{userId}/entitlements[?at=MILLIS][&bundleId=ID]`: on a server of several apps, the
+    /// entitlements in the app named (``app(of:)``).
     @Sendable
     func entitlements(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         if let refusal = refusingWithoutServiceToken(request) {
@@ -56,6 +57,11 @@ extension PurchaseServerRoutes {
             }
             instant = Date(millisecondsSince1970: milliseconds)
         }
+        let bundleId: String?
+        switch app(of: request) {
+        case .success(let named): bundleId = named
+        case .failure(let refusal): return refusal.response
+        }
         do {
             let listing = try await EntitlementListing.read(
                 userId: userId,
@@ -63,7 +69,8 @@ extension PurchaseServerRoutes {
                 catalog: catalog,
                 unknownProducts: unknownProducts,
                 proratedRefunds: proratedRefunds,
-                at: instant
+                at: instant,
+                bundleId: bundleId
             )
             return .json(try listing.jsonData())
         } catch {
@@ -71,7 +78,8 @@ extension PurchaseServerRoutes {
         }
     }
 
-    /// `GET /iap/v1/users/{userId}/history?limit=N&cursor=C`.
+    /// `GET /iap/v1/users/{userId}/history?limit=N&cursor=C[&bundleId=ID]`: on a server of several apps, the orders of
+    /// the app named (``app(of:)``).
     @Sendable
     func history(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         if let refusal = refusingWithoutServiceToken(request) {
@@ -91,8 +99,18 @@ extension PurchaseServerRoutes {
         if cursor?.isEmpty == true {
             return Self.failure(400, .invalidArgument, "cursor is the nextCursor of the page before")
         }
+        let filter: OrderHistoryFilter
+        switch app(of: request) {
+        case .success(let named): filter = OrderHistoryFilter(bundleId: named)
+        case .failure(let refusal): return refusal.response
+        }
         do {
-            let page = try await OrderHistory(store: store).page(userId: userId, cursor: cursor, limit: limit)
+            let page = try await OrderHistory(store: store).page(
+                userId: userId,
+                cursor: cursor,
+                limit: limit,
+                filter: filter
+            )
             return .json(try page.jsonData(userId: userId))
         } catch let error as IAPError where error.code == .invalidArgument {
             report("service.failed", error, route: request.route ?? request.path)

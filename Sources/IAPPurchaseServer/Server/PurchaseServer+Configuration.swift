@@ -111,6 +111,10 @@ extension PurchaseServer {
         public var drainInterval: Duration
         /// The operations console, on a listener of its own; `nil` (the default) serves none.
         public var console: PurchaseServer.Console?
+        /// The apps served, when the server serves several into one ledger: each app's data goes to its own verifier
+        /// and catalog (``AppRoutingVerifier``, ``AppRoutingCatalog``), and ``verifier`` and ``catalog`` are not used.
+        /// Empty (the default): one app, ``verifier`` and ``catalog``.
+        public var apps: [PurchaseServer.App]
 
         /// Creates a configuration with the defaults of `iap serve`.
         ///
@@ -148,6 +152,43 @@ extension PurchaseServer {
             self.events = DiscardingEventSink()
             self.drainInterval = .seconds(1)
             self.console = nil
+            self.apps = []
+        }
+
+        /// Creates a configuration of a server of several apps, with the defaults of `iap serve`.
+        ///
+        /// - Parameters:
+        ///   - site: The ledger site, one for every app.
+        ///   - apps: The apps, each with its bundle id, verifier and catalog.
+        ///   - grant: How grants reach the customer; the hook sees each purchase's app in its transaction's `bundleId`.
+        ///   - users: Authenticates the apps' users: a user id spans the apps.
+        ///   - service: The service token.
+        ///   - host: The address to listen on; `127.0.0.1` by default.
+        ///   - port: The port; `0` picks a free one.
+        /// - Throws: ``IAPError`` `invalidConfiguration` when there is no app.
+        public init(
+            site: any LedgerSite,
+            apps: [PurchaseServer.App],
+            grant: Grant,
+            users: any UserAuthenticator,
+            service: ServiceTokenAuthenticator,
+            host: String = "127.0.0.1",
+            port: UInt16 = 0
+        ) throws {
+            guard let first = apps.first else {
+                throw IAPError(.invalidConfiguration, "a server of several apps needs at least one app")
+            }
+            self.init(
+                site: site,
+                verifier: first.verifier,
+                catalog: first.catalog.catalog,
+                grant: grant,
+                users: users,
+                service: service,
+                host: host,
+                port: port
+            )
+            self.apps = apps
         }
 
         /// What a purchase of a product the catalog does not know gets: ``delivery``'s.

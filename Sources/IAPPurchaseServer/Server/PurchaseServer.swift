@@ -81,6 +81,7 @@ public final class PurchaseServer: Sendable {
     public init(_ configuration: Configuration) throws {
         try configuration.http.validate()
         try configuration.console?.http.validate()
+        let (verifier, catalog) = try Self.routing(configuration)
         self.configuration = configuration
         let metrics = try PurchaseServerMetrics()
         self.metrics = metrics
@@ -102,8 +103,8 @@ public final class PurchaseServer: Sendable {
                 )
             }
             self.pipeline = DeliveryPipeline(
-                verifier: configuration.verifier,
-                catalog: configuration.catalog,
+                verifier: verifier,
+                catalog: catalog,
                 store: store,
                 clock: SystemClock(),
                 policies: configuration.delivery,
@@ -112,8 +113,8 @@ public final class PurchaseServer: Sendable {
             return
         }
         self.pipeline = DeliveryPipeline(
-            verifier: configuration.verifier,
-            catalog: configuration.catalog,
+            verifier: verifier,
+            catalog: catalog,
             store: configuration.site.store,
             hook: hook,
             clock: SystemClock(),
@@ -332,15 +333,48 @@ public final class PurchaseServer: Sendable {
     }
 
     /// Replaces the catalog in use and delivers what was parked for products it did not know: what `iap serve` does
-    /// on `SIGHUP`. The `catalog.reloaded` event says what changed.
+    /// on `SIGHUP`. The `catalog.reloaded` event says what changed. On a server of several apps, see
+    /// ``reloadCatalog(_:bundleId:)``: this replaces the catalog of the only app, and of none when there are several
+    /// (the report then holds the error, and a `catalog.reloadFailed` event says it).
     ///
     /// - Parameter catalog: The new catalog.
     /// - Returns: What the parked purchases became.
     @discardableResult
     public func reloadCatalog(_ catalog: StaticProductCatalog) async -> DeliveryPipeline.DrainReport {
-        let added = configuration.catalog.replace(with: catalog)
+        if let report = await reloadCatalog(catalog, bundleId: nil) {
+            return report
+        }
+        var refused = DeliveryPipeline.DrainReport()
+        refused.errors.append(
+            IAPError(.invalidArgument, "this server serves several apps: name the app whose catalog to reload")
+        )
+        return refused
+    }
+
+    /// Replaces the catalog of one app and delivers what was parked for products it did not know.
+    ///
+    /// - Parameters:
+    ///   - catalog: The new catalog.
+    ///   - bundleId: The app's bundle id, on a server of several apps (``Configuration/apps``); `nil` for the only app.
+    /// - Returns: What the parked purchases became, or `nil` when the server serves no such app (or several and none
+    ///   was named): nothing was replaced, and a `catalog.reloadFailed` event says why.
+    @discardableResult
+    public func reloadCatalog(_ catalog: StaticProductCatalog, bundleId: String?) async
+        -> DeliveryPipeline.DrainReport?
+    {
+        let target: ReloadableProductCatalog
+        do {
+            target = try reloadable(bundleId: bundleId)
+        } catch {
+            reportReloadFailure(error)
+            return nil
+        }
+        let added = target.replace(with: catalog)
         let released = await pipeline.releaseParked()
         var message = "\(catalog.products.count) products"
+        if let bundleId {
+            message += " of \(bundleId)"
+        }
         if !added.isEmpty {
             message += ", new: \(added.joined(separator: ", "))"
         }
@@ -353,29 +387,62 @@ public final class PurchaseServer: Sendable {
     }
 
     /// Reads a catalog with `load` and, when it could be read, replaces the one in use with it (see
-    /// ``reloadCatalog(_:)``); when it could not, keeps the one in use and says so in a `catalog.reloadFailed` event.
+    /// ``reloadCatalog(_:bundleId:)``); when it could not, keeps the one in use and says so in a `catalog.reloadFailed`
+    /// event.
     ///
-    /// - Parameter load: Reads the new catalog (a file, the copy saved with the ledger).
-    /// - Returns: What the parked purchases became, or `nil` when the catalog could not be read.
+    /// - Parameters:
+    ///   - bundleId: The app whose catalog to replace, on a server of several apps; `nil` for the only app.
+    ///   - load: Reads the new catalog (a file, the copy saved with the ledger).
+    /// - Returns: What the parked purchases became, or `nil` when the catalog could not be read or replaced.
     @discardableResult
-    public func reloadCatalog(from load: () async throws -> StaticProductCatalog) async -> DeliveryPipeline.DrainReport?
-    {
+    public func reloadCatalog(
+        bundleId: String? = nil,
+        from load: () async throws -> StaticProductCatalog
+    ) async -> DeliveryPipeline.DrainReport? {
         let catalog: StaticProductCatalog
         do {
             catalog = try await load()
         } catch {
-            let failure = IAPError.wrapping(error, as: .invalidConfiguration, "the catalog could not be reloaded")
-            configuration.events.record(
-                IAPEvent(
-                    time: pipeline.clock.now,
-                    event: "catalog.reloadFailed",
-                    outcome: "failed",
-                    errorCode: failure.code.rawValue,
-                    message: "\(failure.message); the catalog in use is kept"
-                )
-            )
+            reportReloadFailure(error)
             return nil
         }
-        return await reloadCatalog(catalog)
+        return await reloadCatalog(catalog, bundleId: bundleId)
+    }
+
+    /// The catalog a reload replaces.
+    private func reloadable(bundleId: String?) throws -> ReloadableProductCatalog {
+        let apps = configuration.apps
+        guard !apps.isEmpty else {
+            guard bundleId == nil else {
+                throw IAPError(
+                    .invalidArgument,
+                    "this server serves one app and names none: reload without a bundle id"
+                )
+            }
+            return configuration.catalog
+        }
+        if let bundleId {
+            guard let app = apps.first(where: { $0.bundleId == bundleId }) else {
+                throw IAPError(.invalidArgument, "this server does not serve \(bundleId)")
+            }
+            return app.catalog
+        }
+        guard apps.count == 1 else {
+            throw IAPError(.invalidArgument, "this server serves several apps: name the app whose catalog to reload")
+        }
+        return apps[0].catalog
+    }
+
+    private func reportReloadFailure(_ error: any Error) {
+        let failure = IAPError.wrapping(error, as: .invalidConfiguration, "the catalog could not be reloaded")
+        configuration.events.record(
+            IAPEvent(
+                time: pipeline.clock.now,
+                event: "catalog.reloadFailed",
+                outcome: "failed",
+                errorCode: failure.code.rawValue,
+                message: "\(failure.message); the catalog in use is kept"
+            )
+        )
     }
 }

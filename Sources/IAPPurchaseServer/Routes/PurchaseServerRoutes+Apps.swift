@@ -1,0 +1,61 @@
+import IAPCore
+import IAPHTTPServer
+
+extension PurchaseServerRoutes {
+    /// The bundle ids of the apps served when the pipeline serves several (its catalog is an ``AppRoutingCatalog``),
+    /// sorted; empty for a server of one app.
+    var servedApps: [String] {
+        (pipeline.catalog as? AppRoutingCatalog)?.bundleIds ?? []
+    }
+
+    /// The app a read names with `?bundleId=`, or the answer refusing it.
+    ///
+    /// On a server of several apps the app is one of them, and must be named unless there is only one. On a server of
+    /// one app it may be left out (every purchase counts, as before apps were named); named, only its purchases count.
+    ///
+    /// - Returns: The bundle id to read (`nil`: every purchase, one app's catalog), or a `400` to answer.
+    func app(of request: HTTPServerRequest) -> Result<String?, AppRefusal> {
+        let named = request.queryValue("bundleId")
+        let apps = servedApps
+        if let named {
+            guard (1...255).contains(named.utf8.count), !named.utf8.contains(where: { $0 < 0x21 || $0 > 0x7E }) else {
+                return .failure(AppRefusal(Self.failure(400, .invalidArgument, "bundleId is not a bundle id")))
+            }
+            guard apps.isEmpty || apps.contains(named) else {
+                return .failure(
+                    AppRefusal(
+                        Self.failure(
+                            400,
+                            .invalidArgument,
+                            "this server does not serve that bundleId; it serves \(apps.joined(separator: ", "))"
+                        )
+                    )
+                )
+            }
+            return .success(named)
+        }
+        switch apps.count {
+        case 0: return .success(nil)
+        case 1: return .success(apps[0])
+        default:
+            return .failure(
+                AppRefusal(
+                    Self.failure(
+                        400,
+                        .invalidArgument,
+                        "this server serves several apps: name one with ?bundleId= (\(apps.joined(separator: ", ")))"
+                    )
+                )
+            )
+        }
+    }
+
+    /// A refused `?bundleId=`: the answer to send.
+    struct AppRefusal: Error {
+        let response: HTTPServerResponse
+
+        init(_ response: HTTPServerResponse) {
+            self.response = response
+        }
+    }
+}

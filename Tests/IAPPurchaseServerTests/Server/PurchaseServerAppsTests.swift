@@ -1,0 +1,236 @@
+import Foundation
+import IAPCore
+import IAPCrypto
+import IAPHTTPServer
+import IAPInMemory
+import IAPPurchaseServer
+import IAPServerAPI
+import IAPStorageFile
+import IAPTesting
+import IAPTransportURLSession
+import Testing
+
+/// One `PurchaseServer` serving two apps into one ledger: a free app on Production and a pro app on the Sandbox, each
+/// selling a `coins` product of its own (100 and 500 coins), each signing with its own PKI.
+@Suite("Purchase server of several apps")
+struct PurchaseServerAppsTests {
+    static let free = "com.example.free"
+    static let pro = "com.example.pro"
+
+    struct Setup {
+        let directory: URL
+        let free: SimulatedAppStore
+        let pro: SimulatedAppStore
+        let wallet = RecordingFulfillmentHook()
+        let events = InMemoryEventSink()
+
+        init(proFirstTransactionId: UInt64 = 3_000_000_000_000_001) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-apps-\(UUID().uuidString)")
+            let clock = ManualClock(now: SystemClock().now)
+            var freeConfiguration = SimulatedAppStore.Configuration(environment: .production)
+            freeConfiguration.bundleId = PurchaseServerAppsTests.free
+            free = try SimulatedAppStore(
+                products: [
+                    CatalogProduct(productId: "coins", kind: .consumable, entitlements: [], unitsPerPurchase: 100)
+                ],
+                configuration: freeConfiguration,
+                clock: clock
+            )
+            var proConfiguration = SimulatedAppStore.Configuration(environment: .sandbox)
+            proConfiguration.bundleId = PurchaseServerAppsTests.pro
+            proConfiguration.firstTransactionId = proFirstTransactionId
+            pro = try SimulatedAppStore(
+                products: [
+                    CatalogProduct(productId: "coins", kind: .consumable, entitlements: [], unitsPerPurchase: 500)
+                ],
+                configuration: proConfiguration,
+                clock: clock
+            )
+        }
+
+        func configuration() throws -> PurchaseServer.Configuration {
+            var configuration = try PurchaseServer.Configuration(
+                site: try FileLedgerSite(directory: directory, access: .create),
+                apps: [
+                    PurchaseServer.App(
+                        bundleId: PurchaseServerAppsTests.free,
+                        verifier: try AppStoreSignedDataVerifier(configuration: free.verifierConfiguration),
+                        catalog: try StaticProductCatalog(products: free.products)
+                    ),
+                    PurchaseServer.App(
+                        bundleId: PurchaseServerAppsTests.pro,
+                        verifier: try AppStoreSignedDataVerifier(configuration: pro.verifierConfiguration),
+                        catalog: try StaticProductCatalog(products: pro.products)
+                    ),
+                ],
+                grant: .hook(wallet, description: "recording wallet"),
+                users: HS256UserAuthenticator(secret: try HMACSHA256(key: Array(PurchaseServerTests.userSecret.utf8))),
+                service: try ServiceTokenAuthenticator(token: Array(PurchaseServerTests.serviceToken.utf8))
+            )
+            configuration.events = events
+            return configuration
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    static func submit(_ server: PurchaseServer, _ signed: String, as user: String) async throws -> HTTPResponse {
+        try await PurchaseServerTests.post(
+            server,
+            "/iap/v1/transactions",
+            body: #"{"signedTransaction":"\#(signed)"}"#,
+            headers: [
+                "Authorization": "Bearer \(try PurchaseServerTests.userToken(user))",
+                "Content-Type": "application/json",
+            ]
+        )
+    }
+
+    static func get(_ server: PurchaseServer, _ path: String) async throws -> (status: Int, json: [String: Any]) {
+        let origin = try #require(server.origin)
+        let url = try #require(URL(string: origin + path))
+        let response = try await URLSessionTransport().send(
+            HTTPRequest(
+                method: "GET",
+                url: url,
+                headers: ["Authorization": "Bearer \(PurchaseServerTests.serviceToken)"],
+                timeout: .seconds(60)
+            )
+        )
+        let json = try JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        return (response.status, json ?? [:])
+    }
+
+    @Test func eachAppsPurchasesGoToItsOwnCatalogAndAreReadPerApp() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        try await server.start()
+
+        let freePurchase = try #require(try await setup.free.purchase(productId: "coins", account: "a").transaction)
+        let proPurchase = try #require(try await setup.pro.purchase(productId: "coins", account: "a").transaction)
+        for purchase in [freePurchase, proPurchase] {
+            let answer = try await Self.submit(server, purchase.signedTransaction, as: "alice")
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        }
+        #expect(setup.wallet.calls.map(\.units) == [100, 500])
+        #expect(setup.wallet.calls.map(\.transaction.bundleId) == [Self.free, Self.pro])
+
+        // Entitlements and history name the app; without it, a server of several apps says which it serves.
+        let unnamed = try await Self.get(server, "/iap/v1/users/alice/entitlements")
+        #expect(unnamed.status == 400)
+        #expect((unnamed.json["error"] as? String)?.contains(Self.pro) == true)
+        let freeCoins = try await Self.get(server, "/iap/v1/users/alice/entitlements?bundleId=\(Self.free)")
+        #expect(freeCoins.status == 200)
+        #expect((freeCoins.json["balances"] as? [String: Int])?["coins"] == 100)
+        let proCoins = try await Self.get(server, "/iap/v1/users/alice/entitlements?bundleId=\(Self.pro)")
+        #expect((proCoins.json["balances"] as? [String: Int])?["coins"] == 500)
+        #expect(try await Self.get(server, "/iap/v1/users/alice/entitlements?bundleId=com.example.other").status == 400)
+        let proHistory = try await Self.get(server, "/iap/v1/users/alice/history?bundleId=\(Self.pro)")
+        let items = try #require(proHistory.json["items"] as? [[String: Any]])
+        #expect(items.map { $0["transactionId"] as? String } == [proPurchase.payload.transactionId])
+        #expect(try await Self.get(server, "/iap/v1/users/alice/history").status == 400)
+
+        // A purchase of an app the server does not serve is refused and changes nothing.
+        var otherConfiguration = SimulatedAppStore.Configuration(environment: .production)
+        otherConfiguration.bundleId = "com.example.other"
+        let other = try SimulatedAppStore(
+            products: setup.free.products,
+            configuration: otherConfiguration,
+            clock: SystemClock()
+        )
+        let stranger = try #require(try await other.purchase(productId: "coins", account: "b").transaction)
+        #expect(try await Self.submit(server, stranger.signedTransaction, as: "alice").status != 200)
+        #expect(setup.wallet.calls.count == 2)
+        await server.stop()
+    }
+
+    @Test func aRefundNotificationOfOneAppTakesBackOnlyItsPurchase() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        try await server.start()
+        let freePurchase = try #require(try await setup.free.purchase(productId: "coins", account: "a").transaction)
+        let proPurchase = try #require(try await setup.pro.purchase(productId: "coins", account: "a").transaction)
+        for purchase in [freePurchase, proPurchase] {
+            #expect(try await Self.submit(server, purchase.signedTransaction, as: "alice").status == 200)
+        }
+        _ = await setup.pro.drainNotifications()
+        try await setup.pro.refund(transactionId: try #require(proPurchase.payload.transactionId))
+        for signed in await setup.pro.drainNotifications() {
+            let answer = try await PurchaseServerTests.post(
+                server,
+                "/iap/v1/notifications",
+                body: #"{"signedPayload":"\#(signed)"}"#,
+                headers: ["Content-Type": "application/json"]
+            )
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        }
+        #expect(setup.wallet.balance("alice") == 100)
+        let freeEntry = try await server.pipeline.store.entry(
+            transactionId: try #require(freePurchase.payload.transactionId)
+        )
+        #expect(freeEntry?.revokedAt == nil)
+        let proEntry = try await server.pipeline.store.entry(
+            transactionId: try #require(proPurchase.payload.transactionId)
+        )
+        #expect(proEntry?.revokedAt != nil)
+        await server.stop()
+    }
+
+    @Test func twoAppsWhoseTransactionIdsMeetNeverTouchEachOthersEntry() async throws {
+        // Both stores hand out the same first id: the second app's purchase meets the first's entry.
+        let setup = try Setup(proFirstTransactionId: SimulatedAppStore.Configuration().firstTransactionId)
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        try await server.start()
+        let freePurchase = try #require(try await setup.free.purchase(productId: "coins", account: "a").transaction)
+        let proPurchase = try #require(try await setup.pro.purchase(productId: "coins", account: "b").transaction)
+        #expect(freePurchase.payload.transactionId == proPurchase.payload.transactionId)
+        #expect(try await Self.submit(server, freePurchase.signedTransaction, as: "alice").status == 200)
+        let refused = try await Self.submit(server, proPurchase.signedTransaction, as: "bob")
+        #expect(refused.status != 200)
+        let entry = try await server.pipeline.store.entry(
+            transactionId: try #require(freePurchase.payload.transactionId)
+        )
+        #expect(entry?.userId == "alice")
+        #expect(entry?.transaction.bundleId == Self.free)
+        #expect(setup.wallet.calls.map(\.userId) == ["alice"])
+        #expect(setup.events.events.contains { $0.event == "delivery.appConflict" })
+        await server.stop()
+    }
+
+    @Test func aCatalogIsReloadedPerAppAndTheAPIWaitsForAServerOfOneApp() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        let more = try StaticProductCatalog(products: [
+            CatalogProduct(productId: "coins", kind: .consumable, entitlements: [], unitsPerPurchase: 500),
+            CatalogProduct(productId: "gems", kind: .consumable, entitlements: [], unitsPerPurchase: 5),
+        ])
+        #expect(await server.reloadCatalog(more).errors.map(\.code) == [.invalidArgument])
+        #expect(await server.reloadCatalog(more, bundleId: "com.example.other") == nil)
+        #expect(await server.reloadCatalog(more, bundleId: Self.pro) != nil)
+        #expect(setup.events.events.filter { $0.event == "catalog.reloadFailed" }.count == 2)
+        #expect(
+            setup.events.events.contains { $0.event == "catalog.reloaded" && $0.message?.contains(Self.pro) == true }
+        )
+        await server.stop()
+
+        var withAPI = try setup.configuration()
+        struct NoTokens: BearerTokenProvider {
+            func token() async throws -> String { throw IAPError(.invalidKey, "no key in this test") }
+            func invalidate() async {}
+        }
+        let client = try AppStoreServerAPIClient(
+            environment: .production,
+            transport: ScriptedTransport(),
+            tokenProvider: NoTokens()
+        )
+        withAPI.api = PurchaseServer.AppStoreAPI(clients: AppStoreServerAPIClients(client))
+        #expect(throws: IAPError.self) { _ = try PurchaseServer(withAPI) }
+        await withAPI.site.close()
+    }
+}
