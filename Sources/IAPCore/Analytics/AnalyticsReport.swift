@@ -8,8 +8,8 @@
 /// each product. Money is in Apple's milliunits of each currency (integers: `9990` is 9.99), never converted.
 ///
 /// Its JSON (`iap ledger analytics --json`, `GET /iap/v1/analytics`):
-/// `{"from", "to", "interval", "environment", "series": [FIGURES], "totals": FIGURES, "byProduct": [...]}`, dates
-/// RFC 3339 in UTC.
+/// `{"from", "to", "interval", "environment", "series": [FIGURES], "totals": FIGURES, "byProduct": [...]}` (with
+/// `productId` and `bundleId` when the report is of one product or one app), dates RFC 3339 in UTC.
 public struct AnalyticsReport: Sendable, Hashable, Encodable {
     /// The start of the range (inclusive).
     public var from: Date
@@ -21,6 +21,8 @@ public struct AnalyticsReport: Sendable, Hashable, Encodable {
     public var environment: String
     /// The product counted, when the report is of one.
     public var productId: String?
+    /// The app counted (its bundle id), when the report is of one app of a ledger of several.
+    public var bundleId: String?
     /// One entry per interval, in order; the first and last cut to the range.
     public var series: [AnalyticsFigures]
     /// The same figures over the whole range (``AnalyticsFigures/refundRate`` set; active subscriptions and MRR at
@@ -30,7 +32,7 @@ public struct AnalyticsReport: Sendable, Hashable, Encodable {
     public var byProduct: [AnalyticsProductFigures]
 
     private enum CodingKeys: String, CodingKey {
-        case from, to, interval, environment, productId, series, totals, byProduct
+        case from, to, interval, environment, productId, bundleId, series, totals, byProduct
     }
 
     /// Milliunits as a decimal amount, for people: `9990` → `9.990`, `-500` → `-0.500`.
@@ -50,6 +52,7 @@ public struct AnalyticsReport: Sendable, Hashable, Encodable {
         try container.encode(interval, forKey: .interval)
         try container.encode(environment, forKey: .environment)
         try container.encodeIfPresent(productId, forKey: .productId)
+        try container.encodeIfPresent(bundleId, forKey: .bundleId)
         try container.encode(series, forKey: .series)
         try container.encode(totals, forKey: .totals)
         try container.encode(byProduct, forKey: .byProduct)

@@ -54,6 +54,7 @@ public struct LedgerAnalytics: Sendable {
     ///   - interval: The intervals of the series.
     ///   - environment: The App Store environment to count.
     ///   - productId: Only this product, when given.
+    ///   - bundleId: Only this app's purchases (its bundle id), when given: on a ledger of several apps.
     ///   - now: The current instant: access that ends after it has not ended.
     /// - Returns: The report.
     /// - Throws: ``IAPError`` `invalidArgument` for an empty range or more than ``maximumIntervals`` intervals; as the
@@ -65,10 +66,12 @@ public struct LedgerAnalytics: Sendable {
         interval: AnalyticsInterval,
         environment: AppStoreEnvironment = .production,
         productId: String? = nil,
+        bundleId: String? = nil,
         now: Date
     ) async throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
         var fold = Fold(self, from: from, to: to, interval: interval, environment: environment, productId: productId)
+        fold.bundleId = bundleId
         try await store.forEachPage { page in
             for entry in page {
                 fold.add(entry)
@@ -91,6 +94,7 @@ public struct LedgerAnalytics: Sendable {
     ///   - interval: The intervals of the series.
     ///   - environment: The App Store environment to count.
     ///   - productId: Only this product, when given.
+    ///   - bundleId: Only this app's purchases, when given.
     ///   - now: The current instant.
     /// - Returns: The report.
     /// - Throws: ``IAPError`` `invalidArgument` for an empty range or too many intervals.
@@ -102,10 +106,12 @@ public struct LedgerAnalytics: Sendable {
         interval: AnalyticsInterval,
         environment: AppStoreEnvironment = .production,
         productId: String? = nil,
+        bundleId: String? = nil,
         now: Date
     ) throws -> AnalyticsReport {
         try Self.check(from: from, to: to, interval: interval)
         var fold = Fold(self, from: from, to: to, interval: interval, environment: environment, productId: productId)
+        fold.bundleId = bundleId
         for entry in entries {
             fold.add(entry)
         }
@@ -122,6 +128,7 @@ public struct LedgerAnalytics: Sendable {
         let interval: AnalyticsInterval
         let environment: AppStoreEnvironment
         let productId: String?
+        var bundleId: String?
         let buckets: [Range<Date>]
         var series: [AnalyticsFigures]
         var totals: AnalyticsFigures
@@ -176,7 +183,9 @@ public struct LedgerAnalytics: Sendable {
 
         /// Counts one entry of the ledger.
         mutating func add(_ entry: borrowing LedgerEntry) {
-            guard entry.transaction.environment == environment, productId == nil || entry.productId == productId else {
+            guard entry.transaction.environment == environment, productId == nil || entry.productId == productId,
+                bundleId == nil || entry.transaction.bundleId == bundleId
+            else {
                 return
             }
             let product = productNumbers.number(entry.productId)
@@ -321,6 +330,7 @@ public struct LedgerAnalytics: Sendable {
             interval: fold.interval,
             environment: fold.environment.rawValue,
             productId: fold.productId,
+            bundleId: fold.bundleId,
             series: fold.series,
             totals: fold.totals,
             byProduct: byProduct

@@ -42,6 +42,22 @@ enum CommandLedger {
         "a swift-iap JSON catalog or an Xcode .storekit file (default: the one saved with the ledger)"
     )
 
+    /// `--bundle-id ID` of the reading commands: on a ledger of several apps, only that app's purchases.
+    static let appOption = CommandSpec.Option.value(
+        "bundle-id",
+        "ID",
+        "on a ledger of several apps (iap serve --app), only the purchases of this app; give its --catalog"
+    )
+
+    /// The `--bundle-id` of a reading command, checked: `nil` for every purchase.
+    static func bundleId(_ parsed: Arguments) throws(Arguments.UsageError) -> String? {
+        guard let text = try parsed.value("bundle-id") else { return nil }
+        guard (1...255).contains(text.utf8.count), !text.utf8.contains(where: { $0 < 0x21 || $0 > 0x7E }) else {
+            throw .init(message: "--bundle-id must be a bundle id such as com.example.app, not '\(text.prefix(80))'")
+        }
+        return text
+    }
+
     /// How a usage line writes the ledger options.
     static let synopsis = "(--data DIR | --database URL [--schema NAME] [--database-password-file FILE])"
 

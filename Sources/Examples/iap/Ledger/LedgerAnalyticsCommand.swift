@@ -10,7 +10,7 @@ enum LedgerAnalyticsCommand {
         summary: "revenue, subscriptions, refunds and consumables over a range, by day, week or month",
         synopsis: [
             "\(CommandLedger.synopsis) --from DATE --to DATE",
-            "  [--interval day|week|month] [--environment NAME] [--product ID] [--catalog FILE] [--json]",
+            "  [--interval day|week|month] [--environment NAME] [--product ID] [--bundle-id ID] [--catalog FILE] [--json]",
         ],
         discussion: """
             Computes, from the signed transactions the ledger holds, for each interval of [--from, --to) (UTC
@@ -33,6 +33,7 @@ enum LedgerAnalyticsCommand {
             .value("interval", "NAME", "day, week (ISO, from Monday) or month (default day)"),
             .value("environment", "NAME", "the App Store environment counted: Production (default), Sandbox, Xcode"),
             .value("product", "ID", "only this product"),
+            CommandLedger.appOption,
             CommandLedger.catalogOption,
             .flag("json", "print one JSON object"),
         ],
@@ -63,6 +64,7 @@ enum LedgerAnalyticsCommand {
         } catch {
             throw Arguments.UsageError(message: "--" + error.message)
         }
+        let bundleId = try CommandLedger.bundleId(parsed)
         let ledger = try await CommandLedger.open(parsed)
         let report: AnalyticsReport
         do {
@@ -77,6 +79,7 @@ enum LedgerAnalyticsCommand {
                 interval: query.interval,
                 environment: query.environment,
                 productId: query.productId,
+                bundleId: bundleId,
                 now: SystemClock().now
             )
         } catch let error as IAPError where error.code == .invalidArgument {

@@ -10,7 +10,7 @@ enum LedgerEntitlementsCommand {
         summary: "what a user has now (or at an instant), with consumable balances",
         synopsis: [
             "\(CommandLedger.synopsis) --user ID",
-            "  [--at now|MILLIS|ISO8601] [--catalog FILE] [--json]",
+            "  [--at now|MILLIS|ISO8601] [--catalog FILE] [--bundle-id ID] [--json]",
         ],
         discussion: """
             Evaluates the user's transactions and renewal infos in the ledger with the catalog: one line per
@@ -21,6 +21,7 @@ enum LedgerEntitlementsCommand {
             .value("user", "ID", "whose entitlements (required)"),
             .value("at", "INSTANT", "now (the default), milliseconds since 1970, or ISO 8601 (2026-03-11T10:30:00Z)"),
             CommandLedger.catalogOption,
+            CommandLedger.appOption,
             .flag("json", "print one JSON object, dates in milliseconds since 1970"),
         ],
         examples: ["iap ledger entitlements --data ./iap-demo-data/ledger --user bob --at 2026-03-11T10:30:00Z"]
@@ -40,6 +41,7 @@ enum LedgerEntitlementsCommand {
         case let value?:
             instant = try TextDate.instant(value, option: "at")
         }
+        let bundleId = try CommandLedger.bundleId(parsed)
         let ledger = try await CommandLedger.open(parsed)
         let store = ledger.store
         let entries: [LedgerEntry]
@@ -47,7 +49,9 @@ enum LedgerEntitlementsCommand {
         var renewals: [RenewalInfoPayload] = []
         do {
             products = try await ledger.catalog(parsed, save: false)
-            entries = try await store.allHistory(userId: user)
+            entries = try await store.allHistory(userId: user).filter {
+                bundleId == nil || $0.transaction.bundleId == bundleId
+            }
             for original in Set(entries.map(\.originalTransactionId)).sorted() {
                 if let renewal = try await store.renewalInfo(originalTransactionId: original) {
                     renewals.append(renewal)

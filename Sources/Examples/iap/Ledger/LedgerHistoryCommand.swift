@@ -9,7 +9,7 @@ enum LedgerHistoryCommand {
         name: "ledger history",
         summary: "a user's orders, newest first, a page at a time; or every purchase of an Apple Account",
         synopsis: [
-            "\(CommandLedger.synopsis) --user ID [--limit N] [--cursor C] [--json]",
+            "\(CommandLedger.synopsis) --user ID [--limit N] [--cursor C] [--bundle-id ID] [--json]",
             "\(CommandLedger.synopsis) --app-transaction-id ID [--json]",
         ],
         discussion: """
@@ -29,6 +29,7 @@ enum LedgerHistoryCommand {
             .value("app-transaction-id", "ID", "the purchases of one Apple Account, instead of --user"),
             .value("limit", "N", "orders per page, 1 to 200 (default 20)"),
             .value("cursor", "C", "the page after the one that printed 'more: --cursor C'"),
+            CommandLedger.appOption,
             .flag("json", "print one JSON object, dates in milliseconds since 1970"),
         ],
         examples: ["iap ledger history --data ./iap-demo-data/ledger --user alice --limit 5"]
@@ -51,6 +52,7 @@ enum LedgerHistoryCommand {
                 }
                 return number
             } ?? 20
+        let filter = OrderHistoryFilter(bundleId: try CommandLedger.bundleId(parsed))
         let ledger = try await CommandLedger.open(parsed)
         let store = ledger.store
         let page: OrderHistoryPage
@@ -58,7 +60,8 @@ enum LedgerHistoryCommand {
             page = try await OrderHistory(store: store).page(
                 userId: user,
                 cursor: try parsed.value("cursor"),
-                limit: limit
+                limit: limit,
+                filter: filter
             )
         } catch let error as IAPError where error.code == .invalidArgument {
             await ledger.close()
@@ -87,7 +90,7 @@ enum LedgerHistoryCommand {
 
     /// `--app-transaction-id ID`: every purchase of one Apple Account, newest first, with its owner.
     private static func appAccount(_ appTransactionId: String, _ parsed: Arguments) async throws -> ExitCode {
-        for alone in ["user", "limit", "cursor"] where try parsed.value(alone) != nil {
+        for alone in ["user", "limit", "cursor", "bundle-id"] where try parsed.value(alone) != nil {
             throw Arguments.UsageError(message: "--app-transaction-id goes without --\(alone)")
         }
         guard AppAccountHistory.isValid(appTransactionId: appTransactionId) else {

@@ -20,7 +20,8 @@ enum ServeCommand {
         summary: "run the purchase server: app submissions, App Store notifications, entitlements, support, metrics",
         synopsis: [
             "--port N [--host 127.0.0.1] [--max-connections-per-address N] \(CommandLedger.synopsis)",
-            "  --bundle-id ID --environment LIST [--app-apple-id N] [--root FILE.der]... [--catalog FILE]",
+            "  (--bundle-id ID --environment LIST [--app-apple-id N] [--root FILE.der]... [--catalog FILE]",
+            "   | --app 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]...'...)",
             "  \(GrantOptions.synopsis)",
             "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
@@ -92,6 +93,14 @@ enum ServeCommand {
             the same settings as one JSON object whose keys are the option names without dashes ("bundle-id",
             "ledger-only": true, "root": [...]); options given on the command line win; unknown keys are refused.
 
+            Several apps, one server and one ledger: give --app once per app (or "apps" in --config: an array of
+            {"bundleId", "appAppleId", "environments", "catalog", "roots"}) instead of the one-app options. Each
+            signed transaction and notification goes to the verifier and the catalog of the app it names (its
+            bundleId); data of an app not served is refused; each app needs its catalog. The entitlements,
+            me/entitlements and history endpoints then take ?bundleId=ID (required); the webhook body names each
+            purchase's bundleId; SIGHUP reloads every app's catalog. Not yet with several apps: the App Store Server
+            API options.
+
             Events go to standard error as one JSON object per line (time, event, userId, productId,
             transactionId, originalTransactionId, environment, outcome, errorCode, durationMs, auditHead,
             address, notificationType, notificationSubtype), or to --events FILE. Exit status: 0 stopped by a signal, 1 failed to start, 2 usage error.
@@ -116,6 +125,14 @@ enum ServeCommand {
             .value("app-apple-id", "N", "the App Apple ID signed data must carry (required with Production)"),
             .value("root", "FILE.der", "trust this root instead of Apple Root CA - G3", repeatable: true),
             CommandLedger.catalogOption,
+            .value(
+                "app",
+                "SPEC",
+                "one app of a server of several, instead of --bundle-id, --environment, --app-apple-id, --root and "
+                    + "--catalog: 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]...' "
+                    + "or the same as a JSON object, as in the configuration file's apps; give it once per app",
+                repeatable: true
+            ),
         ] + GrantOptions.options + [
             .value(
                 "user-jwt-secret-file",

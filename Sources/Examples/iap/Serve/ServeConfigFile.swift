@@ -14,7 +14,8 @@ import IAPCommandLine
 /// A value is a string or a number; a switch (`ledger-only`) is `true` or `false`; `root` takes a string or an array
 /// of strings, `environment` a list string or an array. An option given on the command line wins over the file, and
 /// so does a group: `--database` on the command line sets aside the file's `data`, `--grant-url` its `ledger-only`.
-/// Unknown keys are refused, and so are secrets: the file names the files that hold them (`user-jwt-secret-file`,
+/// `apps` is an array of app objects (`{"bundleId", "appAppleId", "environments", "catalog", "roots"}`), one `--app`
+/// each, for a server of several apps. Unknown keys are refused, and so are secrets: the file names the files that hold them (`user-jwt-secret-file`,
 /// `service-token-file`, `grant-secret-file`, `auth-key`), or they come from the environment.
 enum ServeConfigFile {
     /// Options that replace each other: one given on the command line sets the file's others aside.
@@ -55,6 +56,16 @@ enum ServeConfigFile {
         var seen: [String: String] = [:]
         var arguments: [String] = []
         for key in object.keys.sorted() {
+            if normalized(key) == "apps" {
+                guard seen["app"] == nil else {
+                    throw .init(message: "--config \(path): '\(key)' and '\(seen["app"] ?? "")' name the same setting")
+                }
+                seen["app"] = key
+                if !isGiven("app", on: given) {
+                    arguments += try apps(in: data, key: key, path: path)
+                }
+                continue
+            }
             guard let option = known[normalized(key)] else {
                 if ["secret", "token", "password"].contains(where: { key.lowercased().contains($0) }) {
                     throw .init(
@@ -73,6 +84,27 @@ enum ServeConfigFile {
                 continue
             }
             arguments += try values(of: object[key], key: key, option: option, path: path)
+        }
+        return arguments
+    }
+
+    /// The `--app` arguments of the file's `apps`: one JSON object per app, handed to ``ServeApp/parse(_:)`` as it is.
+    private static func apps(in data: Data, key: String, path: String) throws(Arguments.UsageError) -> [String] {
+        let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        guard let list = document?[key] as? [Any], !list.isEmpty else {
+            throw .init(message: "--config \(path): '\(key)' takes an array of app objects")
+        }
+        var arguments: [String] = []
+        for item in list {
+            guard item is [String: Any],
+                let encoded = try? JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])
+            else {
+                throw .init(
+                    message: "--config \(path): each of '\(key)' is an object such as {\"bundleId\": \"...\", "
+                        + "\"environments\": [\"Production\"], \"appAppleId\": 1234567890, \"catalog\": \"PATH\"}"
+                )
+            }
+            arguments += ["--app", String(decoding: encoded, as: UTF8.self)]
         }
         return arguments
     }

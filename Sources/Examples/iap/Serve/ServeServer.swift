@@ -26,14 +26,21 @@ enum ServeServer {
         var http = PurchaseServer.httpConfiguration(host: settings.host, port: settings.port)
         http.maximumConnectionsPerAddress = settings.connectionsPerAddress
         try http.validate()
+        // Each app's catalog is read before the ledger is opened: a missing one stops the program first.
+        var apps: [PurchaseServer.App] = []
+        for (app, verifier) in settings.apps {
+            apps.append(PurchaseServer.App(bundleId: app.bundleId, verifier: verifier, catalog: try app.loadCatalog()))
+        }
         let site = try await CommandLedger.open(parsed, access: .create)
         let server: PurchaseServer
         do {
-            let choice = try CatalogChoice.choose(
-                try await site.catalog(parsed, save: true),
-                grant: settings.grant,
-                command: "iap serve"
-            )
+            let choice =
+                apps.isEmpty
+                ? try CatalogChoice.choose(
+                    try await site.catalog(parsed, save: true),
+                    grant: settings.grant,
+                    command: "iap serve"
+                ) : CatalogChoice(catalog: ReloadableProductCatalog(.empty), unknownProducts: .park)
             var configuration = PurchaseServer.Configuration(
                 site: site,
                 verifier: settings.verifier,
@@ -44,6 +51,7 @@ enum ServeServer {
                 host: settings.host,
                 port: settings.port
             )
+            configuration.apps = apps
             configuration.http = http
             configuration.console = settings.console
             configuration.delivery.unknownProducts = choice.unknownProducts
@@ -83,6 +91,14 @@ enum ServeServer {
     ///   - server: The running server.
     ///   - parsed: The command line the server started with.
     static func reloadCatalog(_ server: PurchaseServer, _ parsed: Arguments) async {
+        guard server.configuration.apps.isEmpty else {
+            // A server of several apps: each app's catalog from its own file.
+            for text in parsed.values("app") {
+                guard let app = try? ServeApp.parse(text) else { continue }
+                await server.reloadCatalog(bundleId: app.bundleId) { try app.loadCatalog() }
+            }
+            return
+        }
         await server.reloadCatalog {
             guard let fresh = try await server.configuration.site.catalog(parsed, save: true) else {
                 throw IAPError(.notFound, "no catalog to reload: give --catalog FILE")

@@ -32,6 +32,9 @@ struct ServeSettings {
     var rescindConsent = RescindConsentPolicy.notify
     /// `--console-port N` and its options: the operations console, on a listener of its own.
     var console: PurchaseServer.Console?
+    /// `--app ...` (repeatable) or the configuration's `apps`: the apps of a server of several, each with its
+    /// verifier; empty for a server of one app (`--bundle-id`).
+    var apps: [(app: ServeApp, verifier: AppStoreSignedDataVerifier)] = []
 
     /// The console's options; all but `--console-port` need it.
     static let consoleOptions = [
@@ -67,14 +70,28 @@ struct ServeSettings {
         } catch {
             throw .init(message: "\(error)")
         }
-        guard let bundleId = try parsed.value("bundle-id"), !bundleId.isEmpty else {
-            throw .init(message: "--bundle-id is required")
+        let apps = try Self.apps(parsed)
+        let environmentText: String
+        if let first = apps.first {
+            self.apps = apps
+            bundleId = first.app.bundleId
+            environments = AppStoreEnvironment.allKnown.filter { environment in
+                apps.contains { $0.app.environments.contains(environment) }
+            }
+            environmentText = environments.map(\.rawValue).joined(separator: ",")
+        } else {
+            guard let bundleId = try parsed.value("bundle-id"), !bundleId.isEmpty else {
+                throw .init(message: "--bundle-id is required (or --app for each app of a server of several)")
+            }
+            self.bundleId = bundleId
+            guard let text = try parsed.value("environment") else {
+                throw .init(
+                    message: "--environment is required: Production, Sandbox, or a list such as Production,Sandbox"
+                )
+            }
+            environmentText = text
+            environments = try EnvironmentList.parse(text, allowed: [.production, .sandbox, .localTesting])
         }
-        self.bundleId = bundleId
-        guard let environmentText = try parsed.value("environment") else {
-            throw .init(message: "--environment is required: Production, Sandbox, or a list such as Production,Sandbox")
-        }
-        environments = try EnvironmentList.parse(environmentText, allowed: [.production, .sandbox, .localTesting])
         grant = try GrantOptions.parse(parsed, secretVariable: ServeCommand.grantSecretVariable)
 
         let userSecret = try Self.secret(
@@ -126,6 +143,10 @@ struct ServeSettings {
                 try parsed.value("reconcile-every").map { text throws(Arguments.UsageError) in
                     try ServeCommand.duration(text)
                 } ?? .seconds(3_600)
+        } else if let first = apps.first {
+            verifier = first.verifier
+            api = nil
+            reconcileEvery = nil
         } else {
             verifier = try APISession.verifier(parsed, bundleId: bundleId, environments: environments)
             api = nil
@@ -148,6 +169,41 @@ struct ServeSettings {
             }
             rescindConsent = policy
         }
+    }
+
+    /// The options of one app, given in each `--app` instead on a server of several.
+    static let oneAppOptions = ["bundle-id", "environment", "app-apple-id", "root", "catalog"]
+
+    /// `--app ...` (repeatable): the apps of a server of several, each with its verifier; empty without `--app`.
+    private static func apps(
+        _ parsed: Arguments
+    ) throws(Arguments.UsageError) -> [(app: ServeApp, verifier: AppStoreSignedDataVerifier)] {
+        let texts = parsed.values("app")
+        guard !texts.isEmpty else { return [] }
+        if let name = oneAppOptions.first(where: { parsed.options[$0] != nil }) {
+            throw .init(
+                message: "--\(name) is a setting of one app: with --app (or the configuration's apps), give it in "
+                    + "each app (\(ServeApp.keysSynopsis))"
+            )
+        }
+        if let name = apiOptions.first(where: { parsed.options[$0] != nil }) {
+            throw .init(
+                message: "--\(name): the App Store Server API (reconciliation, support) is not yet available on a "
+                    + "server of several apps; run it without, or one server per app"
+            )
+        }
+        guard texts.count <= ServeApp.maximumApps else {
+            throw .init(message: "--app is given \(texts.count) times; a server takes at most \(ServeApp.maximumApps)")
+        }
+        var apps: [(app: ServeApp, verifier: AppStoreSignedDataVerifier)] = []
+        for text in texts {
+            let app = try ServeApp.parse(text)
+            guard !apps.contains(where: { $0.app.bundleId == app.bundleId }) else {
+                throw .init(message: "--app \(app.bundleId) is given twice")
+            }
+            apps.append((app, try app.verifier()))
+        }
+        return apps
     }
 
     /// `--token-ownership derived --token-secret-file FILE`: the check of ``AppAccountToken/derive(from:namespace:)``

@@ -1,0 +1,185 @@
+import Foundation
+import IAPCore
+import IAPTestSupport
+import IAPWebhook
+import Testing
+
+/// `iap serve` with two apps: two bundle ids, two test roots, two catalogs, one ledger and one webhook.
+@Suite("iap serve: several apps")
+struct ServeAppsTests {
+    typealias CLI = CommandLineContractTests
+
+    static let free = "com.example.free"
+    static let pro = "com.example.pro"
+
+    /// `iap testdata transactions` for one app: its root, its signed transactions (coins.100, coins.100,
+    /// pro.lifetime, plus.monthly in turn, ids from 2000000000000001).
+    static func testdata(_ bundleId: String, count: Int, in directory: URL) async throws -> (root: String, [String]) {
+        let root = directory.appending(path: "\(bundleId).der").path
+        let made = try await ChildProcess.run(
+            try EmulatorProcess.binary(),
+            ["testdata", "transactions", "--count", String(count), "--root-out", root, "--bundle-id", bundleId],
+            timeout: .seconds(120)
+        )
+        try #require(made.status == 0, "\(String(decoding: made.standardError, as: UTF8.self))")
+        return (root, String(decoding: made.standardOutput, as: UTF8.self).split(separator: "\n").map(String.init))
+    }
+
+    /// A catalog whose `coins.100` gives `units`.
+    static func catalog(units: Int, at path: URL) throws {
+        let text = """
+            {"version":1,"products":[
+            {"productId":"coins.100","type":"consumable","unitsPerPurchase":\(units),"entitlements":[]},
+            {"productId":"pro.lifetime","type":"nonConsumable","entitlements":["pro"]},
+            {"productId":"plus.monthly","type":"autoRenewable","subscriptionGroupId":"plus","groupLevel":1,\
+            "entitlements":["plus"]}
+            ]}
+            """
+        try Data(text.utf8).write(to: path)
+    }
+
+    static func text(_ response: HTTPResponse) -> String {
+        String(decoding: response.body, as: UTF8.self)
+    }
+
+    @Test func twoAppsFromTheConfigFileGrantEachThroughTheWebhookAndNeverTouchEachOther() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The free app's first purchase and the pro app's first share an id; the pro app's second is its own.
+        let (freeRoot, freeTransactions) = try await Self.testdata(Self.free, count: 1, in: directory)
+        let (proRoot, proTransactions) = try await Self.testdata(Self.pro, count: 2, in: directory)
+        let freeCatalog = directory.appending(path: "free.json")
+        let proCatalog = directory.appending(path: "pro.json")
+        try Self.catalog(units: 100, at: freeCatalog)
+        try Self.catalog(units: 500, at: proCatalog)
+        let config = directory.appending(path: "serve.json")
+        let apps: [[String: Any]] = [
+            ["bundleId": Self.free, "environments": ["Sandbox"], "catalog": freeCatalog.path, "roots": [freeRoot]],
+            ["bundleId": Self.pro, "environments": "Sandbox", "catalog": proCatalog.path, "roots": [proRoot]],
+        ]
+        try JSONSerialization.data(withJSONObject: ["apps": apps, "data": directory.appending(path: "ledger").path])
+            .write(to: config)
+
+        let wallet = try ServeCommandTests.Wallet()
+        defer { wallet.stop() }
+        let server = try await ServeProcess.start(
+            ["--port", "0", "--config", config.path]
+                + (try ServeProcess.grantOptions(wallet.url, directory: directory)),
+            directory: directory
+        )
+        defer { server.stop() }
+        let freeCoins = try await server.submit(freeTransactions[0], as: "alice")
+        #expect(freeCoins.status == 200, "\(Self.text(freeCoins))")
+        let proCoins = try await server.submit(proTransactions[1], as: "alice")
+        #expect(proCoins.status == 200, "\(Self.text(proCoins))")
+        // The pro app's purchase whose id the free app's holds: refused, the free app's entry untouched.
+        let collision = try await server.submit(proTransactions[0], as: "bob")
+        #expect(collision.status != 200, "\(Self.text(collision))")
+        #expect(Self.text(collision).contains("bundleIdMismatch"), "\(Self.text(collision))")
+
+        let grants = wallet.deliveries.filter { $0.type == .grant }
+        #expect(grants.map(\.bundleId) == [Self.free, Self.pro])
+        #expect(grants.map(\.units) == [100, 500])
+        #expect(grants.map(\.userId) == ["alice", "alice"])
+
+        let service = ServeProcess.serviceToken
+        let unnamed = try await server.send("GET", "/iap/v1/users/alice/entitlements", bearer: service)
+        #expect(unnamed.status == 400, "\(Self.text(unnamed))")
+        for (bundleId, units) in [(Self.free, 100), (Self.pro, 500)] {
+            let listing = try await server.send(
+                "GET",
+                "/iap/v1/users/alice/entitlements?bundleId=\(bundleId)",
+                bearer: service
+            )
+            #expect(listing.status == 200, "\(Self.text(listing))")
+            let balances = try ServeCommandTests.object(listing)["balances"] as? [String: Int]
+            #expect(balances?["coins.100"] == units, "\(Self.text(listing))")
+            let history = try await server.send(
+                "GET",
+                "/iap/v1/users/alice/history?bundleId=\(bundleId)",
+                bearer: service
+            )
+            #expect((try ServeCommandTests.object(history)["items"] as? [Any])?.count == 1, "\(Self.text(history))")
+        }
+        let range = "from=2020-01-01&to=2040-01-01&interval=month&environment=Sandbox"
+        let analytics = try await server.send("GET", "/iap/v1/analytics?\(range)&bundleId=\(Self.pro)", bearer: service)
+        #expect(analytics.status == 200, "\(Self.text(analytics))")
+        let report = try ServeCommandTests.object(analytics)
+        #expect(report["bundleId"] as? String == Self.pro)
+        let consumables = (report["totals"] as? [String: Any])?["consumableUnits"] as? [String: Any]
+        #expect(consumables?["granted"] as? Int == 500, "\(Self.text(analytics))")
+        #expect(try await server.send("GET", "/iap/v1/analytics?\(range)", bearer: service).status == 400)
+        let bob = try await server.send("GET", "/iap/v1/users/bob/history?bundleId=\(Self.pro)", bearer: service)
+        #expect((try ServeCommandTests.object(bob)["items"] as? [Any])?.isEmpty == true, "\(Self.text(bob))")
+        #expect(try server.standardError().contains("delivery.appConflict"))
+        server.stop()
+        let data = directory.appending(path: "ledger").path
+        let check = try await CLI.iap(["ledger", "check", "--data", data])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+
+        // The ledger commands read one app's purchases with --bundle-id.
+        for (bundleId, catalog, units) in [(Self.free, freeCatalog, 100), (Self.pro, proCatalog, 500)] {
+            let listing = try await CLI.iap([
+                "ledger", "entitlements", "--data", data, "--user", "alice", "--bundle-id", bundleId,
+                "--catalog", catalog.path, "--json",
+            ])
+            #expect(listing.status == 0, "\(listing.stderr)")
+            #expect((try CLI.json(listing.stdout)["balances"] as? [String: Int])?["coins.100"] == units)
+            let history = try await CLI.iap([
+                "ledger", "history", "--data", data, "--user", "alice", "--bundle-id", bundleId, "--json",
+            ])
+            let items = try CLI.json(history.stdout)["items"] as? [[String: Any]]
+            #expect(items?.count == 1, "\(history.stdout)")
+            let report = try await CLI.iap([
+                "ledger", "analytics", "--data", data, "--from", "2020-01-01", "--to", "2040-01-01", "--interval",
+                "month", "--environment", "Sandbox", "--bundle-id", bundleId, "--catalog", catalog.path, "--json",
+            ])
+            let totals = try CLI.json(report.stdout)["totals"] as? [String: Any]
+            #expect((totals?["consumableUnits"] as? [String: Any])?["granted"] as? Int == units, "\(report.stdout)")
+        }
+    }
+
+    @Test func theAppFormOnTheCommandLineAndItsUsageErrors() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (root, transactions) = try await Self.testdata(Self.pro, count: 1, in: directory)
+        let catalog = directory.appending(path: "pro.json")
+        try Self.catalog(units: 500, at: catalog)
+        let data = directory.appending(path: "ledger").path
+        let app = "bundle-id=\(Self.pro) environment=Sandbox catalog=\(catalog.path) root=\(root)"
+
+        let server = try await ServeProcess.start(
+            ["--port", "0", "--data", data, "--ledger-only", "--app", app],
+            directory: directory
+        )
+        let bought = try await server.submit(transactions[0], as: "carol")
+        #expect(bought.status == 200, "\(Self.text(bought))")
+        // One app: the bundle id may be left out.
+        let listing = try await server.send(
+            "GET",
+            "/iap/v1/users/carol/entitlements",
+            bearer: ServeProcess.serviceToken
+        )
+        #expect((try ServeCommandTests.object(listing)["balances"] as? [String: Int])?["coins.100"] == 500)
+        server.stop()
+
+        let secrets = [
+            "--user-jwt-secret-file", directory.appending(path: "user-jwt.secret").path,
+            "--service-token-file", directory.appending(path: "service.token").path,
+        ]
+        for (extra, says) in [
+            (["--app", app, "--bundle-id", Self.pro], "--bundle-id is a setting of one app"),
+            (["--app", app, "--app", app], "given twice"),
+            (["--app", "bundle-id=\(Self.pro) environment=Sandbox root=\(root)"], "catalog=FILE is required"),
+            (["--app", "bundle-id=\(Self.pro) colour=blue"], "unknown key 'colour'"),
+            (["--app", "bundle-id=\(Self.pro) environment=Production catalog=\(catalog.path)"], "app-apple-id"),
+            (["--app", app, "--issuer-id", "I"], "not yet available on a server of several apps"),
+        ] {
+            let run = try await CLI.iap(["serve", "--port", "0", "--data", data, "--ledger-only"] + secrets + extra)
+            #expect(run.status == 2, "\(extra): \(run.stderr)")
+            #expect(run.stderr.contains(says), "\(extra): \(run.stderr)")
+        }
+    }
+}
