@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPCrypto
 import IAPTestSupport
 import IAPWebhook
 import Testing
@@ -165,6 +166,21 @@ struct ServeAppsTests {
         #expect((try ServeCommandTests.object(listing)["balances"] as? [String: Int])?["coins.100"] == 500)
         server.stop()
 
+        // With one API key for every app: the server starts, each app's clients naming its bundle id.
+        let key = directory.appending(path: "AuthKey.p8")
+        try ServeProcess.writePrivate(try P256PrivateKey().pemRepresentation, to: key)
+        let other = "bundle-id=com.example.other environment=Sandbox catalog=\(catalog.path) root=\(root)"
+        let withAPI = try await ServeProcess.start(
+            [
+                "--port", "0", "--data", data, "--ledger-only", "--app", app, "--app", other, "--issuer-id",
+                "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "KEY1", "--auth-key", key.path, "--api-url",
+                "http://127.0.0.1:9", "--reconcile-every", "off",
+            ],
+            directory: directory
+        )
+        #expect(try await withAPI.send("GET", "/readyz").status == 200)
+        withAPI.stop()
+
         let secrets = [
             "--user-jwt-secret-file", directory.appending(path: "user-jwt.secret").path,
             "--service-token-file", directory.appending(path: "service.token").path,
@@ -175,7 +191,7 @@ struct ServeAppsTests {
             (["--app", "bundle-id=\(Self.pro) environment=Sandbox root=\(root)"], "catalog=FILE is required"),
             (["--app", "bundle-id=\(Self.pro) colour=blue"], "unknown key 'colour'"),
             (["--app", "bundle-id=\(Self.pro) environment=Production catalog=\(catalog.path)"], "app-apple-id"),
-            (["--app", app, "--issuer-id", "I"], "not yet available on a server of several apps"),
+            (["--app", app, "--issuer-id", "I"], "--issuer-id, --key-id and --auth-key together"),
         ] {
             let run = try await CLI.iap(["serve", "--port", "0", "--data", data, "--ledger-only"] + secrets + extra)
             #expect(run.status == 2, "\(extra): \(run.stderr)")

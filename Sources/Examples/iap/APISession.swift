@@ -95,44 +95,13 @@ struct APISession {
         if environments.count > 1, !environmentList {
             throw Arguments.UsageError(message: "--environment takes one environment for this command")
         }
-        var baseURL: URL?
-        let option = arguments.spelling(baseURLOption)
-        if let text = try arguments.value(baseURLOption) {
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                scheme == "http" || scheme == "https", url.host?.isEmpty == false
-            else {
-                throw Arguments.UsageError(
-                    message: "\(option) must be an http or https URL, not '\(Arguments.shown(url: text))'"
-                )
-            }
-            guard url.user == nil, url.password == nil else {
-                // Not echoed: it holds a password, which a command line shows to every user of the machine.
-                throw Arguments.UsageError(
-                    message: "\(option) must not hold a user or password (user:password@): the command line is "
-                        + "visible to every user of the machine; the App Store Server API is authenticated by the "
-                        + "token signed with --auth-key"
-                )
-            }
-            baseURL = url
-        } else if environments.contains(.localTesting) {
-            throw Arguments.UsageError(message: "--environment LocalTesting needs \(option)")
-        }
+        let baseURL = try Self.baseURL(
+            arguments,
+            option: baseURLOption,
+            localTesting: environments.contains(.localTesting)
+        )
 
-        guard let pem = String(validating: try SecretOption.contents(keyPath, option: "--auth-key"), as: UTF8.self)
-        else {
-            throw Arguments.UsageError(message: "--auth-key \(keyPath) is not UTF-8 text")
-        }
-        let tokens: AppStoreServerAPITokenProvider
-        do {
-            tokens = try AppStoreServerAPITokenProvider(
-                pemRepresentation: pem,
-                keyId: keyId,
-                issuerId: issuerId,
-                bundleId: bundleId
-            )
-        } catch {
-            throw Arguments.UsageError(message: "--auth-key \(keyPath): \(Self.describe(error))")
-        }
+        let tokens = try Self.tokens(arguments, issuerId: issuerId, keyId: keyId, keyPath: keyPath, bundleId: bundleId)
         let recorder = RecordingTransport(URLSessionTransport())
         self.recorder = recorder
         do {
@@ -158,6 +127,108 @@ struct APISession {
             return
         }
         verifier = try Self.verifier(arguments, bundleId: bundleId, environments: environments)
+    }
+
+    /// `--api-url` (or the command's option of that name), checked: `nil` for Apple's.
+    static func baseURL(
+        _ arguments: Arguments,
+        option baseURLOption: String,
+        localTesting: Bool
+    ) throws(Arguments.UsageError) -> URL? {
+        let option = arguments.spelling(baseURLOption)
+        guard let text = try arguments.value(baseURLOption) else {
+            if localTesting {
+                throw Arguments.UsageError(message: "--environment LocalTesting needs \(option)")
+            }
+            return nil
+        }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", url.host?.isEmpty == false
+        else {
+            throw Arguments.UsageError(
+                message: "\(option) must be an http or https URL, not '\(Arguments.shown(url: text))'"
+            )
+        }
+        guard url.user == nil, url.password == nil else {
+            // Not echoed: it holds a password, which a command line shows to every user of the machine.
+            throw Arguments.UsageError(
+                message: "\(option) must not hold a user or password (user:password@): the command line is "
+                    + "visible to every user of the machine; the App Store Server API is authenticated by the "
+                    + "token signed with --auth-key"
+            )
+        }
+        return url
+    }
+
+    /// The token provider of the API key (`--auth-key`) for one app: the bundle id goes in each token.
+    static func tokens(
+        _ arguments: Arguments,
+        issuerId: String,
+        keyId: String,
+        keyPath: String,
+        bundleId: String
+    ) throws(Arguments.UsageError) -> AppStoreServerAPITokenProvider {
+        guard let pem = String(validating: try SecretOption.contents(keyPath, option: "--auth-key"), as: UTF8.self)
+        else {
+            throw Arguments.UsageError(message: "--auth-key \(keyPath) is not UTF-8 text")
+        }
+        do {
+            return try AppStoreServerAPITokenProvider(
+                pemRepresentation: pem,
+                keyId: keyId,
+                issuerId: issuerId,
+                bundleId: bundleId
+            )
+        } catch {
+            throw Arguments.UsageError(message: "--auth-key \(keyPath): \(Self.describe(error))")
+        }
+    }
+
+    /// The clients of several apps with one API key (`--issuer-id`, `--key-id`, `--auth-key`, `--api-url`): each
+    /// app's tokens name its bundle id, one client per environment it lists.
+    ///
+    /// - Parameter apps: Each app's bundle id and environments.
+    /// - Returns: The clients, by app.
+    static func clients(
+        _ arguments: Arguments,
+        apps: [(bundleId: String, environments: [AppStoreEnvironment])]
+    ) throws(Arguments.UsageError) -> AppStoreServerAPIClients {
+        let issuerId = try required("issuer-id", arguments)
+        let keyId = try required("key-id", arguments)
+        let keyPath = try required("auth-key", arguments)
+        let baseURL = try baseURL(
+            arguments,
+            option: urlOption.name,
+            localTesting: apps.contains { $0.environments.contains(.localTesting) }
+        )
+        let transport = URLSessionTransport()
+        var byApp: [String: [AppStoreServerAPIClient]] = [:]
+        for app in apps {
+            let tokens = try tokens(
+                arguments,
+                issuerId: issuerId,
+                keyId: keyId,
+                keyPath: keyPath,
+                bundleId: app.bundleId
+            )
+            do {
+                byApp[app.bundleId] = try app.environments.map {
+                    try AppStoreServerAPIClient(
+                        environment: $0,
+                        baseURL: baseURL,
+                        transport: transport,
+                        tokenProvider: tokens
+                    )
+                }
+            } catch {
+                throw Arguments.UsageError(message: "--app \(app.bundleId): \(describe(error))")
+            }
+        }
+        do {
+            return try AppStoreServerAPIClients(apps: byApp)
+        } catch {
+            throw Arguments.UsageError(message: describe(error))
+        }
     }
 
     /// The verifier of signed data for an app in some environments, with `--root` and `--app-apple-id`.

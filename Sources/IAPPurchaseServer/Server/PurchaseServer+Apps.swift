@@ -1,4 +1,5 @@
 public import IAPCore
+import IAPServerAPI
 
 extension PurchaseServer {
     /// One app of a server that serves several (a free and a pro app, an iPad app): its bundle id, the verifier of
@@ -37,12 +38,17 @@ extension PurchaseServer {
             }
             catalogs[app.bundleId] = app.catalog
         }
-        if configuration.api != nil, configuration.apps.count > 1 {
-            throw IAPError(
-                .invalidConfiguration,
-                "the App Store Server API (reconciliation, support) is not yet available on a server of several "
-                    + "apps: leave it out, or run one server per app"
-            )
+        if let api = configuration.api, configuration.apps.count > 1 {
+            let served = configuration.apps.map(\.bundleId).sorted()
+            guard api.clients.bundleIds == served else {
+                throw IAPError(
+                    .invalidConfiguration,
+                    "the App Store Server API of a server of several apps needs the clients of each app "
+                        + "(AppStoreServerAPIClients(apps:), one token per bundle id): it serves "
+                        + served.joined(separator: ", ") + ", the clients are of "
+                        + (api.clients.bundleIds.isEmpty ? "one app" : api.clients.bundleIds.joined(separator: ", "))
+                )
+            }
         }
         return (try AppRoutingVerifier(verifiers), try AppRoutingCatalog(catalogs))
     }

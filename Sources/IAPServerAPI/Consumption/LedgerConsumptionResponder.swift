@@ -84,7 +84,7 @@ public struct LedgerConsumptionResponder: ConsumptionRequestHandler {
         guard answer.notSentBecause == nil, let transactionId = transaction.transactionId else {
             return answer
         }
-        let client = try clients.client(for: transaction.environment)
+        let client = try clients.client(for: transaction.environment, bundleId: transaction.bundleId)
         try await client.sendConsumptionInformation(transactionId: transactionId, answer.request)
         var sent = answer
         sent.sent = true

@@ -263,13 +263,13 @@ extension Reconciler {
         }
     }
 
-    /// The clients to ask about a family: the one of its environment when the ledger knows the family, else every
-    /// client in turn.
+    /// The clients to ask about a family: the one of its app and environment when the ledger knows the family, else
+    /// every client in turn.
     func candidateClients(for family: String) async throws -> [AppStoreServerAPIClient] {
         guard let entry = try await store.entries(originalTransactionId: family).first else {
             return clients.all
         }
-        return [try clients.client(for: entry.environment)]
+        return [try clients.client(for: entry.environment, bundleId: entry.transaction.bundleId)]
     }
 
     /// Calls `body` with each candidate client until one knows the transaction: only a transaction the ledger does

@@ -311,7 +311,9 @@ public struct OrderLookup: Sendable {
         guard !orderId.isEmpty else {
             throw IAPError(.invalidArgument, "the order id is empty")
         }
-        guard let client = clients.all.first(where: { $0.environment == .production }) else {
+        // One Production client per app: an order is one app's, and each app's client is asked until one knows it.
+        let production = clients.all.filter { $0.environment == .production }
+        guard !production.isEmpty else {
             throw IAPError(
                 .unsupportedOperation,
                 "Look Up Order ID exists in the Production App Store Server API only (sandbox purchases have no order "
@@ -319,7 +321,10 @@ public struct OrderLookup: Sendable {
                     + clients.all.map(\.environment.rawValue).joined(separator: ", ")
             )
         }
-        let response = try await client.lookUpOrderId(orderId)
+        var response = try await production[0].lookUpOrderId(orderId)
+        for client in production.dropFirst() where response.status != .valid {
+            response = try await client.lookUpOrderId(orderId)
+        }
         var report = OrderLookupReport(
             orderId: orderId,
             found: response.status == .valid,

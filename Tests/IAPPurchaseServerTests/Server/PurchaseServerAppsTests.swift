@@ -202,7 +202,49 @@ struct PurchaseServerAppsTests {
         await server.stop()
     }
 
-    @Test func aCatalogIsReloadedPerAppAndTheAPIWaitsForAServerOfOneApp() async throws {
+    @Test func theScheduledReconciliationAsksEachAppsOwnAPIAndDeliversWhatEachLost() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        var configuration = try setup.configuration()
+        let free = try SimulatedAppStoreTransport.connect(to: setup.free)
+        let pro = try SimulatedAppStoreTransport.connect(to: setup.pro)
+        configuration.api = PurchaseServer.AppStoreAPI(
+            clients: try AppStoreServerAPIClients(apps: [Self.free: [free.client], Self.pro: [pro.client]]),
+            reconcileEvery: .milliseconds(200),
+            reconciliation: .init(requestsPerSecond: 0)
+        )
+        let server = try PurchaseServer(configuration)
+        try await server.start()
+        // Each app's customer makes two purchases with alice's token; the app reports the first only (the second is a
+        // lost order, whose owner the token names).
+        let token = UUID()
+        var lost: [String] = []
+        for store in [setup.free, setup.pro] {
+            let reported = try #require(
+                try await store.purchase(productId: "coins", account: "a", appAccountToken: token).transaction
+            )
+            #expect(try await Self.submit(server, reported.signedTransaction, as: "alice").status == 200)
+            let missed = try #require(
+                try await store.purchase(productId: "coins", account: "a", appAccountToken: token).transaction
+            )
+            lost.append(try #require(missed.payload.transactionId))
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, setup.wallet.balance("alice") < 1_200 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(setup.wallet.balance("alice") == 1_200)
+        for (transactionId, bundleId) in zip(lost, [Self.free, Self.pro]) {
+            let entry = try await server.pipeline.store.entry(transactionId: transactionId)
+            #expect(entry?.deliveryState == .delivered)
+            #expect(entry?.transaction.bundleId == bundleId)
+        }
+        // Each app's API was asked (each checks that the token names its bundle id: another app's is refused).
+        #expect(!free.transport.requests.isEmpty && !pro.transport.requests.isEmpty)
+        await server.stop()
+    }
+
+    @Test func aCatalogIsReloadedPerAppAndTheAPINeedsEachAppsClients() async throws {
         let setup = try Setup()
         defer { setup.remove() }
         let server = try PurchaseServer(try setup.configuration())

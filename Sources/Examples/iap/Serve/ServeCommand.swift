@@ -98,8 +98,9 @@ enum ServeCommand {
             signed transaction and notification goes to the verifier and the catalog of the app it names (its
             bundleId); data of an app not served is refused; each app needs its catalog. The entitlements,
             me/entitlements and history endpoints then take ?bundleId=ID (required); the webhook body names each
-            purchase's bundleId; SIGHUP reloads every app's catalog. Not yet with several apps: the App Store Server
-            API options.
+            purchase's bundleId; SIGHUP reloads every app's catalog. One App Store Server API key (--issuer-id,
+            --key-id, --auth-key) serves every app: each app's tokens name its bundle id, and each purchase is
+            reconciled with its own app's API.
 
             Events go to standard error as one JSON object per line (time, event, userId, productId,
             transactionId, originalTransactionId, environment, outcome, errorCode, durationMs, auditHead,

@@ -67,9 +67,9 @@ enum ServeServer {
                 )
             }
             configuration.events = settings.events
-            if let api = settings.api {
+            if let clients = settings.api {
                 configuration.api = PurchaseServer.AppStoreAPI(
-                    clients: api.clients,
+                    clients: clients,
                     reconcileEvery: settings.reconcileEvery
                 )
             }

@@ -4,6 +4,7 @@ import IAPCore
 import IAPCrypto
 import IAPHTTPServer
 import IAPPurchaseServer
+import IAPServerAPI
 import IAPStorageFile
 
 /// What `iap serve`'s options (and `--config`) say, checked before anything is opened: every usage error, a missing or
@@ -17,8 +18,8 @@ struct ServeSettings {
     var grant: GrantOptions.Path
     var users: HS256UserAuthenticator
     var service: ServiceTokenAuthenticator
-    /// The App Store Server API, when its options are given.
-    var api: APISession?
+    /// The App Store Server API's clients, when its options are given: per app on a server of several.
+    var api: AppStoreServerAPIClients?
     var reconcileEvery: Duration?
     var events: any EventSink
     /// `--max-connections-per-address`: the most connections from one IP address.
@@ -121,13 +122,23 @@ struct ServeSettings {
             throw .init(message: "the service token: \(error.message)")
         }
 
-        if Self.apiOptions.contains(where: { parsed.options[$0] != nil }) {
+        let wantsAPI = Self.apiOptions.contains(where: { parsed.options[$0] != nil })
+        if wantsAPI {
             for name in ["issuer-id", "key-id", "auth-key"] where try parsed.value(name) == nil {
                 throw .init(
                     message: "the App Store Server API needs --issuer-id, --key-id and --auth-key together (--\(name) "
                         + "is missing)"
                 )
             }
+        }
+        if wantsAPI, let first = apps.first {
+            verifier = first.verifier
+            api = try APISession.clients(parsed, apps: apps.map { ($0.app.bundleId, $0.app.environments) })
+            reconcileEvery =
+                try parsed.value("reconcile-every").map { text throws(Arguments.UsageError) in
+                    try ServeCommand.duration(text)
+                } ?? .seconds(3_600)
+        } else if wantsAPI {
             let session = try APISession(
                 parsed,
                 verifying: true,
@@ -138,7 +149,7 @@ struct ServeSettings {
                 throw .init(message: "no verifier could be made for --environment \(environmentText)")
             }
             self.verifier = verifier
-            self.api = session
+            self.api = session.clients
             reconcileEvery =
                 try parsed.value("reconcile-every").map { text throws(Arguments.UsageError) in
                     try ServeCommand.duration(text)
@@ -184,12 +195,6 @@ struct ServeSettings {
             throw .init(
                 message: "--\(name) is a setting of one app: with --app (or the configuration's apps), give it in "
                     + "each app (\(ServeApp.keysSynopsis))"
-            )
-        }
-        if let name = apiOptions.first(where: { parsed.options[$0] != nil }) {
-            throw .init(
-                message: "--\(name): the App Store Server API (reconciliation, support) is not yet available on a "
-                    + "server of several apps; run it without, or one server per app"
             )
         }
         guard texts.count <= ServeApp.maximumApps else {
