@@ -37,6 +37,9 @@ enum ReconcileCommand {
             output, or with --json as one object: families, transactions, deliveredNow, takenBackNow,
             renewalInfosUpdated, failed, alarms.
 
+            On a ledger of several apps (iap serve --app), only the purchase families of --bundle-id are visited;
+            the others are left alone with a note on standard error: reconcile each app with its own --bundle-id.
+
             Checkpoints are kept in DIR/\(FileLedgerSite.reconciliationCheckpointsFileName) for a --data ledger, \
             in the ledger's
             schema (shared by every instance of a fleet) for a --database ledger, or in --checkpoints FILE; without
@@ -231,14 +234,17 @@ enum ReconcileCommand {
             events: settings.events
         )
         let alarms = AlarmCounter()
+        var configuration = Reconciler.Configuration(
+            alarmThreshold: settings.alarmThreshold,
+            requestsPerSecond: settings.requestsPerSecond
+        )
+        // On a ledger of several apps, only this app's purchases: the others are known to their own app's API only.
+        configuration.apps = try parsed.value("bundle-id").map { [$0] }
         let reconciler = Reconciler(
             clients: settings.session.clients,
             pipeline: pipeline,
             checkpoints: checkpoints,
-            configuration: .init(
-                alarmThreshold: settings.alarmThreshold,
-                requestsPerSecond: settings.requestsPerSecond
-            ),
+            configuration: configuration,
             alarm: { alarm in
                 alarms.add()
                 for discrepancy in alarm.discrepancies {
@@ -305,6 +311,12 @@ enum ReconcileCommand {
             }
             if walk.rejectedSignatures > 0 {
                 Output.error("error: \(walk.rejectedSignatures) signed data from Apple did not verify")
+            }
+            if walk.otherApps > 0 {
+                Output.error(
+                    "note: \(walk.otherApps) purchase famil\(walk.otherApps == 1 ? "y" : "ies") of other apps than "
+                        + "--bundle-id left alone: reconcile each app of the ledger with its own --bundle-id"
+                )
             }
             return Summary(
                 families: walk.families,

@@ -88,6 +88,15 @@ public struct AppRoutingVerifier: Verifier {
         return verifier.acceptedEnvironments(bundleId: bundleId)
     }
 
+    /// The bundle id a piece of signed data names, read without verifying it: for routing and for labels only (the
+    /// data may be forged; only a verifier says whether it is the app's).
+    ///
+    /// - Parameter signedData: A compact JWS (a transaction, an app transaction, a notification's `signedPayload`).
+    /// - Returns: The bundle id it names, or `nil` when it is not a JWS or names none.
+    public static func bundleId(ofUnverified signedData: String) -> String? {
+        SignedDataApp.bundleId(ofUnverified: signedData)
+    }
+
     /// The verifier of the app the signed data names.
     private func verifier(for signedData: String, kind: String) throws -> any Verifier {
         let named = SignedDataApp.bundleId(ofUnverified: signedData)

@@ -95,16 +95,23 @@ extension ConsoleRoutes {
                 cursor: cursor,
                 limit: Self.timelinePageSize
             )
-            let listing = try await EntitlementListing.read(
-                userId: userId,
-                from: pipeline.store,
-                catalog: pipeline.catalog,
-                unknownProducts: pipeline.unknownProducts,
-                proratedRefunds: pipeline.proratedRefunds,
-                at: pipeline.clock.now
-            )
+            // On a server of several apps, the entitlements of each app, each by its own catalog.
+            let apps = servedApps
+            var listings: [(app: String?, listing: EntitlementListing)] = []
+            for app in apps.isEmpty ? [String?.none] : apps.map(Optional.some) {
+                let listing = try await EntitlementListing.read(
+                    userId: userId,
+                    from: pipeline.store,
+                    catalog: pipeline.catalog,
+                    unknownProducts: pipeline.unknownProducts,
+                    proratedRefunds: pipeline.proratedRefunds,
+                    at: pipeline.clock.now,
+                    bundleId: app
+                )
+                listings.append((app, listing))
+            }
             var renewals: [String: RenewalInfoPayload] = [:]
-            for row in listing.rows where row.kind == .autoRenewable {
+            for row in listings.flatMap(\.listing.rows) where row.kind == .autoRenewable {
                 renewals[row.originalTransactionId] = try await pipeline.store.renewalInfo(
                     originalTransactionId: row.originalTransactionId
                 )
@@ -120,7 +127,9 @@ extension ConsoleRoutes {
                 ? "nobody yet: the purchase waits for its owner (redeliver its order to name one)" : userId
             body += "<p>Found by \(match.matchedAs) <strong>\(ConsoleHTML.escape(query))</strong>: customer "
             body += "<strong>\(ConsoleHTML.escape(owner))</strong>.</p>"
-            body += Self.entitlements(listing, renewals: renewals)
+            for (app, listing) in listings {
+                body += Self.entitlements(listing, renewals: renewals, app: app)
+            }
             body += Self.timeline(page.entries)
             if let next = page.nextCursor {
                 body += "<p><a href=\"/console/customer?q=\(ConsoleHTML.queryComponent(query))&amp;cursor="
@@ -163,8 +172,12 @@ extension ConsoleRoutes {
     }
 
     /// The entitlements now: one row per product, and the consumable balances.
-    static func entitlements(_ listing: EntitlementListing, renewals: [String: RenewalInfoPayload]) -> String {
-        var html = "<h2>Entitlements now</h2>"
+    static func entitlements(
+        _ listing: EntitlementListing,
+        renewals: [String: RenewalInfoPayload],
+        app: String? = nil
+    ) -> String {
+        var html = "<h2>Entitlements now\(app.map { " in " + ConsoleHTML.escape($0) } ?? "")</h2>"
         guard !listing.rows.isEmpty else {
             return html + "<p>No entitlement.</p>"
         }

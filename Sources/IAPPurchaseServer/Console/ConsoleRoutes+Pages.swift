@@ -86,14 +86,25 @@ extension ConsoleRoutes {
         let fromText = request.queryValue("from") ?? String(defaultFrom)
         let toText = request.queryValue("to") ?? String(defaultTo)
         let intervalText = request.queryValue("interval") ?? "day"
+        // On a server of several apps, one app at a time, each by its own catalog: the first unless one is chosen.
+        let apps = servedApps
+        let app = request.queryValue("bundleId").flatMap { apps.contains($0) ? $0 : nil } ?? apps.first
         var body = "<h1>Analytics</h1>"
+        var appChoice = ""
+        if apps.count > 1 {
+            appChoice = "<label for=\"bundleId\">App</label><select id=\"bundleId\" name=\"bundleId\">"
+            appChoice += apps.map {
+                "<option\($0 == app ? " selected" : "")>\(ConsoleHTML.escape($0))</option>"
+            }.joined()
+            appChoice += "</select>"
+        }
         body += """
             <form method="get" action="/console/analytics">
             <label for="from">From</label><input id="from" name="from" value="\(ConsoleHTML.escape(fromText))">
             <label for="to">To</label><input id="to" name="to" value="\(ConsoleHTML.escape(toText))">
             <label for="interval">Interval</label><select id="interval" name="interval">
             \(["day", "week", "month"].map { "<option\($0 == intervalText ? " selected" : "")>\($0)</option>" }.joined())
-            </select> <button type="submit">Show</button></form>
+            </select>\(appChoice) <button type="submit">Show</button></form>
             """
         let query: AnalyticsQuery
         do {
@@ -107,11 +118,19 @@ extension ConsoleRoutes {
         } catch {
             return ("Analytics", body + "<p class=\"error\" role=\"alert\">\(ConsoleHTML.escape(error.message))</p>")
         }
-        guard let report = try? await report(from: query.from, to: query.to, interval: query.interval) else {
+        guard
+            let report = try? await report(
+                from: query.from,
+                to: query.to,
+                interval: query.interval,
+                bundleId: apps.count > 1 ? app : nil
+            )
+        else {
             return ("Analytics", body + "<p class=\"error\" role=\"alert\">The ledger cannot be read now.</p>")
         }
         let currencies = Set(report.series.flatMap(\.revenue.keys)).union(report.totals.mrrMilliunits.keys).sorted()
-        body += "<h2>\(ConsoleHTML.escape(report.environment)), by \(report.interval.rawValue)</h2>"
+        let ofApp = report.bundleId.map { " of " + ConsoleHTML.escape($0) } ?? ""
+        body += "<h2>\(ConsoleHTML.escape(report.environment))\(ofApp), by \(report.interval.rawValue)</h2>"
         body += Self.charts(report, currencies: currencies)
         body += "<table><thead><tr><th scope=\"col\">From</th>"
         body += currencies.map {
@@ -205,15 +224,35 @@ extension ConsoleRoutes {
         return "<div class=\"charts\">" + charts.joined() + "</div>"
     }
 
-    private func report(from: Date, to: Date, interval: AnalyticsInterval) async throws -> AnalyticsReport {
+    private func report(
+        from: Date,
+        to: Date,
+        interval: AnalyticsInterval,
+        bundleId: String? = nil
+    ) async throws -> AnalyticsReport {
         guard let ledger else {
             throw IAPError(.unsupportedOperation, "the ledger cannot be read whole")
         }
+        // One app by its own catalog; the whole ledger of several apps by what each signed transaction says (two apps
+        // may sell one product id as different things).
+        let catalog: any ProductCatalog =
+            if let bundleId {
+                pipeline.catalog.products(ofApp: bundleId)
+            } else if servedApps.count > 1 {
+                StaticProductCatalog.empty
+            } else {
+                pipeline.catalog
+            }
         return try await LedgerAnalytics(
-            catalog: try await pipeline.catalog.snapshot(),
+            catalog: try await catalog.snapshot(),
             proratedRefunds: pipeline.proratedRefunds
         )
-        .report(of: ledger, from: from, to: to, interval: interval, now: pipeline.clock.now)
+        .report(of: ledger, from: from, to: to, interval: interval, bundleId: bundleId, now: pipeline.clock.now)
+    }
+
+    /// The bundle ids of the apps served when the server serves several, sorted; empty for one app.
+    var servedApps: [String] {
+        (pipeline.catalog as? AppRoutingCatalog)?.bundleIds ?? []
     }
 
     /// A ratio as a percentage with one decimal: 0.3333 → 33.3 %.

@@ -20,8 +20,14 @@ import IAPHTTPServer
 /// | `iap_claimed_deliveries` | gauge | | deliveries under way: a deliverer claimed them and its claim holds |
 /// | `iap_stale_claims` | gauge | | deliveries whose deliverer stopped before the outcome (claim expired); the next drain takes them |
 ///
+/// On a server of several apps (``init(registry:apps:)`` with two or more bundle ids), `iap_submissions_total`,
+/// `iap_notifications_total`, `iap_webhook_requests_total` and `iap_verification_failures_total` carry an `app` label
+/// first: the bundle id of a served app the data names, or `unknown` (data that names none, or an app not served); a
+/// server of one app has no `app` label, as before.
+///
 /// Labels never hold a user id, a transaction id or anything a client chose: routes are patterns
-/// (`/iap/v1/users/{userId}/history`), types and codes are the package's or Apple's.
+/// (`/iap/v1/users/{userId}/history`), types and codes are the package's or Apple's, and an `app` is one of the apps
+/// served or `unknown`.
 public final class PurchaseServerMetrics: Sendable {
     /// The registry the families are registered on.
     public let registry: MetricsRegistry
@@ -54,29 +60,39 @@ public final class PurchaseServerMetrics: Sendable {
     /// `iap_stale_claims`.
     public let staleClaims: MetricGauge
 
+    /// The bundle ids the `app` label takes, sorted; empty on a server of one app (no `app` label).
+    public let apps: [String]
+
     private let ledgerRefresh = LockedValue<ContinuousClock.Instant?>(nil)
 
     /// Registers the families on a registry.
     ///
-    /// - Parameter registry: Where to register; a new one by default. Register your own families on it too, and
-    ///   `GET /metrics` exposes them.
+    /// - Parameters:
+    ///   - registry: Where to register; a new one by default. Register your own families on it too, and
+    ///     `GET /metrics` exposes them.
+    ///   - apps: The bundle ids of a server of several apps: with two or more, the families that count what an app
+    ///     sent carry an `app` label first. Empty (the default) or one: no `app` label.
     /// - Throws: ``IAPError`` `invalidArgument` when the registry has one of the names already.
-    public init(registry: MetricsRegistry = MetricsRegistry()) throws {
+    public init(registry: MetricsRegistry = MetricsRegistry(), apps: [String] = []) throws {
         self.registry = registry
+        let apps = Set(apps).count > 1 ? Set(apps).sorted() : []
+        self.apps = apps
+        let app = apps.isEmpty ? [] : ["app"]
         submissions = try registry.counter(
             "iap_submissions_total",
-            help: "App submissions (POST /iap/v1/transactions), by outcome.",
-            labels: ["outcome"]
+            help: "App submissions (POST /iap/v1/transactions), by \(apps.isEmpty ? "" : "app and ")outcome.",
+            labels: app + ["outcome"]
         )
         notifications = try registry.counter(
             "iap_notifications_total",
-            help: "App Store Server Notifications, by type and outcome.",
-            labels: ["type", "outcome"]
+            help: "App Store Server Notifications, by \(apps.isEmpty ? "" : "app, ")type and outcome.",
+            labels: app + ["type", "outcome"]
         )
         webhookRequests = try registry.counter(
             "iap_webhook_requests_total",
-            help: "Calls of the fulfillment webhook, by type (grant, revoke) and result (success, failure, refused).",
-            labels: ["type", "result"]
+            help: "Calls of the fulfillment webhook, by \(apps.isEmpty ? "" : "app, ")type (grant, revoke) and "
+                + "result (success, failure, refused).",
+            labels: app + ["type", "result"]
         )
         retryQueueDepth = try registry.gauge(
             "iap_retry_queue_depth",
@@ -88,8 +104,8 @@ public final class PurchaseServerMetrics: Sendable {
         )
         verificationFailures = try registry.counter(
             "iap_verification_failures_total",
-            help: "Signed data that did not verify, by the failed check.",
-            labels: ["code"]
+            help: "Signed data that did not verify, by \(apps.isEmpty ? "" : "app and ")the failed check.",
+            labels: app + ["code"]
         )
         requestDuration = try registry.histogram(
             "iap_http_request_duration_seconds",
@@ -129,8 +145,10 @@ public final class PurchaseServerMetrics: Sendable {
             help: "Deliveries whose deliverer stopped between its claim and the outcome (the claim expired); the "
                 + "next drain of due deliveries delivers them."
         )
-        for outcome in TransactionSubmissionResult.Outcome.allCases {
-            submissions.initialize(labels: [outcome.rawValue])
+        for name in apps.isEmpty ? [String?.none] : apps.map(Optional.some) {
+            for outcome in TransactionSubmissionResult.Outcome.allCases {
+                submissions.initialize(labels: labels(app: name, [outcome.rawValue]))
+            }
         }
         for outcome in ["clean", "repaired", "failed", "skipped"] {
             reconciliations.initialize(labels: [outcome])
@@ -150,17 +168,40 @@ public final class PurchaseServerMetrics: Sendable {
     /// - Parameter hook: The hook (a `WebhookFulfillmentHook`).
     /// - Returns: The counting hook.
     public func measuring(_ hook: some FulfillmentHook) -> MeasuredFulfillmentHook {
-        webhookRequests.initialize(labels: ["grant", "success"])
-        webhookRequests.initialize(labels: ["revoke", "success"])
-        return MeasuredFulfillmentHook(hook, counter: webhookRequests)
+        for name in apps.isEmpty ? [String?.none] : apps.map(Optional.some) {
+            webhookRequests.initialize(labels: labels(app: name, ["grant", "success"]))
+            webhookRequests.initialize(labels: labels(app: name, ["revoke", "success"]))
+        }
+        return MeasuredFulfillmentHook(hook, counter: webhookRequests, metrics: self)
     }
 
     /// Counts a verification failure, when the error is one.
     ///
-    /// - Parameter error: An error of a verification, a submission or a notification.
-    public func recordVerificationFailure(_ error: IAPError?) {
+    /// - Parameters:
+    ///   - error: An error of a verification, a submission or a notification.
+    ///   - app: The bundle id the data named, on a server of several apps.
+    public func recordVerificationFailure(_ error: IAPError?, app: String? = nil) {
         guard let error, error.code.isVerificationFailure else { return }
-        verificationFailures.increment(labels: [error.code.rawValue])
+        verificationFailures.increment(labels: labels(app: app, [error.code.rawValue]))
+    }
+
+    /// The `app` label of a bundle id: itself when it is served, else `unknown`.
+    ///
+    /// - Parameter bundleId: The bundle id the data named, or `nil`.
+    /// - Returns: The label's value.
+    public func appLabel(_ bundleId: String?) -> String {
+        guard let bundleId, apps.contains(bundleId) else { return "unknown" }
+        return bundleId
+    }
+
+    /// The labels of a family that counts what an app sent: `rest`, after the `app` label on a server of several apps.
+    ///
+    /// - Parameters:
+    ///   - app: The bundle id the data named, or `nil`.
+    ///   - rest: The family's other labels, in order.
+    /// - Returns: The labels to count with.
+    public func labels(app: String?, _ rest: [String]) -> [String] {
+        apps.isEmpty ? rest : [appLabel(app)] + rest
     }
 
     /// Sets `iap_retry_queue_depth`, `iap_dead_letters` and `iap_unknown_product_purchases` from the ledger's
@@ -206,27 +247,30 @@ public final class PurchaseServerMetrics: Sendable {
 public struct MeasuredFulfillmentHook: FulfillmentHook {
     private let hook: any FulfillmentHook
     private let counter: MetricCounter
+    private let metrics: PurchaseServerMetrics
 
-    init(_ hook: some FulfillmentHook, counter: MetricCounter) {
+    init(_ hook: some FulfillmentHook, counter: MetricCounter, metrics: PurchaseServerMetrics) {
         self.hook = hook
         self.counter = counter
+        self.metrics = metrics
     }
 
     public func grant(_ delivery: Delivery) async throws {
-        try await count("grant") { try await hook.grant(delivery) }
+        try await count("grant", delivery) { try await hook.grant(delivery) }
     }
 
     public func revoke(_ delivery: Delivery) async throws {
-        try await count("revoke") { try await hook.revoke(delivery) }
+        try await count("revoke", delivery) { try await hook.revoke(delivery) }
     }
 
-    private func count(_ type: String, _ call: () async throws -> Void) async throws {
+    private func count(_ type: String, _ delivery: Delivery, _ call: () async throws -> Void) async throws {
+        let app = delivery.transaction.bundleId
         do {
             try await call()
-            counter.increment(labels: [type, "success"])
+            counter.increment(labels: metrics.labels(app: app, [type, "success"]))
         } catch {
             let retryable = (error as? IAPError)?.isRetryable ?? true
-            counter.increment(labels: [type, retryable ? "failure" : "refused"])
+            counter.increment(labels: metrics.labels(app: app, [type, retryable ? "failure" : "refused"]))
             throw error
         }
     }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import IAPCore
 import IAPHTTPServer
 
@@ -48,6 +53,25 @@ extension PurchaseServerRoutes {
                 )
             )
         }
+    }
+
+    /// The bundle id the signed data of a request's body names (its `signedTransaction` or `signedPayload`), read without verifying it, for the `app` label of the metrics: `nil` on a server of one app
+    /// (nothing is read), and the metrics count an app not served as `unknown`.
+    func metricApp(ofBody body: Data, field: SignedField) -> String? {
+        guard !metrics.apps.isEmpty, let named = try? JSONDecoder().decode(SignedBody.self, from: body),
+            let signed = field == .transaction ? named.signedTransaction : named.signedPayload
+        else { return nil }
+        return AppRoutingVerifier.bundleId(ofUnverified: signed)
+    }
+
+    /// Which signed field of a body names the app.
+    enum SignedField {
+        case transaction, notification
+    }
+
+    private struct SignedBody: Decodable {
+        var signedTransaction: String?
+        var signedPayload: String?
     }
 
     /// A refused `?bundleId=`: the answer to send.

@@ -181,14 +181,16 @@ public struct PurchaseServerRoutes: Sendable {
                     message: detail.message
                 )
             )
-            metrics.submissions.increment(labels: [response.result.outcome.rawValue])
+            let app = metricApp(ofBody: request.body, field: .transaction)
+            metrics.submissions.increment(labels: metrics.labels(app: app, [response.result.outcome.rawValue]))
             var answer = Self.answer(response)
             answer.headers.add(name: "WWW-Authenticate", value: #"Bearer realm="iap""#)
             return answer
         }
         let response = await submissions.handle(body: request.body, authenticatedUserId: userId)
-        metrics.submissions.increment(labels: [response.result.outcome.rawValue])
-        metrics.recordVerificationFailure(response.detail)
+        let app = metricApp(ofBody: request.body, field: .transaction)
+        metrics.submissions.increment(labels: metrics.labels(app: app, [response.result.outcome.rawValue]))
+        metrics.recordVerificationFailure(response.detail, app: app)
         return Self.answer(response)
     }
 
@@ -204,9 +206,12 @@ public struct PurchaseServerRoutes: Sendable {
     @Sendable
     func notify(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         let outcome = await notifications.process(body: request.body)
-        metrics.notifications.increment(labels: [outcome.notificationType?.rawValue ?? "unknown", outcome.name])
+        let app = metricApp(ofBody: request.body, field: .notification)
+        metrics.notifications.increment(
+            labels: metrics.labels(app: app, [outcome.notificationType?.rawValue ?? "unknown", outcome.name])
+        )
         if case .rejected(let error) = outcome {
-            metrics.recordVerificationFailure(error)
+            metrics.recordVerificationFailure(error, app: app)
         }
         let answer = outcome.response
         var response = HTTPServerResponse.json(Data(answer.body.utf8), status: answer.status)

@@ -83,7 +83,7 @@ public final class PurchaseServer: Sendable {
         try configuration.console?.http.validate()
         let (verifier, catalog) = try Self.routing(configuration)
         self.configuration = configuration
-        let metrics = try PurchaseServerMetrics()
+        let metrics = try PurchaseServerMetrics(apps: configuration.apps.map(\.bundleId))
         self.metrics = metrics
         self.readiness = ServerReadiness()
         let events = RecordingActivity(sink: configuration.events, activity: activity)

@@ -10,6 +10,9 @@ public struct LedgerReconciliationSummary: Sendable, Hashable {
     /// Families skipped because an earlier customer's history already covered them (one Apple account, several
     /// purchase families).
     public var coveredByOthers = 0
+    /// Families of other apps than those reconciled (``Reconciler/Configuration/apps``), left alone: on a ledger of
+    /// several apps, each app's are reconciled with its own API.
+    public var otherApps = 0
     /// App Store Server API pages fetched.
     public var requests = 0
     /// Apple's transactions with a valid signature.

@@ -53,12 +53,20 @@ extension Reconciler {
         repeat {
             let page = try await store.history(userId: userId, cursor: cursor, limit: 200)
             for entry in page.entries where seen.insert(entry.originalTransactionId).inserted {
+                // Only the apps reconciled: another app's family is known to its own app's API only.
+                if let apps = reconciledApps, let bundleId = entry.transaction.bundleId, !apps.contains(bundleId) {
+                    continue
+                }
                 families.append(entry.originalTransactionId)
             }
             cursor = page.nextCursor
         } while cursor != nil
         guard !families.isEmpty else {
-            throw IAPError(.notFound, "the ledger has no transaction of user '\(userId)' to ask the App Store about")
+            let apps = reconciledApps.map { " of " + $0.sorted().joined(separator: ", ") } ?? ""
+            throw IAPError(
+                .notFound,
+                "the ledger has no transaction of user '\(userId)'\(apps) to ask the App Store about"
+            )
         }
         // Oldest family first: its key stays the same as the user buys more.
         families.reverse()

@@ -24,9 +24,10 @@ extension Reconciler {
     public func reconcileLedger(
         progress: (@Sendable (ReconciliationProgress) async -> Void)? = nil
     ) async throws -> LedgerReconciliationSummary {
-        let families = try await allFamilies()
+        let (families, otherApps) = try await allFamiliesOfTheApps()
         var summary = LedgerReconciliationSummary()
         summary.families = families.count
+        summary.otherApps = otherApps
         var covered = Coverage()
         for (index, family) in families.enumerated() {
             if Task.isCancelled {
@@ -77,13 +78,15 @@ extension Reconciler {
         progress: (@Sendable (ReconciliationProgress) async -> Void)? = nil
     ) async throws -> LedgerReconciliationSummary {
         var live: [String] = []
-        for family in try await allFamilies() {
+        let (families, otherApps) = try await allFamiliesOfTheApps()
+        for family in families {
             if try await isBelievedLive(family) {
                 live.append(family)
             }
         }
         var summary = LedgerReconciliationSummary()
         summary.families = live.count
+        summary.otherApps = otherApps
         var covered = Coverage()
         for (index, family) in live.enumerated() {
             if Task.isCancelled {
@@ -155,17 +158,44 @@ extension Reconciler {
 
     /// Every original transaction id of the ledger, in the order of its first purchase.
     func allFamilies() async throws -> [String] {
+        try await allFamiliesOfTheApps().families
+    }
+
+    /// Every purchase family of the ledger that belongs to the apps reconciled (``Configuration/apps``), and how many
+    /// belong to other apps.
+    func allFamiliesOfTheApps() async throws -> (families: [String], otherApps: Int) {
         var families: [String] = []
+        var otherApps = 0
         var cursor: String?
         repeat {
             let page = try await store.originalTransactionIds(
                 cursor: cursor,
                 limit: max(1, configuration.ledgerPageSize)
             )
-            families += page.originalTransactionIds
+            for family in page.originalTransactionIds {
+                if try await isOfTheApps(family) {
+                    families.append(family)
+                } else {
+                    otherApps += 1
+                }
+            }
             cursor = page.nextCursor
         } while cursor != nil
-        return families
+        return (families, otherApps)
+    }
+
+    /// The apps reconciled: ``Configuration/apps``, else those of clients made per app, else `nil` (every app).
+    var reconciledApps: Set<String>? {
+        configuration.apps ?? (clients.bundleIds.isEmpty ? nil : Set(clients.bundleIds))
+    }
+
+    /// Whether a family belongs to an app reconciled: its first entry names one of them, or names none.
+    func isOfTheApps(_ family: String) async throws -> Bool {
+        guard let apps = reconciledApps else { return true }
+        guard let bundleId = try await store.entries(originalTransactionId: family).first?.transaction.bundleId else {
+            return true
+        }
+        return apps.contains(bundleId)
     }
 
     /// Runs one customer's visit, then reports it and alarms on what it found, even when it failed part way: what

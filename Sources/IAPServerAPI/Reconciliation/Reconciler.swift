@@ -57,6 +57,13 @@ public actor Reconciler {
         /// counts as live: the ledger cannot tell a lost `DID_RENEW` or `DID_FAIL_TO_RENEW` from an expiry until it
         /// asks. 60 days by default, the longest billing retry.
         public var renewalOverdueWindow: Duration
+        /// On a ledger of several apps, the apps (bundle ids) whose purchase families the walks of the whole ledger
+        /// (``Reconciler/reconcileLedger(progress:)``, ``Reconciler/reconcileSubscriptions(progress:)``) and of a
+        /// user (``Reconciler/reconcile(userId:)``) visit: another app's are counted in
+        /// ``LedgerReconciliationSummary/otherApps`` and left alone, since only their own app's API knows them.
+        /// `nil` (the default): the apps of clients made per app (``AppStoreServerAPIClients/bundleIds``), else every
+        /// family.
+        public var apps: Set<String>?
 
         /// Creates a configuration.
         ///
@@ -78,6 +85,7 @@ public actor Reconciler {
             self.ledgerPageSize = ledgerPageSize
             self.resyncsSubscriptions = resyncsSubscriptions
             self.renewalOverdueWindow = renewalOverdueWindow
+            self.apps = nil
         }
     }
 

@@ -144,6 +144,22 @@ struct PurchaseServerAppsTests {
         let stranger = try #require(try await other.purchase(productId: "coins", account: "b").transaction)
         #expect(try await Self.submit(server, stranger.signedTransaction, as: "alice").status != 200)
         #expect(setup.wallet.calls.count == 2)
+
+        // The metrics count each app under its bundle id, and the stranger as unknown.
+        let origin = try #require(server.origin)
+        let scrape = try await URLSessionTransport().send(
+            HTTPRequest(method: "GET", url: try #require(URL(string: origin + "/metrics")), timeout: .seconds(60))
+        )
+        let metrics = String(decoding: scrape.body, as: UTF8.self)
+        for line in [
+            #"iap_submissions_total{app="com.example.free",outcome="delivered"} 1"#,
+            #"iap_submissions_total{app="com.example.pro",outcome="delivered"} 1"#,
+            #"iap_submissions_total{app="unknown",outcome="rejected"} 1"#,
+            #"iap_webhook_requests_total{app="com.example.pro",type="grant",result="success"} 1"#,
+            #"iap_verification_failures_total{app="unknown",code="bundleIdMismatch"} 1"#,
+        ] {
+            #expect(metrics.contains(line + "\n"), "\(line) in \(metrics)")
+        }
         await server.stop()
     }
 
@@ -241,6 +257,81 @@ struct PurchaseServerAppsTests {
         }
         // Each app's API was asked (each checks that the token names its bundle id: another app's is refused).
         #expect(!free.transport.requests.isEmpty && !pro.transport.requests.isEmpty)
+        await server.stop()
+    }
+
+    @Test func aReconciliationOfOneAppLeavesTheOtherAppsFamiliesAlone() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        for store in [setup.free, setup.pro] {
+            let purchase = try #require(try await store.purchase(productId: "coins", account: "a").transaction)
+            let outcome = await server.pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
+            #expect(outcome.shouldFinishTransaction, "\(outcome)")
+        }
+        let free = try SimulatedAppStoreTransport.connect(to: setup.free)
+        var configuration = Reconciler.Configuration(requestsPerSecond: 0)
+        configuration.apps = [Self.free]
+        let reconciler = Reconciler(
+            client: free.client,
+            pipeline: server.pipeline,
+            checkpoints: nil,
+            configuration: configuration
+        )
+        let summary = try await reconciler.reconcileLedger()
+        #expect(summary.families == 1)
+        #expect(summary.otherApps == 1)
+        #expect(summary.failed == 0)
+        let report = try await reconciler.reconcile(userId: "alice")
+        #expect(report.stillFailing.isEmpty)
+        // Every request went to the free app's API, and none asked about the pro app's purchase.
+        #expect(!free.transport.requests.isEmpty)
+        await server.stop()
+    }
+
+    @Test func theConsoleShowsEachAppsEntitlementsAndItsAnalyticsOneAppAtATime() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let server = try PurchaseServer(try setup.configuration())
+        for store in [setup.free, setup.pro] {
+            let purchase = try #require(try await store.purchase(productId: "coins", account: "a").transaction)
+            let outcome = await server.pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
+            #expect(outcome.shouldFinishTransaction, "\(outcome)")
+        }
+        var operators = ConsoleOperators(derivation: PBKDF2HMACSHA256())
+        try operators.set(name: "carol", role: .admin, password: "correct horse battery")
+        let routes = ConsoleRoutes(
+            operators: operators,
+            sessions: ConsoleSessions(authenticator: try HMACSHA256(key: ConsoleRoutesTests.secret)),
+            pipeline: server.pipeline,
+            ledger: server.configuration.site.store,
+            readiness: ServerReadiness(ready: true),
+            audit: InMemorySupportAuditLog()
+        )
+        let client = RouterTester(router: routes.router)
+        let host = [("Host", ConsoleRoutesTests.host)]
+        let signIn = try await client.send(
+            "POST",
+            "/console/sign-in",
+            headers: host + [
+                ("Content-Type", "application/x-www-form-urlencoded"), ("Origin", ConsoleRoutesTests.origin),
+            ],
+            body: "operator=carol&password=correct+horse+battery"
+        )
+        let cookie = String(try #require(signIn.headers["Set-Cookie"]).split(separator: ";")[0])
+        let customer = try await client.send("GET", "/console/customer?q=alice", headers: host + [("Cookie", cookie)])
+        #expect(customer.status == 200, "\(customer.text)")
+        for app in [Self.free, Self.pro] {
+            #expect(customer.text.contains("Entitlements now in \(app)"), "\(customer.text)")
+        }
+        let analytics = try await client.send(
+            "GET",
+            "/console/analytics?from=2020-01-01&to=2040-01-01&interval=month&bundleId=\(Self.pro)",
+            headers: host + [("Cookie", cookie)]
+        )
+        #expect(analytics.status == 200)
+        #expect(analytics.text.contains("Production of \(Self.pro), by month"), "\(analytics.text)")
+        #expect(analytics.text.contains("<option selected>\(Self.pro)</option>"))
         await server.stop()
     }
 
