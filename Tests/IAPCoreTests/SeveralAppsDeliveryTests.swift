@@ -209,6 +209,30 @@ struct SeveralAppsDeliveryTests {
         #expect(verified.originalTransactionId == original)
     }
 
+    @Test func aDrainOfOneAppLeavesAnotherAppsRetryToThatAppsDeliverer() async throws {
+        var shop = try Shop()
+        let both = try Self.pipeline(shop)
+        // The wallet is down for the pro app's purchase: it waits for a retry.
+        shop.wallet.failNext(1)
+        let pro = Self.proPurchase(&shop)
+        let transactionId = try #require(pro.transactionId)
+        #expect(!(await both.submit(signedTransaction: try shop.sign(pro), userId: "bob").isDelivered))
+        shop.clock.advance(by: .seconds(3_600))
+
+        // A pipeline of the shop's app alone (its verifier names its bundle id) leaves it as it was.
+        let shopOnly = shop.pipeline()
+        #expect(shopOnly.verifier.bundleIds == [Shop.bundleId])
+        let skipped = await shopOnly.drainDueRetries()
+        #expect(skipped.delivered == 0 && skipped.skipped == 1)
+        #expect(await shop.memory.entry(transactionId: transactionId)?.deliveryState == .retrying)
+        #expect(shop.wallet.balance("bob") == 0)
+
+        // The pipeline of both apps delivers it, by the pro app's catalog.
+        let drained = await both.drainDueRetries()
+        #expect(drained.delivered == 1)
+        #expect(shop.wallet.balance("bob") == 500)
+    }
+
     @Test func theCatalogOfSeveralAppsAnswersWithoutABundleIdOnlyWhenUnambiguous() async throws {
         let shop = try Shop()
         let catalog = try AppRoutingCatalog([Shop.bundleId: shop.catalog, Self.proBundleId: try Self.proCatalog()])

@@ -23,6 +23,8 @@ final class EmulatorProcess: Sendable {
     let directory: URL
     /// The environment the emulator signs for: Sandbox, or Production (Look Up Order ID answers there only).
     let environment: AppStoreEnvironment
+    /// The app the emulator serves.
+    let appBundleId: String
     private let process: ChildProcess
     private let logFile: URL
     let transport = URLSessionTransport()
@@ -35,11 +37,13 @@ final class EmulatorProcess: Sendable {
     ///   - key: The App Store Connect key; a new one by default.
     ///   - directory: Where the `.p8` and the logs go; a new temporary directory by default.
     ///   - environment: `.sandbox` (the default) or `.production`.
+    ///   - bundleId: The app the emulator serves; ``bundleId`` by default.
     init(
         extraArguments: [String] = [],
         key: P256PrivateKey? = nil,
         directory: URL? = nil,
-        environment: AppStoreEnvironment = .sandbox
+        environment: AppStoreEnvironment = .sandbox,
+        bundleId: String = EmulatorProcess.bundleId
     ) async throws {
         let key = try key ?? P256PrivateKey()
         let directory =
@@ -53,7 +57,7 @@ final class EmulatorProcess: Sendable {
         let process = try ChildProcess(
             executable: try Self.binary(),
             arguments: [
-                "emulate", "--port", "0", "--bundle-id", Self.bundleId, "--app-apple-id", String(Self.appAppleId),
+                "emulate", "--port", "0", "--bundle-id", bundleId, "--app-apple-id", String(Self.appAppleId),
                 "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key", keyFile.path, "--environment",
                 environment.rawValue,
             ] + extraArguments,
@@ -76,6 +80,7 @@ final class EmulatorProcess: Sendable {
         self.key = key
         self.directory = directory
         self.environment = environment
+        self.appBundleId = bundleId
         self.process = process
         self.logFile = logFile
     }
@@ -85,13 +90,15 @@ final class EmulatorProcess: Sendable {
         extraArguments: [String] = [],
         key: P256PrivateKey? = nil,
         directory: URL? = nil,
-        environment: AppStoreEnvironment = .sandbox
+        environment: AppStoreEnvironment = .sandbox,
+        bundleId: String = EmulatorProcess.bundleId
     ) async throws -> EmulatorProcess {
         try await EmulatorProcess(
             extraArguments: extraArguments,
             key: key,
             directory: directory,
-            environment: environment
+            environment: environment,
+            bundleId: bundleId
         )
     }
 
@@ -201,7 +208,7 @@ final class EmulatorProcess: Sendable {
         return try AppStoreSignedDataVerifier(
             configuration: .init(
                 rootCertificates: [try X509Certificate(derEncoded: Array(response.body))],
-                bundleId: Self.bundleId,
+                bundleId: appBundleId,
                 environment: environment,
                 appAppleId: Self.appAppleId,
                 strictX509: true
@@ -244,7 +251,7 @@ final class EmulatorProcess: Sendable {
     func commandOptions(urlOption: String = "--api-url", root: URL?) -> [String] {
         [
             "--issuer-id", Self.issuerId, "--key-id", Self.keyId, "--auth-key",
-            directory.appending(path: "AuthKey_\(Self.keyId).p8").path, "--bundle-id", Self.bundleId,
+            directory.appending(path: "AuthKey_\(Self.keyId).p8").path, "--bundle-id", appBundleId,
             "--environment", environment.rawValue, urlOption, baseURL.absoluteString, "--app-apple-id",
             String(Self.appAppleId),
         ] + (root.map { ["--root", $0.path] } ?? [])

@@ -159,4 +159,73 @@ struct SandboxCommandTests {
         )
         #expect(emulatorLog.contains("stopping"), "\(emulatorLog)")
     }
+
+    @Test("two apps: an emulator each, one server; each purchase is its app's")
+    func twoApps() async throws {
+        let parent = FileManager.default.temporaryDirectory.appending(path: "sandbox-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appending(path: "state with space")
+        let process = try ChildProcess(
+            executable: try EmulatorProcess.binary(),
+            arguments: [
+                "sandbox", "--dir", directory.path, "--reconcile-every", "off", "--bundle-id", "com.example.app",
+                "--bundle-id", "com.example.pro",
+            ],
+            logFile: parent.appending(path: "sandbox.log")
+        )
+        defer { process.stop() }
+        let lines = await EmulatorProcess.lines(14, of: process.standardOutput, timeout: .seconds(90))
+        try #require(lines.last == "Ctrl-C stops them all", "\(lines)")
+        let sandbox = Sandbox(process: process, lines: lines, directory: directory)
+        let first = try sandbox.url("emulator")
+        let second = try sandbox.url("emulator of com.example.pro")
+        let server = try sandbox.url("server")
+        #expect(lines.contains("bundle ids com.example.app, com.example.pro, environment Production, ledger only"))
+
+        let service = ["Authorization": "Bearer \(try sandbox.secret("service-token"))"]
+        let token = UUID().uuidString.lowercased()
+        let bound = try await Self.send(
+            "POST",
+            server + "/iap/v1/users/alice/account-tokens",
+            headers: service,
+            body: #"{"appAccountToken": "\#(token)"}"#
+        )
+        #expect(bound.status == 201)
+        for (emulator, secret) in [
+            (first, "emulator-control-token"), (second, "emulator-control-token-com.example.pro"),
+        ] {
+            let bought = try await Self.send(
+                "POST",
+                emulator + "/emulator/v1/purchases",
+                headers: ["X-Emulator-Control-Token": try sandbox.secret(secret)],
+                body: #"{"productId": "plus.monthly", "account": "alice", "appAccountToken": "\#(token)"}"#
+            )
+            #expect(bought.status == 200, "\(String(decoding: bought.body, as: UTF8.self))")
+        }
+        // Each app's notification delivers its own purchase: the entitlements of each app list it.
+        for app in ["com.example.app", "com.example.pro"] {
+            var entitlements = ""
+            for _ in 0..<100 where !entitlements.contains("plus.monthly") {
+                try await Task.sleep(for: .milliseconds(100))
+                let answer = try await Self.send(
+                    "GET",
+                    server + "/iap/v1/users/alice/entitlements?bundleId=\(app)",
+                    headers: service
+                )
+                entitlements = String(decoding: answer.body, as: UTF8.self)
+            }
+            #expect(entitlements.contains("plus.monthly"), "\(app): \(entitlements)")
+        }
+        let history = try await Self.send(
+            "GET",
+            server + "/iap/v1/users/alice/history?bundleId=com.example.pro",
+            headers: service
+        )
+        let items = try #require(try JSONSerialization.jsonObject(with: history.body) as? [String: Any])["items"]
+        #expect((items as? [[String: Any]])?.first?["transactionId"] as? String == "2001000000000001")
+        process.signal(SIGINT)
+        #expect(await process.exit(within: .seconds(30)))
+        #expect(process.terminationStatus == 0)
+    }
 }

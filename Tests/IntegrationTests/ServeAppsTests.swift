@@ -26,17 +26,15 @@ struct ServeAppsTests {
         return (root, String(decoding: made.standardOutput, as: UTF8.self).split(separator: "\n").map(String.init))
     }
 
-    /// A catalog whose `coins.100` gives `units`.
-    static func catalog(units: Int, at path: URL) throws {
-        let text = """
-            {"version":1,"products":[
-            {"productId":"coins.100","type":"consumable","unitsPerPurchase":\(units),"entitlements":[]},
-            {"productId":"pro.lifetime","type":"nonConsumable","entitlements":["pro"]},
-            {"productId":"plus.monthly","type":"autoRenewable","subscriptionGroupId":"plus","groupLevel":1,\
-            "entitlements":["plus"]}
-            ]}
-            """
-        try Data(text.utf8).write(to: path)
+    /// A catalog whose `coins.100` gives `units`, without the product `without`.
+    static func catalog(units: Int, at path: URL, without: String? = nil) throws {
+        let products = [
+            #"{"productId":"coins.100","type":"consumable","unitsPerPurchase":\#(units),"entitlements":[]}"#,
+            #"{"productId":"pro.lifetime","type":"nonConsumable","entitlements":["pro"]}"#,
+            #"{"productId":"plus.monthly","type":"autoRenewable","subscriptionGroupId":"plus","groupLevel":1,"#
+                + #""entitlements":["plus"]}"#,
+        ].filter { product in without.map { !product.contains(#""\#($0)""#) } ?? true }
+        try Data((#"{"version":1,"products":["# + products.joined(separator: ",") + "]}").utf8).write(to: path)
     }
 
     static func text(_ response: HTTPResponse) -> String {
@@ -139,6 +137,126 @@ struct ServeAppsTests {
             let totals = try CLI.json(report.stdout)["totals"] as? [String: Any]
             #expect((totals?["consumableUnits"] as? [String: Any])?["granted"] as? Int == units, "\(report.stdout)")
         }
+    }
+
+    @Test func twoEmulatorsOneAPIKeyOneServerNotificationsSubmissionsAReconciliationAndARefund() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = try P256PrivateKey()
+        let port = try ServeProcess.freePort()
+        // The first app's store notifies the server; the second's does not (its purchases arrive by the app, and a lost
+        // one by the reconciliation). Each hands out ids of its own.
+        let first = try await EmulatorProcess.start(
+            extraArguments: ["--notify-url", "http://127.0.0.1:\(port)/iap/v1/notifications"],
+            key: key,
+            directory: directory.appending(path: "first")
+        )
+        defer { first.stop() }
+        let second = try await EmulatorProcess.start(
+            extraArguments: ["--first-transaction-id", "3000000000000001"],
+            key: key,
+            directory: directory.appending(path: "second"),
+            bundleId: "com.example.second"
+        )
+        defer { second.stop() }
+        let wallet = try ServeCommandTests.Wallet()
+        defer { wallet.stop() }
+        var arguments = [
+            "--port", String(port), "--data", directory.appending(path: "ledger").path, "--issuer-id",
+            EmulatorProcess.issuerId, "--key-id", EmulatorProcess.keyId, "--auth-key",
+            first.directory.appending(path: "AuthKey_\(EmulatorProcess.keyId).p8").path, "--reconcile-every", "1s",
+        ]
+        for emulator in [first, second] {
+            let root = try await emulator.saveRootCertificate()
+            arguments += [
+                "--app",
+                "bundle-id=\(emulator.appBundleId) environment=Sandbox catalog=\(try emulator.saveCatalog().path) "
+                    + "root=\(root.path) api-url=\(emulator.baseURL.absoluteString)",
+            ]
+        }
+        arguments += try ServeProcess.grantOptions(wallet.url, directory: directory)
+        let server = try await ServeProcess.start(arguments, directory: directory)
+        defer { server.stop() }
+        let token = "6c1f2e3d-4b5a-4968-8776-a5b4c3d2e1f0"
+        let bound = try await server.send(
+            "POST",
+            "/iap/v1/users/alice/account-tokens",
+            bearer: ServeProcess.serviceToken,
+            headers: ["Content-Type": "application/json"],
+            body: #"{"appAccountToken":"\#(token)"}"#
+        )
+        #expect(bound.status == 201, "\(Self.text(bound))")
+
+        // The first app's purchase arrives by its notification.
+        let notified = try await first.purchase("coins.100", account: "alice", token: token)
+        #expect(await eventually(30) { wallet.deliveries.contains { $0.transactionId == notified.transactionId } })
+        // The second app's arrives by the app; its next one is lost, and the reconciliation finds it.
+        let submitted = try await second.purchase("coins.100", account: "alice", token: token)
+        let answer = try await server.submitUntilFinished(submitted.signedTransaction, as: "alice")
+        #expect(answer.status == 200, "\(Self.text(answer))")
+        let lost = try await second.purchase("premium", account: "alice", token: token)
+        let found = await eventually(30) { wallet.deliveries.contains { $0.transactionId == lost.transactionId } }
+        #expect(found)
+
+        // A refund in the first app takes back its purchase only.
+        #expect(try await first.post("/emulator/v1/transactions/\(notified.transactionId)/refund").status == 200)
+        #expect(await eventually(30) { wallet.deliveries.contains { $0.type == .revoke } })
+        let grants = wallet.deliveries.filter { $0.type == .grant }
+        #expect(
+            Dictionary(grants.map { ($0.transactionId, $0.bundleId ?? "") }, uniquingKeysWith: { $1 }) == [
+                notified.transactionId: EmulatorProcess.bundleId, submitted.transactionId: "com.example.second",
+                lost.transactionId: "com.example.second",
+            ]
+        )
+        let revokes = wallet.deliveries.filter { $0.type == .revoke }
+        #expect(revokes.map(\.transactionId) == [notified.transactionId])
+        #expect(revokes.map(\.bundleId) == [EmulatorProcess.bundleId])
+        #expect(grants.allSatisfy { $0.userId == "alice" })
+    }
+
+    @Test func aDrainOfALedgerOfSeveralAppsNamesItsAppOrRefuses() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "iap-apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Each app sells a product its catalog does not name yet (the free app's pro.lifetime, id ...003; the pro app's
+        // plus.monthly, id ...004): both purchases are parked.
+        let (freeRoot, freeTransactions) = try await Self.testdata(Self.free, count: 3, in: directory)
+        let (proRoot, proTransactions) = try await Self.testdata(Self.pro, count: 4, in: directory)
+        let freeCatalog = directory.appending(path: "free.json")
+        let proCatalog = directory.appending(path: "pro.json")
+        let proFull = directory.appending(path: "pro-full.json")
+        try Self.catalog(units: 100, at: freeCatalog, without: "pro.lifetime")
+        try Self.catalog(units: 500, at: proCatalog, without: "plus.monthly")
+        try Self.catalog(units: 500, at: proFull)
+        let data = directory.appending(path: "ledger").path
+        let server = try await ServeProcess.start(
+            [
+                "--port", "0", "--data", data, "--ledger-only",
+                "--app", "bundle-id=\(Self.free) environment=Sandbox catalog=\(freeCatalog.path) root=\(freeRoot)",
+                "--app", "bundle-id=\(Self.pro) environment=Sandbox catalog=\(proCatalog.path) root=\(proRoot)",
+            ],
+            directory: directory
+        )
+        for signed in [freeTransactions[2], proTransactions[3]] {
+            let parked = try await server.submit(signed, as: "alice")
+            #expect(parked.status == 202, "\(Self.text(parked))")
+        }
+        server.stop()
+
+        // Without --bundle-id the drain does not deliver one app's purchase by the other's catalog.
+        let refused = try await CLI.iap(["ledger", "drain", "--data", data, "--ledger-only", "--catalog", proFull.path])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("several apps (\(Self.free), \(Self.pro))"), "\(refused.stderr)")
+        // With it, that app's only.
+        let drained = try await CLI.iap([
+            "ledger", "drain", "--data", data, "--ledger-only", "--bundle-id", Self.pro, "--catalog", proFull.path,
+            "--json",
+        ])
+        #expect(drained.status == 0, "\(drained.stderr)")
+        #expect(try CLI.json(drained.stdout)["delivered"] as? Int == 1, "\(drained.stdout)")
+        let stats = try await CLI.iap(["ledger", "stats", "--data", data, "--json"])
+        #expect(try CLI.json(stats.stdout)["unknownProduct"] as? Int == 1, "\(stats.stdout)")
     }
 
     @Test func theAppFormOnTheCommandLineAndItsUsageErrors() async throws {

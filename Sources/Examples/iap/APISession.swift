@@ -185,25 +185,37 @@ struct APISession {
     }
 
     /// The clients of several apps with one API key (`--issuer-id`, `--key-id`, `--auth-key`, `--api-url`): each
-    /// app's tokens name its bundle id, one client per environment it lists.
+    /// app's tokens name its bundle id, one client per environment it lists, at its `api-url` when it names one.
     ///
     /// - Parameter apps: Each app's bundle id and environments.
     /// - Returns: The clients, by app.
     static func clients(
         _ arguments: Arguments,
-        apps: [(bundleId: String, environments: [AppStoreEnvironment])]
+        apps: [(bundleId: String, environments: [AppStoreEnvironment], apiURL: String?)]
     ) throws(Arguments.UsageError) -> AppStoreServerAPIClients {
         let issuerId = try required("issuer-id", arguments)
         let keyId = try required("key-id", arguments)
         let keyPath = try required("auth-key", arguments)
-        let baseURL = try baseURL(
+        let shared = try baseURL(
             arguments,
             option: urlOption.name,
-            localTesting: apps.contains { $0.environments.contains(.localTesting) }
+            localTesting: apps.contains { $0.apiURL == nil && $0.environments.contains(.localTesting) }
         )
         let transport = URLSessionTransport()
         var byApp: [String: [AppStoreServerAPIClient]] = [:]
         for app in apps {
+            var baseURL = shared
+            if let text = app.apiURL {
+                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                    scheme == "http" || scheme == "https", url.host?.isEmpty == false, url.user == nil,
+                    url.password == nil
+                else {
+                    throw Arguments.UsageError(
+                        message: "--app \(app.bundleId): api-url must be an http or https URL without user:password@"
+                    )
+                }
+                baseURL = url
+            }
             let tokens = try tokens(
                 arguments,
                 issuerId: issuerId,

@@ -369,6 +369,10 @@ public final class DeliveryPipeline: Sendable {
             return report
         }
         for entry in due {
+            guard delivers(entry) else {
+                report.skipped += 1
+                continue
+            }
             do {
                 report.count(try await settle(entry))
             } catch {
@@ -399,7 +403,7 @@ public final class DeliveryPipeline: Sendable {
             report.errors.append(Self.classify(error))
             return report
         }
-        for entry in parked {
+        for entry in parked where delivers(entry) {
             do {
                 guard try await knownProduct(of: entry.transaction, id: entry.productId) != nil else {
                     report.skipped += 1
@@ -411,6 +415,14 @@ public final class DeliveryPipeline: Sendable {
             }
         }
         return report
+    }
+
+    /// Whether a drain of this pipeline delivers an entry: one of the apps its verifier accepts
+    /// (``Verifier/bundleIds``), or any when it does not say. On a ledger shared by several apps, another app's entry is
+    /// left to a deliverer of that app, whose catalog says what the purchase is.
+    func delivers(_ entry: LedgerEntry) -> Bool {
+        guard let apps = verifier.bundleIds, let bundleId = entry.transaction.bundleId else { return true }
+        return apps.contains(bundleId)
     }
 
     /// A parked entry put back on its way: pending, unclaimed, with its attempts reset. ``settle(_:releasingParked:)``

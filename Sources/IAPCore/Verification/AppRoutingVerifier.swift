@@ -42,7 +42,10 @@ public struct AppRoutingVerifier: Verifier {
     }
 
     /// The bundle ids served, sorted.
-    public var bundleIds: [String] { order }
+    public var servedBundleIds: [String] { order }
+
+    /// The bundle ids served.
+    public var bundleIds: Set<String>? { Set(order) }
 
     public func verifyTransaction(_ signedTransaction: String) async throws -> TransactionPayload {
         try await verifier(for: signedTransaction, kind: "transaction").verifyTransaction(signedTransaction)

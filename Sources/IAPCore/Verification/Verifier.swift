@@ -59,6 +59,13 @@ public protocol Verifier: Sendable {
     ///
     /// - Parameter bundleId: The bundle id of the data, or `nil` when it names none.
     func acceptedEnvironments(bundleId: String?) -> Set<AppStoreEnvironment>?
+
+    /// The apps (bundle ids) whose data this verifier accepts, or `nil` when it does not say.
+    ///
+    /// The ``DeliveryPipeline`` delivers the entries of these apps only when it drains a shared ledger: an entry of
+    /// another app is left to a deliverer of that app (its catalog says what the purchase is). The default is `nil`:
+    /// every entry.
+    var bundleIds: Set<String>? { get }
 }
 
 extension Verifier {
@@ -67,4 +74,7 @@ extension Verifier {
 
     /// ``acceptedEnvironments``: a verifier of one app accepts the same environments whatever the data.
     public func acceptedEnvironments(bundleId: String?) -> Set<AppStoreEnvironment>? { acceptedEnvironments }
+
+    /// `nil`: the verifier does not say which apps it accepts.
+    public var bundleIds: Set<String>? { nil }
 }

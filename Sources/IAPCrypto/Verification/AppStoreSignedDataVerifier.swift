@@ -248,6 +248,14 @@ public final class AppStoreSignedDataVerifier: Verifier {
         configuration.environments.isEmpty ? nil : configuration.environments
     }
 
+    /// The app of ``Configuration/bundleId``, or `nil` when the bundle id is not checked.
+    public var bundleIds: Set<String>? {
+        guard let bundleId = configuration.bundleId, !configuration.skippedChecks.contains(.bundleId) else {
+            return nil
+        }
+        return [bundleId]
+    }
+
     /// The number of chains in the cache.
     public var cachedChainCount: Int { cache.count }
 

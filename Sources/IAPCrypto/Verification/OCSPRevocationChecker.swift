@@ -179,6 +179,8 @@ public struct RevocationCheckingVerifier: Verifier {
         verifier.acceptedEnvironments(bundleId: bundleId)
     }
 
+    public var bundleIds: Set<String>? { verifier.bundleIds }
+
     public func verifyTransaction(_ signedTransaction: String) async throws -> TransactionPayload {
         let payload = try await verifier.verifyTransaction(signedTransaction)
         try await checkChain(of: signedTransaction)

@@ -271,9 +271,12 @@ extension Reconciler {
         return coverage.accounts.contains(account)
     }
 
-    /// The Apple account of a transaction, within its environment (a sandbox tester is not a production customer).
+    /// The Apple account of a transaction, within its app and environment (a sandbox tester is not a production
+    /// customer, and one app's history says nothing of another app's purchases, whatever their app transaction ids).
     static func account(of transaction: TransactionPayload) -> String? {
-        transaction.appTransactionId.map { "\(transaction.environment?.rawValue ?? "")/\($0)" }
+        transaction.appTransactionId.map {
+            "\(transaction.bundleId ?? "")/\(transaction.environment?.rawValue ?? "")/\($0)"
+        }
     }
 
     /// Whether a family is a subscription whose statuses no status answer of this run listed yet, and that the

@@ -9,7 +9,8 @@ enum LedgerDrainCommand {
         name: "ledger drain",
         summary: "deliver what is due: retries, claims whose deliverer stopped, purchases parked for a known product",
         synopsis: [
-            "\(CommandLedger.synopsis) [--catalog FILE]", "  \(GrantOptions.synopsis) [--wait SECONDS] [--json]",
+            "\(CommandLedger.synopsis) [--catalog FILE] [--bundle-id ID]",
+            "  \(GrantOptions.synopsis) [--wait SECONDS] [--json]",
         ],
         discussion: """
             Runs one drain of the ledger, the one 'iap serve' runs on its own every second and 'iap ledger
@@ -29,6 +30,11 @@ enum LedgerDrainCommand {
             fails again goes back to the retry queue ('deferred'); the next drain takes it when it is due. The
             catalog is --catalog FILE, else the one saved with the ledger (not saved by this command).
 
+            On a ledger of several apps ('iap serve --app'), give --bundle-id ID with that app's --catalog: only
+            that app's purchases are delivered, each app's by its own catalog; without --bundle-id, a drain that
+            finds due purchases of several apps refuses to start (exit 2) rather than deliver one app's purchase by
+            another's catalog.
+
             Output: what the drain did (delivered, deferred, skipped: held by another deliverer or settled
             meanwhile), then what is left: claims that hold, stale claims, retries waiting, dead letters. --json
             prints one object: delivered, deferred, skipped, claimed, staleClaims, claimsHoldUntil (milliseconds
@@ -38,6 +44,11 @@ enum LedgerDrainCommand {
             error.
             """,
         options: DeliveringLedger.options + GrantOptions.options + [
+            .value(
+                "bundle-id",
+                "ID",
+                "on a ledger of several apps, deliver only this app's purchases (give its --catalog)"
+            ),
             .value(
                 "wait",
                 "SECONDS",
@@ -74,17 +85,21 @@ enum LedgerDrainCommand {
         guard let wait, (0...86_400).contains(wait) else {
             throw Arguments.UsageError(message: "--wait takes a number of seconds from 0 to 86400")
         }
+        let bundleId = try CommandLedger.bundleId(parsed)
         let ledger = try await DeliveringLedger(parsed)
         let choice: CatalogChoice
+        let clock = SystemClock()
         do {
             choice = try ledger.catalog(for: grantPath, command: "iap ledger drain")
+            if bundleId == nil {
+                try await refuseSeveralApps(ledger.store, at: clock.now)
+            }
         } catch {
             await ledger.close()
             throw error
         }
-        let clock = SystemClock()
         let pipeline = DeliveryPipeline(
-            verifier: NothingToVerify(),
+            verifier: NothingToVerify(bundleIds: bundleId.map { [$0] }),
             catalog: choice.catalog,
             store: ledger.store,
             hook: grant.hook,
@@ -202,8 +217,30 @@ enum LedgerDrainCommand {
     }
 }
 
+extension LedgerDrainCommand {
+    /// Refuses a drain without `--bundle-id` whose due or parked purchases are of several apps: one catalog cannot
+    /// say what each app's products are.
+    static func refuseSeveralApps(_ store: some EntitlementStore, at now: Date) async throws {
+        let due = try await store.dueDeliveries(at: now, limit: 1_000)
+        let parked = try await store.parkedEntries(limit: 1_000)
+        let apps = Set((due + parked).compactMap(\.transaction.bundleId))
+        guard apps.count > 1 else { return }
+        throw Arguments.UsageError(
+            message: "the ledger holds due purchases of several apps (\(apps.sorted().joined(separator: ", "))): give "
+                + "--bundle-id ID with that app's --catalog FILE, once per app"
+        )
+    }
+}
+
 /// The verifier of a command that verifies nothing: it settles what the ledger holds, so every signed input is refused.
 struct NothingToVerify: Verifier {
+    /// The apps whose entries the command delivers (`--bundle-id`), or `nil` for every app.
+    var bundleIds: Set<String>?
+
+    init(bundleIds: Set<String>? = nil) {
+        self.bundleIds = bundleIds
+    }
+
     private func refuse() -> IAPError {
         IAPError(.unsupportedOperation, "this command verifies no signed data: it delivers what the ledger holds")
     }

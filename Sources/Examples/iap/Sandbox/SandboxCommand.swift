@@ -17,7 +17,7 @@ enum SandboxCommand {
         name: "sandbox",
         summary: "run a local App Store (iap emulate) and the purchase server (iap serve) wired together",
         synopsis: [
-            "[--dir DIR] [--port N] [--emulator-port N] [--environment Production|Sandbox]",
+            "[--dir DIR] [--port N] [--emulator-port N] [--environment Production|Sandbox] [--bundle-id ID]...",
             "  [--catalog FILE [--plans FILE]] [--grant-url URL --grant-secret-file FILE | --ledger-only]",
             "  [--console-port N] [--reconcile-every DURATION] [--on-rescind-consent notify|revoke]",
         ],
@@ -39,12 +39,25 @@ enum SandboxCommand {
             'admin' (role admin) is made, whose password is in DIR/console-password. The environment is Production
             by default, so that Look Up Order ID works (Apple serves it in Production only); nothing leaves this
             machine. See Documentation/GettingStarted.md.
+
+            Several apps, one server: give --bundle-id once per app (default com.example.app, alone). Each app gets
+            an emulator of its own (the first as without the option; each other in DIR/emulator-ID, handing out its
+            own transaction ids, with its control token in DIR/emulator-control-token-ID and its root in
+            DIR/root-ID.der), all selling the same catalog and notifying the one server, which serves them as
+            'iap serve --app' does, with one App Store Connect key. The first line is then 'emulator on
+            http://HOST:PORT' for the first app, followed by 'emulator of ID on http://HOST:PORT' for each other.
             """,
         options: [
             .value("dir", "DIR", "keep the keys, secrets, store and ledger here (default ./iap-sandbox)"),
             .value("port", "N", "the server's port (default: a free one)"),
             .value("emulator-port", "N", "the emulator's port (default: a free one)"),
             .value("environment", "ENV", "Production (default) or Sandbox, for both"),
+            .value(
+                "bundle-id",
+                "ID",
+                "an app of the sandbox, once per app for several (default com.example.app); each its own emulator",
+                repeatable: true
+            ),
             .value("catalog", "FILE", "the products both sell: a swift-iap JSON catalog or an Xcode .storekit file"),
             .value("plans", "FILE", "the emulator's subscription offers and commitment plans (see iap emulate)"),
         ] + GrantOptions.options + [
@@ -76,6 +89,7 @@ enum SandboxCommand {
         var consolePort: UInt16?
         var reconcileEvery = "1m"
         var rescindConsent = "notify"
+        var bundleIds = [SandboxCommand.bundleId]
 
         init(_ parsed: Arguments) throws(Arguments.UsageError) {
             guard parsed.positionals.isEmpty else {
@@ -91,6 +105,24 @@ enum SandboxCommand {
             case nil, "Production": environment = "Production"
             case "Sandbox": environment = "Sandbox"
             case let other?: throw .init(message: "--environment must be Production or Sandbox, not '\(other)'")
+            }
+            let named = parsed.values("bundle-id")
+            if !named.isEmpty {
+                guard named.count <= 8 else { throw .init(message: "--bundle-id is given more than 8 times") }
+                for bundleId in named {
+                    guard (1...155).contains(bundleId.utf8.count),
+                        bundleId.utf8.allSatisfy({
+                            $0 == 0x2D || $0 == 0x2E || (0x30...0x39).contains($0)
+                                || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                        })
+                    else {
+                        throw .init(
+                            message: "--bundle-id must be a bundle id such as com.example.app, not '\(bundleId)'"
+                        )
+                    }
+                }
+                guard Set(named).count == named.count else { throw .init(message: "a --bundle-id is given twice") }
+                bundleIds = named
             }
             catalog = try parsed.value("catalog").map { URL(filePath: $0) }
             plans = try parsed.value("plans").map { URL(filePath: $0) }
@@ -190,44 +222,76 @@ enum SandboxCommand {
         let serverPort = try settings.port.flatMap { $0 == 0 ? nil : $0 } ?? freePort()
         let serverOrigin = "http://127.0.0.1:\(serverPort)"
 
-        var emulateArguments = [
-            "emulate", "--port", String(settings.emulatorPort), "--bundle-id", bundleId, "--issuer-id", issuerId,
-            "--key-id", keyId, "--auth-key", files.authKey.path, "--data", files.emulatorData.path,
-            "--environment", settings.environment, "--app-apple-id", appAppleId,
-            "--notify-url", serverOrigin + "/iap/v1/notifications",
-        ]
-        if let catalog = settings.catalog {
-            emulateArguments += ["--catalog", catalog.path]
+        // One emulator per app: the first as a sandbox of one app has it, each other with files and ids of its own.
+        var emulators: [(bundleId: String, appAppleId: String, origin: String, root: URL, token: URL)] = []
+        var processes: [SandboxProcess] = []
+        for (index, bundleId) in settings.bundleIds.enumerated() {
+            let suffix = index == 0 ? "" : "-" + bundleId
+            let appAppleId = String(Int64(Self.appAppleId).map { $0 + Int64(index) } ?? 1_234_567_890)
+            var emulateArguments = [
+                "emulate", "--port", String(index == 0 ? settings.emulatorPort : 0), "--bundle-id", bundleId,
+                "--issuer-id", issuerId, "--key-id", keyId, "--auth-key", files.authKey.path, "--data",
+                files.directory.appending(path: "emulator" + suffix).path, "--environment", settings.environment,
+                "--app-apple-id", appAppleId, "--notify-url", serverOrigin + "/iap/v1/notifications",
+            ]
+            if index > 0 {
+                emulateArguments += [
+                    "--first-transaction-id", String(2_000_000_000_000_001 + index * 1_000_000_000_000),
+                ]
+            }
+            if let catalog = settings.catalog {
+                emulateArguments += ["--catalog", catalog.path]
+            }
+            if let plans = settings.plans {
+                emulateArguments += ["--plans", plans.path]
+            }
+            let emulator = try SandboxProcess(
+                name: index == 0 ? "iap emulate" : "iap emulate (\(bundleId))",
+                program: iap,
+                arguments: emulateArguments,
+                log: files.directory.appending(path: "emulator\(suffix).log")
+            )
+            started(emulator)
+            processes.append(emulator)
+            let emulatorLines = emulator.lines(2)
+            guard emulatorLines.count == 2, emulatorLines[0].hasPrefix("listening on "),
+                emulatorLines[1].hasPrefix("control token: ")
+            else {
+                throw IAPError(.invalidConfiguration, "iap emulate did not start:\n\(emulator.logTail())")
+            }
+            let origin = String(emulatorLines[0].dropFirst("listening on ".count))
+            let token = files.directory.appending(path: "emulator-control-token" + suffix)
+            let root = index == 0 ? files.root : files.directory.appending(path: "root\(suffix).der")
+            try files.writeSecret(token, String(emulatorLines[1].dropFirst("control token: ".count)))
+            try await files.saveRoot(from: origin, token: token, to: root)
+            emulators.append((bundleId, appAppleId, origin, root, token))
         }
-        if let plans = settings.plans {
-            emulateArguments += ["--plans", plans.path]
-        }
-        let emulator = try SandboxProcess(
-            name: "iap emulate",
-            program: iap,
-            arguments: emulateArguments,
-            log: files.directory.appending(path: "emulator.log")
-        )
-        started(emulator)
-        let emulatorLines = emulator.lines(2)
-        guard emulatorLines.count == 2, emulatorLines[0].hasPrefix("listening on "),
-            emulatorLines[1].hasPrefix("control token: ")
-        else {
-            throw IAPError(.invalidConfiguration, "iap emulate did not start:\n\(emulator.logTail())")
-        }
-        let emulatorOrigin = String(emulatorLines[0].dropFirst("listening on ".count))
-        try files.writeSecret(files.controlToken, String(emulatorLines[1].dropFirst("control token: ".count)))
-        try await files.saveRoot(from: emulatorOrigin)
+        let emulatorOrigin = emulators[0].origin
         let catalog = try settings.catalog ?? files.saveBuiltInCatalog(EmulateCommand.builtInCatalog)
 
         var serveArguments = [
-            "serve", "--port", String(serverPort), "--data", files.ledger.path, "--bundle-id", bundleId,
-            "--environment", settings.environment, "--app-apple-id", appAppleId, "--root", files.root.path,
-            "--catalog", catalog.path, "--user-jwt-secret-file", files.userJWTSecret.path,
-            "--service-token-file", files.serviceToken.path, "--api-url", emulatorOrigin, "--issuer-id", issuerId,
+            "serve", "--port", String(serverPort), "--data", files.ledger.path, "--user-jwt-secret-file",
+            files.userJWTSecret.path, "--service-token-file", files.serviceToken.path, "--issuer-id", issuerId,
             "--key-id", keyId, "--auth-key", files.authKey.path, "--reconcile-every", settings.reconcileEvery,
             "--on-rescind-consent", settings.rescindConsent,
         ]
+        if emulators.count == 1 {
+            serveArguments += [
+                "--bundle-id", bundleId, "--environment", settings.environment, "--app-apple-id", appAppleId, "--root",
+                files.root.path, "--catalog", catalog.path, "--api-url", emulatorOrigin,
+            ]
+        } else {
+            for emulator in emulators {
+                // The JSON form: a directory name may hold spaces.
+                let app: [String: Any] = [
+                    "bundleId": emulator.bundleId, "environments": settings.environment,
+                    "appAppleId": emulator.appAppleId, "catalog": catalog.path, "roots": [emulator.root.path],
+                    "apiUrl": emulator.origin,
+                ]
+                let json = try JSONSerialization.data(withJSONObject: app, options: [.sortedKeys])
+                serveArguments += ["--app", String(decoding: json, as: UTF8.self)]
+            }
+        }
         if let url = settings.grantURL, let secret = settings.grantSecretFile {
             serveArguments += ["--grant-url", url, "--grant-secret-file", secret]
         } else {
@@ -254,12 +318,20 @@ enum SandboxCommand {
         }
 
         Output.line("emulator on \(emulatorOrigin)")
+        for emulator in emulators.dropFirst() {
+            Output.line("emulator of \(emulator.bundleId) on \(emulator.origin)")
+        }
         Output.line("server on \(listening.dropFirst("listening on ".count))")
         if settings.consolePort != nil, let console = serverLines.last {
             Output.line(console)
         }
         Output.line("directory: \(files.directory.path)")
         Output.line("  emulator control token (X-Emulator-Control-Token): \(files.controlToken.path)")
+        for emulator in emulators.dropFirst() {
+            Output.line(
+                "  emulator of \(emulator.bundleId): control token \(emulator.token.path), root \(emulator.root.path)"
+            )
+        }
         Output.line("  user token secret (HS256, --user-jwt-secret-file): \(files.userJWTSecret.path)")
         Output.line("  service token (Authorization: Bearer): \(files.serviceToken.path)")
         Output.line("  App Store Connect key \(keyId), issuer \(issuerId): \(files.authKey.path)")
@@ -268,13 +340,14 @@ enum SandboxCommand {
         if settings.consolePort != nil {
             Output.line("  console operator admin, password: \(files.consolePassword.path)")
         }
-        Output.line("  logs: \(emulator.log.path), \(server.log.path)")
+        Output.line("  logs: \((processes + [server]).map(\.log.path).joined(separator: ", "))")
         Output.line(
-            "bundle id \(bundleId), environment \(settings.environment), "
+            "bundle id\(emulators.count == 1 ? "" : "s") \(settings.bundleIds.joined(separator: ", ")), "
+                + "environment \(settings.environment), "
                 + (settings.grantURL.map { "grants to \($0)" } ?? "ledger only")
         )
-        Output.line("Ctrl-C stops both")
-        return [emulator, server]
+        Output.line(emulators.count == 1 ? "Ctrl-C stops both" : "Ctrl-C stops them all")
+        return processes + [server]
     }
 
     /// A TCP port on 127.0.0.1 that nothing listens on now.

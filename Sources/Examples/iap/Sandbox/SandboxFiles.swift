@@ -68,12 +68,17 @@ struct SandboxFiles {
         try SystemFile.replaceContents(of: file.path, with: Array((text + "\n").utf8))
     }
 
-    /// Saves the emulator's root certificate (`GET /emulator/v1/root-certificate`) for the server's `--root`.
-    func saveRoot(from origin: String) async throws {
+    /// Saves an emulator's root certificate (`GET /emulator/v1/root-certificate`) for the server's `--root`.
+    ///
+    /// - Parameters:
+    ///   - origin: The emulator.
+    ///   - tokenFile: Its control token's file; ``controlToken`` by default.
+    ///   - rootFile: Where to save it; ``root`` by default.
+    func saveRoot(from origin: String, token tokenFile: URL? = nil, to rootFile: URL? = nil) async throws {
         guard let url = URL(string: origin + "/emulator/v1/root-certificate") else {
             throw IAPError(.internalError, "the emulator's address \(origin) is not a URL")
         }
-        let token = try String(contentsOf: controlToken, encoding: .utf8)
+        let token = try String(contentsOf: tokenFile ?? controlToken, encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let response = try await URLSessionTransport().send(
             HTTPRequest(method: "GET", url: url, headers: ["X-Emulator-Control-Token": token])
@@ -81,7 +86,7 @@ struct SandboxFiles {
         guard response.status == 200, !response.body.isEmpty else {
             throw IAPError(.invalidConfiguration, "the emulator answered \(response.status) for its root certificate")
         }
-        try SystemFile.replaceContents(of: root.path, with: Array(response.body))
+        try SystemFile.replaceContents(of: (rootFile ?? root).path, with: Array(response.body))
     }
 
     /// Saves the emulator's built-in catalog for the server, and returns where.

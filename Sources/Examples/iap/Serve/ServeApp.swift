@@ -5,9 +5,11 @@ import IAPCrypto
 
 /// One app of `iap serve --app ...` (repeatable), or one object of the configuration file's `apps` array.
 ///
-/// On the command line: `--app 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]...'`
+/// On the command line: `--app 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]...
+/// [api-url=URL]'`
 /// (words separated by spaces, each `key=value`, the keys of the one-app options), or the same as a JSON object:
-/// `{"bundleId": "…", "appAppleId": N, "environments": ["Sandbox", …], "catalog": "PATH", "roots": ["PATH.der", …]}`
+/// `{"bundleId": "…", "appAppleId": N, "environments": ["Sandbox", …], "catalog": "PATH", "roots": ["PATH.der", …],
+/// "apiUrl": "URL"}`
 /// (`environments` may also be one comma-separated string; `bundle-id`, `environment`, `app-apple-id` and `root`
 /// name the same keys).
 struct ServeApp: Equatable {
@@ -16,9 +18,12 @@ struct ServeApp: Equatable {
     var appAppleId: Int64?
     var catalog: String?
     var roots: [String]
+    /// `api-url=URL`: this app's App Store Server API at another address than `--api-url` (an emulator per app).
+    var apiURL: String?
 
     /// The keys of one app, for messages.
-    static let keysSynopsis = "bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]..."
+    static let keysSynopsis =
+        "bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]... [api-url=URL]"
 
     /// The most apps one server takes.
     static let maximumApps = 64
@@ -83,9 +88,10 @@ struct ServeApp: Equatable {
         case "appappleid": return "app-apple-id"
         case "catalog": return "catalog"
         case "root", "roots": return "root"
+        case "apiurl": return "api-url"
         default:
             throw .init(
-                message: "--app: unknown key '\(key)' (bundle-id, environment, app-apple-id, catalog, root)"
+                message: "--app: unknown key '\(key)' (bundle-id, environment, app-apple-id, catalog, root, api-url)"
             )
         }
     }
@@ -120,7 +126,8 @@ struct ServeApp: Equatable {
             environments: environments,
             appAppleId: appAppleId,
             catalog: try single("catalog"),
-            roots: fields["root"] ?? []
+            roots: fields["root"] ?? [],
+            apiURL: try single("api-url")
         )
     }
 

@@ -21,7 +21,7 @@ enum ServeCommand {
         synopsis: [
             "--port N [--host 127.0.0.1] [--max-connections-per-address N] \(CommandLedger.synopsis)",
             "  (--bundle-id ID --environment LIST [--app-apple-id N] [--root FILE.der]... [--catalog FILE]",
-            "   | --app 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]...'...)",
+            "   | --app 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]... [api-url=URL]'...)",
             "  \(GrantOptions.synopsis)",
             "  --user-jwt-secret-file FILE [--user-jwt-max-lifetime DURATION] --service-token-file FILE",
             "  [--api-url URL --issuer-id ID --key-id ID --auth-key FILE.p8 --reconcile-every DURATION]",
@@ -130,8 +130,9 @@ enum ServeCommand {
                 "app",
                 "SPEC",
                 "one app of a server of several, instead of --bundle-id, --environment, --app-apple-id, --root and "
-                    + "--catalog: 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]...' "
-                    + "or the same as a JSON object, as in the configuration file's apps; give it once per app",
+                    + "--catalog: 'bundle-id=ID environment=LIST [app-apple-id=N] catalog=FILE [root=FILE.der]... "
+                    + "[api-url=URL]' or the same as a JSON object, as in the configuration file's apps; give it once "
+                    + "per app",
                 repeatable: true
             ),
         ] + GrantOptions.options + [

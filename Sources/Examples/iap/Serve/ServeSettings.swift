@@ -133,7 +133,10 @@ struct ServeSettings {
         }
         if wantsAPI, let first = apps.first {
             verifier = first.verifier
-            api = try APISession.clients(parsed, apps: apps.map { ($0.app.bundleId, $0.app.environments) })
+            api = try APISession.clients(
+                parsed,
+                apps: apps.map { ($0.app.bundleId, $0.app.environments, $0.app.apiURL) }
+            )
             reconcileEvery =
                 try parsed.value("reconcile-every").map { text throws(Arguments.UsageError) in
                     try ServeCommand.duration(text)
@@ -201,8 +204,15 @@ struct ServeSettings {
             throw .init(message: "--app is given \(texts.count) times; a server takes at most \(ServeApp.maximumApps)")
         }
         var apps: [(app: ServeApp, verifier: AppStoreSignedDataVerifier)] = []
+        let wantsAPI = apiOptions.contains { parsed.options[$0] != nil }
         for text in texts {
             let app = try ServeApp.parse(text)
+            if app.apiURL != nil, !wantsAPI {
+                throw .init(
+                    message: "--app \(app.bundleId): api-url goes with the App Store Server API options (--issuer-id, "
+                        + "--key-id, --auth-key)"
+                )
+            }
             guard !apps.contains(where: { $0.app.bundleId == app.bundleId }) else {
                 throw .init(message: "--app \(app.bundleId) is given twice")
             }

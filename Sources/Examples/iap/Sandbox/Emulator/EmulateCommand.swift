@@ -21,7 +21,7 @@ enum EmulateCommand {
             "--port N --bundle-id ID --issuer-id ID --key-id ID --auth-key FILE.p8",
             "  [--host 127.0.0.1] [--data DIR] [--catalog FILE] [--plans FILE] [--app-apple-id N]",
             "  [--environment Sandbox|Production] [--grace-period-days N] [--notify-url URL]",
-            "  [--control-token TOKEN] [--max-connections N] [--journal-limit BYTES]",
+            "  [--control-token TOKEN] [--max-connections N] [--journal-limit BYTES] [--first-transaction-id N]",
         ],
         discussion: """
             Serves the App Store Server API (/inApps/...) of a simulated App Store, with Apple's paths, JSON,
@@ -58,6 +58,12 @@ enum EmulateCommand {
             .value("environment", "ENV", "Sandbox (default) or Production"),
             .value("grace-period-days", "N", "turn on the billing grace period: 3, 16 or 28 days"),
             .value("notify-url", "URL", "send App Store Server Notifications V2 there, retried on failure"),
+            .value(
+                "first-transaction-id",
+                "N",
+                "the first transaction id handed out (default 2000000000000001); give each emulator of a server of "
+                    + "several apps its own range, kept with --data"
+            ),
             .value("control-token", "TOKEN", "the control token (16 to 256 visible characters); random by default"),
             .value("max-connections", "N", "connections served at once, more are answered 503 (default 256)"),
             .value(
@@ -142,6 +148,7 @@ enum EmulateCommand {
         var controlToken: String?
         var maximumConnections = 256
         var journalLimit = EmulatorJournal.defaultMaximumBytes
+        var firstTransactionId: UInt64?
 
         init(_ parsed: Arguments) throws(Arguments.UsageError) {
             guard parsed.positionals.isEmpty else {
@@ -196,6 +203,12 @@ enum EmulateCommand {
                     throw .init(message: "--max-connections must be 1...10000")
                 }
                 maximumConnections = value
+            }
+            if let text = try parsed.value("first-transaction-id") {
+                guard let value = UInt64(text), (1...8_999_999_999_999_999).contains(value) else {
+                    throw .init(message: "--first-transaction-id must be a whole number from 1 to 8999999999999999")
+                }
+                firstTransactionId = value
             }
             if let text = try parsed.value("journal-limit") {
                 guard let value = Int(text), value >= 4096 else {
@@ -304,16 +317,22 @@ enum EmulateCommand {
             let opened = try EmulatorJournal(
                 directory: directory,
                 bundleId: settings.bundleId,
-                maximumBytes: settings.journalLimit
+                maximumBytes: settings.journalLimit,
+                firstTransactionId: settings.firstTransactionId
             ) {
-                EmulatorJournal.state(bundleId: settings.bundleId, start: now, pki: try newPKI(around: now))
+                EmulatorJournal.state(
+                    bundleId: settings.bundleId,
+                    start: now,
+                    pki: try newPKI(around: now),
+                    firstTransactionId: settings.firstTransactionId
+                )
             }
             pki = try opened.pki()
             start = Date(millisecondsSince1970: opened.state.startMillis)
             journal = opened
         }
         let clock = ManualClock(now: start)
-        let configuration = SimulatedAppStore.Configuration(
+        var configuration = SimulatedAppStore.Configuration(
             bundleId: settings.bundleId,
             appAppleId: settings.appAppleId,
             environment: settings.environment,
@@ -322,6 +341,9 @@ enum EmulateCommand {
             subscriptionOffers: plans.offers,
             commitmentPlans: plans.commitments
         )
+        if let first = journal?.state.firstTransactionId ?? settings.firstTransactionId {
+            configuration.firstTransactionId = first
+        }
         let store = try SimulatedAppStore(
             products: products,
             configuration: configuration,

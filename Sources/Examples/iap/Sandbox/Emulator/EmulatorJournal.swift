@@ -43,6 +43,9 @@ final class EmulatorJournal: Sendable {
         var intermediateKey: String
         var leaf: String
         var leafKey: String
+        /// The first transaction id the store hands out (`--first-transaction-id`); `nil` in a directory made before
+        /// the option, or without it: the store's default.
+        var firstTransactionId: UInt64?
     }
 
     /// The default cap on the journal: 16 MiB, some 100,000 purchases.
@@ -65,13 +68,16 @@ final class EmulatorJournal: Sendable {
     ///   - directory: The directory.
     ///   - bundleId: The bundle id the emulator runs with; it must match the directory's.
     ///   - maximumBytes: The cap on the journal.
+    ///   - firstTransactionId: The `--first-transaction-id` given, if any: it must match the directory's.
     ///   - newState: Makes the state of a new directory.
     /// - Throws: ``IAPError`` `.invalidConfiguration` when the directory is unreadable, damaged or belongs to another
-    ///   app; `.storageFailure` when it cannot be written, or a file in it is a symbolic link.
+    ///   app or another first transaction id; `.storageFailure` when it cannot be written, or a file in it is a
+    ///   symbolic link.
     init(
         directory: URL,
         bundleId: String,
         maximumBytes: Int = defaultMaximumBytes,
+        firstTransactionId: UInt64? = nil,
         newState: () throws -> State
     ) throws {
         self.directory = directory
@@ -91,6 +97,15 @@ final class EmulatorJournal: Sendable {
                 throw IAPError(
                     .invalidConfiguration,
                     "the data directory belongs to bundle id '\(state.bundleId)', not '\(bundleId)'"
+                )
+            }
+            if let firstTransactionId, firstTransactionId != state.firstTransactionId {
+                // A replay hands out the same ids again only from the same first one.
+                throw IAPError(
+                    .invalidConfiguration,
+                    "the data directory's store hands out transaction ids from "
+                        + (state.firstTransactionId.map(String.init) ?? "the default")
+                        + ", not \(firstTransactionId): leave --first-transaction-id as it was"
                 )
             }
         } else {
@@ -133,7 +148,7 @@ final class EmulatorJournal: Sendable {
     }
 
     /// The state of a new directory.
-    static func state(bundleId: String, start: Date, pki: TestPKI) -> State {
+    static func state(bundleId: String, start: Date, pki: TestPKI, firstTransactionId: UInt64? = nil) -> State {
         func text(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
         return State(
             version: 1,
@@ -144,7 +159,8 @@ final class EmulatorJournal: Sendable {
             intermediate: text(pki.intermediate.derBytes),
             intermediateKey: text(pki.intermediateKey.derRepresentation),
             leaf: text(pki.leaf.derBytes),
-            leafKey: text(pki.leafKey.derRepresentation)
+            leafKey: text(pki.leafKey.derRepresentation),
+            firstTransactionId: firstTransactionId
         )
     }
 
