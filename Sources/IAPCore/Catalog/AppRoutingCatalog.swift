@@ -106,6 +106,12 @@ public struct AppRoutingCatalog: ProductCatalog {
 }
 
 extension ProductCatalog {
+    /// The bundle ids of the apps this catalog serves when it is a catalog of several apps (an ``AppRoutingCatalog``),
+    /// sorted; empty for a catalog of one app.
+    public var servedBundleIds: [String] {
+        (self as? AppRoutingCatalog)?.bundleIds ?? []
+    }
+
     /// The products of one app: its own catalog when this is a catalog of several apps (an ``AppRoutingCatalog``),
     /// else this catalog (one app's).
     ///

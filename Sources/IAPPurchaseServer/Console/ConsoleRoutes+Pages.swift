@@ -252,7 +252,7 @@ extension ConsoleRoutes {
 
     /// The bundle ids of the apps served when the server serves several, sorted; empty for one app.
     var servedApps: [String] {
-        (pipeline.catalog as? AppRoutingCatalog)?.bundleIds ?? []
+        pipeline.catalog.servedBundleIds
     }
 
     /// A ratio as a percentage with one decimal: 0.3333 → 33.3 %.

@@ -10,7 +10,7 @@ extension PurchaseServerRoutes {
     /// The bundle ids of the apps served when the pipeline serves several (its catalog is an ``AppRoutingCatalog``),
     /// sorted; empty for a server of one app.
     var servedApps: [String] {
-        (pipeline.catalog as? AppRoutingCatalog)?.bundleIds ?? []
+        pipeline.catalog.servedBundleIds
     }
 
     /// The app a read names with `?bundleId=`, or the answer refusing it.

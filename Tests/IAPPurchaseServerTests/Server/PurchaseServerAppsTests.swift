@@ -88,6 +88,15 @@ struct PurchaseServerAppsTests {
         )
     }
 
+    /// alice buys coins in each app, and each purchase is delivered through the server's pipeline.
+    static func buyCoinsInBothApps(_ setup: Setup, through server: PurchaseServer) async throws {
+        for store in [setup.free, setup.pro] {
+            let purchase = try #require(try await store.purchase(productId: "coins", account: "a").transaction)
+            let outcome = await server.pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
+            #expect(outcome.shouldFinishTransaction, "\(outcome)")
+        }
+    }
+
     static func get(_ server: PurchaseServer, _ path: String) async throws -> (status: Int, json: [String: Any]) {
         let origin = try #require(server.origin)
         let url = try #require(URL(string: origin + path))
@@ -264,11 +273,7 @@ struct PurchaseServerAppsTests {
         let setup = try Setup()
         defer { setup.remove() }
         let server = try PurchaseServer(try setup.configuration())
-        for store in [setup.free, setup.pro] {
-            let purchase = try #require(try await store.purchase(productId: "coins", account: "a").transaction)
-            let outcome = await server.pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
-            #expect(outcome.shouldFinishTransaction, "\(outcome)")
-        }
+        try await Self.buyCoinsInBothApps(setup, through: server)
         let free = try SimulatedAppStoreTransport.connect(to: setup.free)
         var configuration = Reconciler.Configuration(requestsPerSecond: 0)
         configuration.apps = [Self.free]
@@ -293,11 +298,7 @@ struct PurchaseServerAppsTests {
         let setup = try Setup()
         defer { setup.remove() }
         let server = try PurchaseServer(try setup.configuration())
-        for store in [setup.free, setup.pro] {
-            let purchase = try #require(try await store.purchase(productId: "coins", account: "a").transaction)
-            let outcome = await server.pipeline.submit(signedTransaction: purchase.signedTransaction, userId: "alice")
-            #expect(outcome.shouldFinishTransaction, "\(outcome)")
-        }
+        try await Self.buyCoinsInBothApps(setup, through: server)
         var operators = ConsoleOperators(derivation: PBKDF2HMACSHA256())
         try operators.set(name: "carol", role: .admin, password: "correct horse battery")
         let routes = ConsoleRoutes(
