@@ -120,8 +120,9 @@ extension DeliveryPipeline {
     ///
     /// - Parameters:
     ///   - renewalInfo: The incoming, verified renewal info.
+    ///   - bundleId: The app that sent it (a notification's bundle id), or `nil` when it is not known.
     /// - Throws: ``IAPError`` `environmentMismatch` when an entry of its original transaction names another
-    ///   environment; a store failure.
+    ///   environment, `bundleIdMismatch` when the family is another app's; a store failure.
     ///
     /// A renewal info names no app; given the app that sent it (a notification's bundle id), it is refused with
     /// `bundleIdMismatch` and the event `delivery.appConflict` when the ledger holds its purchase family for another
