@@ -83,8 +83,10 @@ struct ServeAppsTests {
         #expect(grants.map(\.userId) == ["alice", "alice"])
 
         let service = ServeProcess.serviceToken
-        let unnamed = try await server.send("GET", "/iap/v1/users/alice/entitlements", bearer: service)
-        #expect(unnamed.status == 400, "\(Self.text(unnamed))")
+        let everyApp = try await server.send("GET", "/iap/v1/users/alice/entitlements", bearer: service)
+        #expect(everyApp.status == 200, "\(Self.text(everyApp))")
+        let listed = try ServeCommandTests.object(everyApp)["apps"] as? [[String: Any]]
+        #expect(listed?.compactMap { $0["bundleId"] as? String } == [Self.free, Self.pro], "\(Self.text(everyApp))")
         for (bundleId, units) in [(Self.free, 100), (Self.pro, 500)] {
             let listing = try await server.send(
                 "GET",

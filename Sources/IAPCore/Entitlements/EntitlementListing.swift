@@ -222,6 +222,49 @@ public struct EntitlementListing: Sendable, Hashable {
         return try encoder.encode(Document(self))
     }
 
+    /// The listings of one user in each of several apps as one JSON document: `{"user", "at", "apps": [{"bundleId",
+    /// "entitlements": [...], "balances": {...}}, ...]}`, the apps in the order given, each part as ``jsonData()``
+    /// writes a listing; keys sorted.
+    ///
+    /// - Parameters:
+    ///   - userId: The user: a user id spans the apps.
+    ///   - instant: The instant of every listing.
+    ///   - apps: Each app's bundle id and listing (``read(userId:from:catalog:unknownProducts:proratedRefunds:at:bundleId:)``
+    ///     with its bundle id).
+    /// - Returns: The JSON text.
+    /// - Throws: An encoding error (none for the values a listing holds).
+    public static func jsonData(
+        userId: String,
+        at instant: Date,
+        apps: [(bundleId: String, listing: EntitlementListing)]
+    ) throws -> Data {
+        struct App: Encodable {
+            let bundleId: String
+            let entitlements: [Document.Item]
+            let balances: [String: Int64]
+        }
+        struct Apps: Encodable {
+            let user: String
+            let at: Int64
+            let apps: [App]
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(
+            Apps(
+                user: userId,
+                at: instant.millisecondsSince1970,
+                apps: apps.map {
+                    App(
+                        bundleId: $0.bundleId,
+                        entitlements: $0.listing.rows.map(Document.Item.init),
+                        balances: $0.listing.balances
+                    )
+                }
+            )
+        )
+    }
+
     /// The JSON document.
     private struct Document: Encodable {
         struct Item: Encodable {

@@ -8,7 +8,8 @@ import IAPHTTPServer
 
 extension PurchaseServerRoutes {
     /// `GET /iap/v1/users/{userId}/entitlements[?at=MILLIS][&bundleId=ID]`: on a server of several apps, the
-    /// entitlements in the app named (``app(of:)``).
+    /// entitlements in the app named (``app(of:)``), or without `bundleId` those in every app
+    /// (``EntitlementListing/jsonData(userId:at:apps:)``).
     @Sendable
     func entitlements(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         if let refusal = refusingWithoutServiceToken(request) {
@@ -56,6 +57,27 @@ extension PurchaseServerRoutes {
                 return Self.failure(400, .invalidArgument, "at is milliseconds since 1970")
             }
             instant = Date(millisecondsSince1970: milliseconds)
+        }
+        // A server of several apps asked for no app: the user's entitlements in each app (a user id spans them).
+        if request.queryValue("bundleId") == nil, servedApps.count > 1 {
+            do {
+                var apps: [(bundleId: String, listing: EntitlementListing)] = []
+                for bundleId in servedApps {
+                    let listing = try await EntitlementListing.read(
+                        userId: userId,
+                        from: store,
+                        catalog: catalog,
+                        unknownProducts: unknownProducts,
+                        proratedRefunds: proratedRefunds,
+                        at: instant,
+                        bundleId: bundleId
+                    )
+                    apps.append((bundleId, listing))
+                }
+                return .json(try EntitlementListing.jsonData(userId: userId, at: instant, apps: apps))
+            } catch {
+                return answer(error, route: request.route ?? request.path)
+            }
         }
         let bundleId: String?
         switch app(of: request) {

@@ -127,10 +127,14 @@ struct PurchaseServerAppsTests {
         #expect(setup.wallet.calls.map(\.units) == [100, 500])
         #expect(setup.wallet.calls.map(\.transaction.bundleId) == [Self.free, Self.pro])
 
-        // Entitlements and history name the app; without it, a server of several apps says which it serves.
-        let unnamed = try await Self.get(server, "/iap/v1/users/alice/entitlements")
-        #expect(unnamed.status == 400)
-        #expect((unnamed.json["error"] as? String)?.contains(Self.pro) == true)
+        // Entitlements and history name the app.
+        // Without the app: the user's entitlements in every app, each by its own catalog.
+        let everyApp = try await Self.get(server, "/iap/v1/users/alice/entitlements")
+        #expect(everyApp.status == 200)
+        let apps = try #require(everyApp.json["apps"] as? [[String: Any]])
+        #expect(apps.map { $0["bundleId"] as? String } == [Self.free, Self.pro])
+        #expect(apps.map { ($0["balances"] as? [String: Int])?["coins"] } == [100, 500])
+        #expect(everyApp.json["user"] as? String == "alice")
         let freeCoins = try await Self.get(server, "/iap/v1/users/alice/entitlements?bundleId=\(Self.free)")
         #expect(freeCoins.status == 200)
         #expect((freeCoins.json["balances"] as? [String: Int])?["coins"] == 100)

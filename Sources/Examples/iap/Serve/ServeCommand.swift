@@ -94,11 +94,12 @@ enum ServeCommand {
             "ledger-only": true, "root": [...]); options given on the command line win; unknown keys are refused.
 
             Several apps, one server and one ledger: give --app once per app (or "apps" in --config: an array of
-            {"bundleId", "appAppleId", "environments", "catalog", "roots"}) instead of the one-app options. Each
-            signed transaction and notification goes to the verifier and the catalog of the app it names (its
-            bundleId); data of an app not served is refused; each app needs its catalog. The entitlements,
-            me/entitlements and history endpoints then take ?bundleId=ID (required); the webhook body names each
-            purchase's bundleId; SIGHUP reloads every app's catalog. One App Store Server API key (--issuer-id,
+            {"bundleId", "appAppleId", "environments", "catalog", "roots", "apiUrl"}) instead of the one-app
+            options. Each signed transaction and notification goes to the verifier and the catalog of the app it
+            names (its bundleId); data of an app not served is refused; each app needs its catalog. The history and
+            analytics endpoints then take ?bundleId=ID (required), and so do the entitlements endpoints for one
+            app (without it they answer every app's: {"user", "at", "apps": [{"bundleId", "entitlements",
+            "balances"}]}); the webhook body names each purchase's bundleId; SIGHUP reloads every app's catalog. One App Store Server API key (--issuer-id,
             --key-id, --auth-key) serves every app: each app's tokens name its bundle id, and each purchase is
             reconciled with its own app's API.
 
