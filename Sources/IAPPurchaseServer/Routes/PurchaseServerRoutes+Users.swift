@@ -63,16 +63,7 @@ extension PurchaseServerRoutes {
             do {
                 var apps: [(bundleId: String, listing: EntitlementListing)] = []
                 for bundleId in servedApps {
-                    let listing = try await EntitlementListing.read(
-                        userId: userId,
-                        from: store,
-                        catalog: catalog,
-                        unknownProducts: unknownProducts,
-                        proratedRefunds: proratedRefunds,
-                        at: instant,
-                        bundleId: bundleId
-                    )
-                    apps.append((bundleId, listing))
+                    apps.append((bundleId, try await listing(of: userId, at: instant, bundleId: bundleId)))
                 }
                 return .json(try EntitlementListing.jsonData(userId: userId, at: instant, apps: apps))
             } catch {
@@ -85,19 +76,24 @@ extension PurchaseServerRoutes {
         case .failure(let refusal): return refusal.response
         }
         do {
-            let listing = try await EntitlementListing.read(
-                userId: userId,
-                from: store,
-                catalog: catalog,
-                unknownProducts: unknownProducts,
-                proratedRefunds: proratedRefunds,
-                at: instant,
-                bundleId: bundleId
-            )
-            return .json(try listing.jsonData())
+            return .json(try await listing(of: userId, at: instant, bundleId: bundleId).jsonData())
         } catch {
             return answer(error, route: request.route ?? request.path)
         }
+    }
+
+    /// A user's entitlements at an instant, in one app (`bundleId`) or in every purchase (`nil`), by the pipeline's
+    /// catalog and policies.
+    private func listing(of userId: String, at instant: Date, bundleId: String?) async throws -> EntitlementListing {
+        try await EntitlementListing.read(
+            userId: userId,
+            from: store,
+            catalog: catalog,
+            unknownProducts: unknownProducts,
+            proratedRefunds: proratedRefunds,
+            at: instant,
+            bundleId: bundleId
+        )
     }
 
     /// `GET /iap/v1/users/{userId}/history?limit=N&cursor=C[&bundleId=ID]`: on a server of several apps, the orders of
