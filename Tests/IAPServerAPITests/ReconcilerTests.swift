@@ -32,6 +32,7 @@ struct ReconcilerTests {
             threshold: Int = 0,
             requestsPerSecond: Double = 0,
             pageSize: Int = 500,
+            coverageLimit: Int = 100_000,
             checkpoints: (any ReconciliationCheckpointStore)? = nil
         ) -> Reconciler {
             let alarms = self.alarms
@@ -43,7 +44,8 @@ struct ReconcilerTests {
                 configuration: .init(
                     alarmThreshold: threshold,
                     requestsPerSecond: requestsPerSecond,
-                    ledgerPageSize: pageSize
+                    ledgerPageSize: pageSize,
+                    coverageLimit: coverageLimit
                 ),
                 clock: sleeper,
                 alarm: { alarm in alarms.append(alarm) }
@@ -264,6 +266,59 @@ struct ReconcilerTests {
         let waits = setup.sleeper.sleeps.filter { $0 > .zero }
         #expect(waits.count == 5)
         #expect(waits.allSatisfy { $0 == .milliseconds(500) })
+    }
+
+    @Test func aWalkThatForgotAnAccountAsksAgainAndDeliversNothingTwice() async throws {
+        // Alice's second family comes after two other customers' in the ledger: a walk remembering one account of
+        // each generation has forgotten hers by then.
+        func shop() async throws -> (Setup, lost: SimulatedTransaction) {
+            let setup = try Setup()
+            _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+            _ = try await setup.buyAndSubmit("pro.lifetime", user: "bob")
+            _ = try await setup.buyAndSubmit("pro.lifetime", user: "carol")
+            _ = try await setup.buyAndSubmit("coins.100", user: "alice")
+            let lost = try await setup.buyAndLose("coins.100", user: "bob")
+            return (setup, lost)
+        }
+        let (remembering, _) = try await shop()
+        let everything = try await remembering.reconciler(threshold: 10).reconcileLedger()
+        #expect(everything.reconciled == 3)
+        #expect(everything.coveredByOthers == 1)
+
+        let (forgetting, lost) = try await shop()
+        let grantsBefore = forgetting.world.wallet.calls.count
+        let summary = try await forgetting.reconciler(threshold: 10, coverageLimit: 2).reconcileLedger()
+
+        #expect(summary.families == 4)
+        #expect(summary.reconciled == 4)  // alice's coins asked for again
+        #expect(summary.coveredByOthers == 0)
+        #expect(summary.requests == everything.requests + 2)
+        #expect(summary.deliveredNow == 1)
+        #expect(summary.failedCustomers.isEmpty)
+        #expect(forgetting.world.wallet.calls.count == grantsBefore + 1)  // bob's lost order, once
+        #expect(await forgetting.world.ledger.entry(transactionId: lost.transactionId)?.deliveryState == .delivered)
+    }
+
+    @Test func aFamilyRecordedDuringTheWalkIsLeftToTheNextWalk() async throws {
+        let setup = try Setup()
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "alice")
+        _ = try await setup.buyAndSubmit("pro.lifetime", user: "bob")
+        let progress = Recorder<ReconciliationProgress>()
+        let buying = Recorder<SimulatedTransaction>()
+
+        let summary = try await setup.reconciler(pageSize: 1).reconcileLedger { step in
+            progress.append(step)
+            if step.done == 1, let bought = try? await setup.buyAndSubmit("pro.lifetime", user: "carol") {
+                buying.append(bought)
+            }
+        }
+
+        #expect(summary.families == 2)
+        #expect(progress.items.map(\.done) == [1, 2])
+        #expect(progress.items.allSatisfy { $0.total == 2 })
+        let carol = try #require(buying.items.first)
+        #expect(!progress.items.map(\.current).contains(carol.originalTransactionId))
+        #expect(try await setup.reconciler().reconcileLedger().families == 3)
     }
 
     @Test func aCancelledWalkStopsWithCancelledAndRecordsNoFamilyAsFailed() async throws {

@@ -50,7 +50,9 @@ extension Reconciler {
     /// new revisions when everything Apple answered is recorded, then resyncs the subscription statuses the scope
     /// asks for.
     ///
-    /// `covered` grows only once both histories were read to their end: a family that failed covers nothing.
+    /// `covered` grows only once both histories were read to their end: a family that failed covers nothing. What
+    /// this visit's answers named is gathered apart and added then, so a visit costs what it read, not what the run
+    /// remembers.
     func reconcileFamily(
         anyTransactionId: String,
         key: String,
@@ -58,7 +60,7 @@ extension Reconciler {
         covered: inout Coverage,
         statuses scope: StatusScope
     ) async throws {
-        var coverage = covered
+        var coverage = Coverage()
         coverage.originals.insert(key)
         if let account = try await store.entries(originalTransactionId: key).first.flatMap({
             Self.account(of: $0.transaction)
@@ -99,7 +101,7 @@ extension Reconciler {
                 index += 1
             }
         }
-        covered = coverage
+        covered.formUnion(coverage)
 
         // Go on from here next time only if nothing Apple answered is missing from the ledger: a transaction that
         // was not recorded, or data that did not verify, must be read again.
@@ -119,7 +121,8 @@ extension Reconciler {
 
         // One status request answers for every subscription of the Apple account: ask it for the first subscription
         // of this visit that needs it.
-        for family in [key] + coverage.subscriptionOriginals.sorted() {
+        // The subscriptions of earlier visits were asked about by those visits.
+        for family in [key] + coverage.subscriptionOriginals.values.sorted() {
             if try await needsStatuses(family, covered: covered, scope: scope) {
                 try await resyncStatuses(of: family, client: client, into: &report, covered: &covered)
             }

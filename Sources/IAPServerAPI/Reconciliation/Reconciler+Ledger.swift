@@ -13,51 +13,51 @@ extension Reconciler {
     /// (see ``reconcileSubscriptions(progress:)``), their statuses.
     ///
     /// Families are walked in the order of their first purchase with
-    /// ``EntitlementStore/originalTransactionIds(cursor:limit:)``; a family that an earlier customer's history
-    /// already covered is skipped (but a live subscription among them still has its statuses asked, once per Apple
-    /// account). A family whose reconciliation fails as a whole (Apple refused it) is recorded in
-    /// ``LedgerReconciliationSummary/failedCustomers`` and the walk goes on.
+    /// ``EntitlementStore/originalTransactionIds(cursor:limit:)``, a page at a time (the walk never holds the
+    /// ledger's list of families: its memory does not grow with the ledger); a family that an earlier customer's
+    /// history already covered is skipped (but a live subscription among them still has its statuses asked, once
+    /// per Apple account; see ``Configuration/coverageLimit``). A family whose reconciliation fails as a whole (Apple
+    /// refused it) is recorded in ``LedgerReconciliationSummary/failedCustomers`` and the walk goes on. Families the
+    /// ledger records after the walk began are left to the next walk.
     ///
-    /// - Parameter progress: Called after each family with done/total.
+    /// - Parameter progress: Called after each family with done/total, over the families of the ledger when the
+    ///   walk began (another app's included: see ``Configuration/apps``).
     /// - Returns: The totals.
     /// - Throws: ``IAPError`` when the ledger cannot be listed, or `cancelled`.
     public func reconcileLedger(
         progress: (@Sendable (ReconciliationProgress) async -> Void)? = nil
     ) async throws -> LedgerReconciliationSummary {
-        let (families, otherApps) = try await allFamiliesOfTheApps()
         var summary = LedgerReconciliationSummary()
-        summary.families = families.count
-        summary.otherApps = otherApps
-        var covered = Coverage()
-        for (index, family) in families.enumerated() {
-            if Task.isCancelled {
-                throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
-            }
+        var covered = Coverage(limit: configuration.coverageLimit)
+        let otherApps = try await walkFamilies(progress: progress) { family, entries in
+            summary.families += 1
             var report = ReconciliationReport(customer: family, customerKey: family, source: .appStoreHistory)
-            let historyCovered = (try? await isCovered(family, by: covered)) == true
+            let historyCovered = isCovered(family, entries: entries, by: covered)
             var statusesOnly = false
             if historyCovered {
-                statusesOnly = (try? await needsStatuses(family, covered: covered, scope: .liveSubscriptions)) == true
+                statusesOnly =
+                    (try? await needsStatuses(family, entries: entries, covered: covered, scope: .liveSubscriptions))
+                    == true
             }
             if historyCovered && !statusesOnly {
                 summary.coveredByOthers += 1
-            } else {
-                try await walkStep(family, into: &report, summary: &summary) { report in
-                    if statusesOnly {
-                        try await resyncStatuses(of: family, into: &report, covered: &covered)
-                    } else {
-                        try await reconcileFamily(
-                            anyTransactionId: family,
-                            key: family,
-                            into: &report,
-                            covered: &covered,
-                            statuses: .liveSubscriptions
-                        )
-                    }
+                return
+            }
+            try await walkStep(family, into: &report, summary: &summary) { report in
+                if statusesOnly {
+                    try await resyncStatuses(of: family, into: &report, covered: &covered)
+                } else {
+                    try await reconcileFamily(
+                        anyTransactionId: family,
+                        key: family,
+                        into: &report,
+                        covered: &covered,
+                        statuses: .liveSubscriptions
+                    )
                 }
             }
-            await progress?(ReconciliationProgress(done: index + 1, total: families.count, current: family))
         }
+        summary.otherApps = otherApps
         return summary
     }
 
@@ -68,40 +68,33 @@ extension Reconciler {
     /// A subscription is believed live when its latest transaction is not revoked and it has not expired, or its
     /// renewal info says it is in billing retry (with or without a grace period), or its renewal was expected
     /// (auto-renew not off) and its expiry is less than ``Configuration/renewalOverdueWindow`` ago: a ledger that
-    /// missed `DID_RENEW` or `DID_FAIL_TO_RENEW` still believes the subscription due to renew, and asks.
+    /// missed `DID_RENEW` or `DID_FAIL_TO_RENEW` still believes the subscription due to renew, and asks. The ledger
+    /// is walked a page at a time, as by ``reconcileLedger(progress:)``, each live subscription asked as the walk
+    /// meets it.
     ///
-    /// - Parameter progress: Called after each live subscription with done/total.
+    /// - Parameter progress: Called after each family of the ledger with done/total, over the families of the ledger
+    ///   when the walk began.
     /// - Returns: The totals; ``LedgerReconciliationSummary/families`` counts the live subscriptions.
     /// - Throws: ``IAPError`` when the ledger cannot be listed (`unsupportedOperation` for a store without
     ///   ``EntitlementStore/originalTransactionIds(cursor:limit:)``), or `cancelled`.
     public func reconcileSubscriptions(
         progress: (@Sendable (ReconciliationProgress) async -> Void)? = nil
     ) async throws -> LedgerReconciliationSummary {
-        var live: [String] = []
-        let (families, otherApps) = try await allFamiliesOfTheApps()
-        for family in families {
-            if try await isBelievedLive(family) {
-                live.append(family)
-            }
-        }
         var summary = LedgerReconciliationSummary()
-        summary.families = live.count
-        summary.otherApps = otherApps
-        var covered = Coverage()
-        for (index, family) in live.enumerated() {
-            if Task.isCancelled {
-                throw IAPError(.cancelled, "the reconciliation of the subscriptions was cancelled")
-            }
+        var covered = Coverage(limit: configuration.coverageLimit)
+        let otherApps = try await walkFamilies(progress: progress) { family, entries in
+            guard try await isBelievedLive(family, entries: entries) else { return }
+            summary.families += 1
             if covered.statusOriginals.contains(family) {
                 summary.coveredByOthers += 1
-            } else {
-                var report = ReconciliationReport(customer: family, customerKey: family, source: .appStoreHistory)
-                try await walkStep(family, into: &report, summary: &summary) { report in
-                    try await resyncStatuses(of: family, into: &report, covered: &covered)
-                }
+                return
             }
-            await progress?(ReconciliationProgress(done: index + 1, total: live.count, current: family))
+            var report = ReconciliationReport(customer: family, customerKey: family, source: .appStoreHistory)
+            try await walkStep(family, into: &report, summary: &summary) { report in
+                try await resyncStatuses(of: family, into: &report, covered: &covered)
+            }
         }
+        summary.otherApps = otherApps
         return summary
     }
 
@@ -111,7 +104,14 @@ extension Reconciler {
     /// - Returns: `false` for a family that is not an auto-renewable subscription.
     /// - Throws: ``IAPError`` when the ledger fails.
     public func isBelievedLive(_ originalTransactionId: String) async throws -> Bool {
-        let entries = try await store.entries(originalTransactionId: originalTransactionId)
+        try await isBelievedLive(
+            originalTransactionId,
+            entries: try await store.entries(originalTransactionId: originalTransactionId)
+        )
+    }
+
+    /// Whether the ledger believes a subscription live, from its entries as the ledger just answered them.
+    func isBelievedLive(_ originalTransactionId: String, entries: [LedgerEntry]) async throws -> Bool {
         let subscriptions = entries.filter {
             $0.transaction.type == .autoRenewableSubscription && $0.transaction.isUpgraded != true
         }
@@ -134,20 +134,6 @@ extension Reconciler {
 
     // MARK: - Steps
 
-    /// The Apple accounts and purchase families that a run's requests already answered for: one history request
-    /// answers for every purchase of one Apple account in the app, one status request for every subscription.
-    struct Coverage {
-        /// Original transaction ids seen in Apple's history answers (or asked for).
-        var originals: Set<String> = []
-        /// `appTransactionId`s (one per Apple account and app), with their environment, of the families asked for and
-        /// of Apple's answers.
-        var accounts: Set<String> = []
-        /// Original transaction ids of the auto-renewable subscriptions seen in history answers.
-        var subscriptionOriginals: Set<String> = []
-        /// Original transaction ids a status answer listed (or that were asked for).
-        var statusOriginals: Set<String> = []
-    }
-
     /// Which subscriptions a visit asks the statuses of.
     enum StatusScope {
         /// Every auto-renewable family (one customer asked for by name).
@@ -156,32 +142,46 @@ extension Reconciler {
         case liveSubscriptions
     }
 
-    /// Every original transaction id of the ledger, in the order of its first purchase.
-    func allFamilies() async throws -> [String] {
-        try await allFamiliesOfTheApps().families
-    }
-
-    /// Every purchase family of the ledger that belongs to the apps reconciled (``Configuration/apps``), and how many
-    /// belong to other apps.
-    func allFamiliesOfTheApps() async throws -> (families: [String], otherApps: Int) {
-        var families: [String] = []
-        var otherApps = 0
+    /// Walks the purchase families of the ledger when the walk began, in the order of their first purchase, a page
+    /// at a time, and calls `body` with each family of the apps reconciled and its entries (read once, for every
+    /// check of the family); answers how many families of other apps were left alone.
+    ///
+    /// A first pass counts the families (the progress's total; the ids are not kept); the second visits that many,
+    /// so families recorded during the walk, which come after every earlier one, are left to the next walk.
+    func walkFamilies(
+        progress: (@Sendable (ReconciliationProgress) async -> Void)?,
+        _ body: (String, [LedgerEntry]) async throws -> Void
+    ) async throws -> Int {
+        let pageSize = max(1, configuration.ledgerPageSize)
+        var total = 0
         var cursor: String?
         repeat {
-            let page = try await store.originalTransactionIds(
-                cursor: cursor,
-                limit: max(1, configuration.ledgerPageSize)
-            )
+            let page = try await store.originalTransactionIds(cursor: cursor, limit: pageSize)
+            total += page.originalTransactionIds.count
+            cursor = page.nextCursor
+        } while cursor != nil
+        var done = 0
+        var otherApps = 0
+        cursor = nil
+        walk: repeat {
+            let page = try await store.originalTransactionIds(cursor: cursor, limit: pageSize)
             for family in page.originalTransactionIds {
-                if try await isOfTheApps(family) {
-                    families.append(family)
+                guard done < total else { break walk }
+                if Task.isCancelled {
+                    throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
+                }
+                let entries = try await store.entries(originalTransactionId: family)
+                if isOfTheApps(entries) {
+                    try await body(family, entries)
                 } else {
                     otherApps += 1
                 }
+                done += 1
+                await progress?(ReconciliationProgress(done: done, total: total, current: family))
             }
             cursor = page.nextCursor
         } while cursor != nil
-        return (families, otherApps)
+        return otherApps
     }
 
     /// The apps reconciled: ``Configuration/apps``, else those of clients made per app, else `nil` (every app).
@@ -190,11 +190,8 @@ extension Reconciler {
     }
 
     /// Whether a family belongs to an app reconciled: its first entry names one of them, or names none.
-    func isOfTheApps(_ family: String) async throws -> Bool {
-        guard let apps = reconciledApps else { return true }
-        guard let bundleId = try await store.entries(originalTransactionId: family).first?.transaction.bundleId else {
-            return true
-        }
+    func isOfTheApps(_ entries: [LedgerEntry]) -> Bool {
+        guard let apps = reconciledApps, let bundleId = entries.first?.transaction.bundleId else { return true }
         return apps.contains(bundleId)
     }
 
@@ -261,13 +258,16 @@ extension Reconciler {
         if coverage.originals.contains(family) {
             return true
         }
-        guard !coverage.accounts.isEmpty,
-            let account = try await store.entries(originalTransactionId: family).first.flatMap({
-                Self.account(of: $0.transaction)
-            })
-        else {
-            return false
+        guard !coverage.accounts.isEmpty else { return false }
+        return isCovered(family, entries: try await store.entries(originalTransactionId: family), by: coverage)
+    }
+
+    /// Whether a family needs no history request of its own, from its entries as the ledger just answered them.
+    func isCovered(_ family: String, entries: [LedgerEntry], by coverage: Coverage) -> Bool {
+        if coverage.originals.contains(family) {
+            return true
         }
+        guard let account = entries.first.flatMap({ Self.account(of: $0.transaction) }) else { return false }
         return coverage.accounts.contains(account)
     }
 
@@ -281,17 +281,29 @@ extension Reconciler {
 
     /// Whether a family is a subscription whose statuses no status answer of this run listed yet, and that the
     /// scope asks for.
-    func needsStatuses(_ family: String, covered: Coverage, scope: StatusScope) async throws -> Bool {
+    func needsStatuses(
+        _ family: String,
+        entries known: [LedgerEntry]? = nil,
+        covered: Coverage,
+        scope: StatusScope
+    ) async throws -> Bool {
         guard configuration.resyncsSubscriptions, !covered.statusOriginals.contains(family) else { return false }
         switch scope {
         case .everySubscription:
             if covered.subscriptionOriginals.contains(family) {
                 return true
             }
-            return try await store.entries(originalTransactionId: family).contains {
-                $0.transaction.type == .autoRenewableSubscription
+            let entries: [LedgerEntry]
+            if let known {
+                entries = known
+            } else {
+                entries = try await store.entries(originalTransactionId: family)
             }
+            return entries.contains { $0.transaction.type == .autoRenewableSubscription }
         case .liveSubscriptions:
+            if let known {
+                return try await isBelievedLive(family, entries: known)
+            }
             return try await isBelievedLive(family)
         }
     }

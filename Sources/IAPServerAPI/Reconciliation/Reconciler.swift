@@ -64,6 +64,11 @@ public actor Reconciler {
         /// `nil` (the default): the apps of clients made per app (``AppStoreServerAPIClients/bundleIds``), else every
         /// family.
         public var apps: Set<String>?
+        /// How many Apple accounts and purchase families a walk of the whole ledger remembers as already answered for,
+        /// of each kind (accounts, families, subscriptions), the most recent ones: its memory stays bounded however
+        /// large the ledger. A later family of an account the walk forgot costs one more history request, which
+        /// changes nothing already settled. 100,000 by default.
+        public var coverageLimit: Int
 
         /// Creates a configuration.
         ///
@@ -73,12 +78,14 @@ public actor Reconciler {
         ///   - ledgerPageSize: Families per page of the ledger walk.
         ///   - resyncsSubscriptions: Whether subscription statuses are asked too.
         ///   - renewalOverdueWindow: How long an overdue renewal keeps a subscription live.
+        ///   - coverageLimit: How many accounts and families of each kind a walk remembers as answered for.
         public init(
             alarmThreshold: Int = 0,
             requestsPerSecond: Double = 10,
             ledgerPageSize: Int = 500,
             resyncsSubscriptions: Bool = true,
-            renewalOverdueWindow: Duration = .seconds(60 * 86_400)
+            renewalOverdueWindow: Duration = .seconds(60 * 86_400),
+            coverageLimit: Int = 100_000
         ) {
             self.alarmThreshold = alarmThreshold
             self.requestsPerSecond = requestsPerSecond
@@ -86,6 +93,7 @@ public actor Reconciler {
             self.resyncsSubscriptions = resyncsSubscriptions
             self.renewalOverdueWindow = renewalOverdueWindow
             self.apps = nil
+            self.coverageLimit = coverageLimit
         }
     }
 
