@@ -99,12 +99,12 @@ let package = Package(
             // The example integrators copy: public API only.
             packageAccess: false
         ),
-        // The benchmarks: `swift run -c release iap-bench verify|verify-batch|ingest|pipeline|store|serve`.
+        // The benchmarks: `swift run -c release iap-bench verify|verify-batch|ingest|pipeline|store|serve|analytics|reconcile`.
         .executableTarget(
             name: "iap-bench",
             dependencies: [
                 "IAPCore", "IAPCrypto", "IAPStorageFile", "IAPStoragePostgres", "IAPInMemory", "IAPHTTPServer",
-                "IAPPurchaseServer",
+                "IAPPurchaseServer", "IAPServerAPI", "IAPTesting",
                 "IAPCommandLine",
             ],
             path: "Sources/Examples/iap-bench"

@@ -31,6 +31,7 @@ struct IAPBenchCommandTests {
             ]
         ),
         ("analytics", ["transactions", "runs", "dir"]),
+        ("reconcile", ["families", "runs"]),
     ]
 
     /// `iap-bench`, beside the `iap` the other tests run (or `IAP_BENCH_BINARY`).
@@ -220,6 +221,22 @@ struct IAPBenchCommandTests {
             ]
         )
         #expect(pages["overview"]?["requests"] as? Int == 4)
+        let reconcile = try await Self.report(
+            ["reconcile", "--families", "100,200", "--runs", "1"],
+            keys: ["benchmark", "build", "cores", "perFamilyLargestToSmallest", "runs", "sizes"]
+        )
+        let sizes = try #require(reconcile["sizes"] as? [[String: Any]])
+        #expect(sizes.map { $0["families"] as? Int } == [100, 200])
+        // A transaction-history and a refund-history request per family, every family its own Apple account.
+        #expect(sizes.map { $0["requests"] as? Int } == [200, 400])
+        #expect(sizes.allSatisfy { ($0["microsecondsPerFamily"] as? Double ?? 0) > 0 })
+        let tooSmall = try await Self.bench(["reconcile", "--families", "10"])
+        #expect(tooSmall.status == 2)
+        #expect(
+            tooSmall.stderrLines == [
+                "error: usage: --families takes sizes from 100 to 1000000 (see iap-bench reconcile --help)"
+            ]
+        )
     }
 }
 

@@ -6,14 +6,16 @@ enum IAPBench {
     static let spec = CommandSpec(
         program: "iap-bench",
         name: "",
-        summary: "run a benchmark: iap-bench verify | verify-batch | ingest | pipeline | store | serve | analytics",
+        summary:
+            "run a benchmark: iap-bench verify | verify-batch | ingest | pipeline | store | serve | analytics "
+            + "| reconcile",
         discussion: """
             Benchmarks that print machine-readable figures (JSON on standard output, progress on standard
             error). Build with -c release for meaningful figures: swift run -c release iap-bench verify
             """,
         subcommands: [
             VerifyBenchmark.spec, BatchVerifyBenchmark.spec, IngestBenchmark.spec, PipelineBenchmark.spec,
-            StoreBenchmark.spec, ServeBenchmark.spec, AnalyticsBenchmark.spec,
+            StoreBenchmark.spec, ServeBenchmark.spec, AnalyticsBenchmark.spec, ReconcileBenchmark.spec,
         ],
         examples: ["swift run -c release iap-bench pipeline --deliveries 2000"]
     )
@@ -33,6 +35,8 @@ enum IAPBench {
             await ServeBenchmark.run(rest)
         case "analytics":
             await AnalyticsBenchmark.run(rest)
+        case "reconcile":
+            await ReconcileBenchmark.run(rest)
         default:
             await StoreBenchmark.run(rest)
         }
