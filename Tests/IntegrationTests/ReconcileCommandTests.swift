@@ -90,6 +90,7 @@ struct ReconcileCommandTests {
         #expect(summary["failed"] as? Int == 0)
         #expect(summary["alarms"] as? Int == 1)
         // Progress and the alarm go to standard error; the alarm names each thing the ledger had missed.
+        #expect(first.stderrLines.contains("reconcile: counting the ledger's purchase families"))
         #expect(first.stderrLines.contains("reconcile: 2/2 purchase families"))
         let alarms = first.stderrLines.filter { $0.hasPrefix("ALARM: ") }
         #expect(alarms.count == 2)

@@ -299,6 +299,8 @@ enum ReconcileCommand {
                     Output.error("reconcile: \(step.done)/\(step.total) purchase families")
                 }
             }
+            // The walk counts the families first (a page at a time): on a large ledger that takes a while.
+            Output.error("reconcile: counting the ledger's purchase families")
             let walk: LedgerReconciliationSummary
             if case .all = scope {
                 walk = try await reconciler.reconcileLedger(progress: progress)
