@@ -78,7 +78,10 @@ struct PostgresReconciliationTests {
             for try await summary in group { all.append(summary) }
             return all
         }
-        #expect(summaries.allSatisfy { $0.families == 6 && $0.failedCustomers.isEmpty })
+        #expect(summaries.allSatisfy { $0.failedCustomers.isEmpty }, "\(summaries.map(\.failedCustomers))")
+        // Each walk visits the six families it counted when it began; one that begins after the other walk recorded
+        // a lost order (a new family) counts that one too.
+        #expect(summaries.allSatisfy { (6...12).contains($0.families) }, "\(summaries.map(\.families))")
         // Between them the two walks found every lost order; each was granted exactly once.
         #expect(summaries.map(\.deliveredNow).reduce(0, +) <= 6)
         let granted = grants.withLock { $0 }

@@ -146,27 +146,30 @@ extension Reconciler {
     /// at a time, and calls `body` with each family of the apps reconciled and its entries (read once, for every
     /// check of the family); answers how many families of other apps were left alone.
     ///
-    /// A first pass counts the families (the progress's total; the ids are not kept); the second visits that many,
-    /// so families recorded during the walk, which come after every earlier one, are left to the next walk.
+    /// A first pass counts the families (the progress's total; only the last id is kept); the second stops after
+    /// that last one, so families recorded during the walk, which come after every earlier one, are left to the next
+    /// walk (one whose insert began before the count and committed after it, in the middle, is visited).
     func walkFamilies(
         progress: (@Sendable (ReconciliationProgress) async -> Void)?,
         _ body: (String, [LedgerEntry]) async throws -> Void
     ) async throws -> Int {
         let pageSize = max(1, configuration.ledgerPageSize)
         var total = 0
+        var last: String?
         var cursor: String?
         repeat {
             let page = try await store.originalTransactionIds(cursor: cursor, limit: pageSize)
             total += page.originalTransactionIds.count
+            last = page.originalTransactionIds.last ?? last
             cursor = page.nextCursor
         } while cursor != nil
+        guard let last else { return 0 }
         var done = 0
         var otherApps = 0
         cursor = nil
         walk: repeat {
             let page = try await store.originalTransactionIds(cursor: cursor, limit: pageSize)
             for family in page.originalTransactionIds {
-                guard done < total else { break walk }
                 if Task.isCancelled {
                     throw IAPError(.cancelled, "the reconciliation of the ledger was cancelled")
                 }
@@ -177,7 +180,10 @@ extension Reconciler {
                     otherApps += 1
                 }
                 done += 1
-                await progress?(ReconciliationProgress(done: done, total: total, current: family))
+                await progress?(ReconciliationProgress(done: done, total: max(total, done), current: family))
+                if family == last {
+                    break walk
+                }
             }
             cursor = page.nextCursor
         } while cursor != nil
